@@ -1,0 +1,170 @@
+//! The SPEC's error codes (§3.1 and the tool sections) and the domain error.
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+/// Every error code a caller can see, with its HTTP-like status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    Unauthenticated,
+    Forbidden,
+    SessionNotFound,
+    ClientKeyMismatch,
+    SessionClosed,
+    TracerSession,
+    InvalidArgument,
+    ConfirmRequired,
+    RateLimited,
+    PayloadTooLarge,
+    Internal,
+    AlreadyBound,
+    RelayRequiresSlot,
+    FocusShrinkOverrideRefused,
+    BaseFocusShrink,
+    SlotFocusShrink,
+}
+
+impl ErrorCode {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Unauthenticated => "unauthenticated",
+            Self::Forbidden => "forbidden",
+            Self::SessionNotFound => "session_not_found",
+            Self::ClientKeyMismatch => "client_key_mismatch",
+            Self::SessionClosed => "session_closed",
+            Self::TracerSession => "tracer_session",
+            Self::InvalidArgument => "invalid_argument",
+            Self::ConfirmRequired => "confirm_required",
+            Self::RateLimited => "rate_limited",
+            Self::PayloadTooLarge => "payload_too_large",
+            Self::Internal => "internal",
+            Self::AlreadyBound => "already_bound",
+            Self::RelayRequiresSlot => "relay_requires_slot",
+            Self::FocusShrinkOverrideRefused => "focus_shrink_override_refused",
+            Self::BaseFocusShrink => "base_focus_shrink",
+            Self::SlotFocusShrink => "slot_focus_shrink",
+        }
+    }
+
+    /// The HTTP-like status of SPEC §3.1 and §2.
+    pub const fn status(self) -> u16 {
+        match self {
+            Self::Unauthenticated => 401,
+            Self::Forbidden | Self::FocusShrinkOverrideRefused => 403,
+            Self::SessionNotFound => 404,
+            Self::ClientKeyMismatch
+            | Self::SessionClosed
+            | Self::TracerSession
+            | Self::AlreadyBound
+            | Self::RelayRequiresSlot
+            | Self::BaseFocusShrink
+            | Self::SlotFocusShrink => 409,
+            Self::PayloadTooLarge => 413,
+            Self::InvalidArgument => 422,
+            Self::ConfirmRequired => 428,
+            Self::RateLimited => 429,
+            Self::Internal => 500,
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A refusal in domain words. `message` is one sentence that tells the caller
+/// what to do next; `details` carries machine-readable facts (never internals).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{code}: {message}")]
+pub struct DomainError {
+    pub code: ErrorCode,
+    pub message: String,
+    pub details: Value,
+}
+
+impl DomainError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            details: Value::Object(Default::default()),
+        }
+    }
+
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = details;
+        self
+    }
+
+    pub fn invalid_argument(field: &str, problem: impl std::fmt::Display) -> Self {
+        Self::new(
+            ErrorCode::InvalidArgument,
+            format!("{field} {problem}; fix the argument and call again"),
+        )
+        .with_details(json!({ "field": field }))
+    }
+
+    pub fn session_not_found() -> Self {
+        Self::new(
+            ErrorCode::SessionNotFound,
+            "no such session in this tenant; check the session_id or start a new session",
+        )
+    }
+
+    /// A failure the caller cannot fix. The cause is logged by the server, never sent.
+    pub fn internal() -> Self {
+        Self::new(
+            ErrorCode::Internal,
+            "the server failed to complete the call; nothing was written, retry later",
+        )
+    }
+}
+
+/// Errors a store can raise: a domain refusal, or an infrastructure failure
+/// whose text stays on the server.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error(transparent)]
+    Domain(#[from] DomainError),
+    #[error("storage failure: {0}")]
+    Backend(String),
+}
+
+impl StoreError {
+    pub fn backend(e: impl std::fmt::Display) -> Self {
+        Self::Backend(e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_follow_the_spec() {
+        assert_eq!(ErrorCode::SessionNotFound.status(), 404);
+        assert_eq!(ErrorCode::ClientKeyMismatch.status(), 409);
+        assert_eq!(ErrorCode::SessionClosed.status(), 409);
+        assert_eq!(ErrorCode::TracerSession.status(), 409);
+        assert_eq!(ErrorCode::InvalidArgument.status(), 422);
+        assert_eq!(ErrorCode::ConfirmRequired.status(), 428);
+        assert_eq!(ErrorCode::FocusShrinkOverrideRefused.status(), 403);
+        assert_eq!(ErrorCode::BaseFocusShrink.status(), 409);
+        assert_eq!(ErrorCode::SlotFocusShrink.status(), 409);
+        assert_eq!(ErrorCode::RelayRequiresSlot.status(), 409);
+        assert_eq!(ErrorCode::PayloadTooLarge.status(), 413);
+    }
+
+    #[test]
+    fn codes_serialize_as_their_names() {
+        for code in [ErrorCode::BaseFocusShrink, ErrorCode::FocusShrinkOverrideRefused] {
+            assert_eq!(
+                serde_json::to_value(code).ok(),
+                Some(Value::String(code.as_str().into()))
+            );
+        }
+    }
+}

@@ -1,0 +1,29 @@
+//! brain-core: the meaning of brain, free of HTTP and SQL.
+//!
+//! - [`ids`]: validated newtypes for every identifier a caller can send.
+//! - [`error`]: the SPEC's error codes and the domain error carrying them.
+//! - [`model`]: sessions, focus bodies, artifacts, receipts as plain data.
+//! - [`rules`]: the shrink guard, the order of checks of end/relay/abandon, compare-and-swap.
+//! - [`digest`]: canonical JSON, request digests and receipt hashing.
+//! - [`receipt`]: receipts and the per-tenant hash chain.
+//! - [`diff`]: unified diffs between focus bodies.
+//! - [`outcome`]: results of closing calls and replays.
+//! - [`requests`]: what each tool asks of a store, already parsed.
+//! - [`store`]: the `Store` trait every backend implements.
+//!
+//! Backends load and lock state, call the pure functions in [`rules`], apply the
+//! decision and the receipt, and commit. Rules live here once.
+#![forbid(unsafe_code)]
+
+pub mod diff;
+pub mod digest;
+pub mod error;
+pub mod ids;
+pub mod model;
+pub mod outcome;
+pub mod receipt;
+pub mod requests;
+pub mod rules;
+pub mod store;
+
+pub use error::{DomainError, ErrorCode};

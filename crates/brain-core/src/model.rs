@@ -1,0 +1,179 @@
+//! Plain data: what sessions, focus bodies, artifacts and callers are.
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde::{Serialize, Serializer};
+
+use crate::ids::{ArtifactId, ClientKey, ProjectKey, SessionId, SlotName, TenantId};
+
+/// A revision of the base focus or of a slot body; 0 is the empty body at creation.
+pub type Revision = i64;
+
+/// RFC 3339 in UTC with microseconds, the precision both stores keep.
+pub fn rfc3339(t: &DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Micros, true)
+}
+
+/// The current time truncated to microseconds, so a value read back from the
+/// database equals the one that was hashed.
+pub fn now_micros() -> DateTime<Utc> {
+    let now = Utc::now();
+    DateTime::from_timestamp_micros(now.timestamp_micros()).unwrap_or(now)
+}
+
+fn ser_time<S: Serializer>(t: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&rfc3339(t))
+}
+
+fn ser_opt_time<S: Serializer>(t: &Option<DateTime<Utc>>, s: S) -> Result<S::Ok, S::Error> {
+    match t {
+        Some(t) => s.serialize_str(&rfc3339(t)),
+        None => s.serialize_none(),
+    }
+}
+
+macro_rules! str_enum {
+    ($(#[$doc:meta])* $name:ident { $($variant:ident => $text:literal),+ $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum $name { $($variant),+ }
+
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            pub const fn as_str(self) -> &'static str {
+                match self { $($name::$variant => $text),+ }
+            }
+
+            pub fn parse(s: &str) -> Option<Self> {
+                match s { $($text => Some($name::$variant),)+ _ => None }
+            }
+        }
+
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+str_enum!(
+    /// SPEC §1 session status.
+    SessionStatus { Open => "open", Ended => "ended", Conflicted => "conflicted", Relayed => "relayed", Abandoned => "abandoned" }
+);
+str_enum!(
+    /// `agent` sessions are the clients'; `tracer` sessions belong to an MCP connection.
+    SessionKind { Agent => "agent", Tracer => "tracer" }
+);
+str_enum!(
+    /// What an end or relay did to the focus.
+    FocusOutcome { Applied => "applied", Unchanged => "unchanged", Conflict => "conflict" }
+);
+str_enum!(
+    /// SPEC §2.7 artifact kinds.
+    ArtifactKind { Fact => "fact", Note => "note", Decision => "decision", Todo => "todo", Link => "link" }
+);
+str_enum!(
+    /// How a caller authenticated (SPEC §1 Credential).
+    CredentialKind { Jwt => "jwt", SharedToken => "shared_token", Stdio => "stdio" }
+);
+str_enum!(
+    /// JWT claim `role`.
+    Role { Agent => "agent", Operator => "operator", Relay => "relay" }
+);
+
+/// Who is calling, as the front door resolved it. Travels with every store call
+/// so receipts can say who did what on which connection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    pub tenant: TenantId,
+    pub kind: CredentialKind,
+    /// `iss` + `sub` for JWTs (stable across refreshes), the token id for shared tokens.
+    pub credential_id: String,
+    /// The human-meaningful subject (`sub`) recorded in receipts.
+    pub subject: String,
+    pub role: Role,
+    /// The MCP connection (`Mcp-Session-Id`) the call came on, if any.
+    pub connection_id: Option<String>,
+    /// The JWT's `jti`, recorded in receipts.
+    pub token_id: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OpenedBy {
+    pub kind: CredentialKind,
+    pub subject: String,
+}
+
+/// One working session, as stored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Session {
+    pub session_id: SessionId,
+    pub project: ProjectKey,
+    pub client_key: ClientKey,
+    pub kind: SessionKind,
+    pub bound_slot: Option<SlotName>,
+    pub started_focus_revision: Revision,
+    pub status: SessionStatus,
+    #[serde(serialize_with = "ser_time")]
+    pub opened_at: DateTime<Utc>,
+    #[serde(serialize_with = "ser_time")]
+    pub last_activity_at: DateTime<Utc>,
+    #[serde(serialize_with = "ser_opt_time")]
+    pub ended_at: Option<DateTime<Utc>>,
+    pub summary: Option<String>,
+    pub next_focus: Option<String>,
+    pub nothing_to_capture_reason: Option<String>,
+    pub focus_outcome: Option<FocusOutcome>,
+    pub opened_by: OpenedBy,
+}
+
+impl Session {
+    pub fn is_open(&self) -> bool {
+        self.status == SessionStatus::Open
+    }
+
+    /// SPEC §1: idle is a report, never a state change.
+    pub fn is_idle(&self, now: DateTime<Utc>, idle_secs: i64) -> bool {
+        self.is_open() && (now - self.last_activity_at).num_seconds() > idle_secs
+    }
+}
+
+/// The base focus (slot `None`) or a slot body.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Focus {
+    pub body: String,
+    pub revision: Revision,
+    #[serde(serialize_with = "ser_opt_time")]
+    pub updated_at: Option<DateTime<Utc>>,
+    pub updated_by_session: Option<SessionId>,
+}
+
+impl Focus {
+    pub fn empty() -> Self {
+        Self {
+            body: String::new(),
+            revision: 0,
+            updated_at: None,
+            updated_by_session: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Artifact {
+    pub artifact_id: ArtifactId,
+    pub project: ProjectKey,
+    pub session_id: Option<SessionId>,
+    pub kind: ArtifactKind,
+    pub text: String,
+    pub tags: Vec<String>,
+    #[serde(serialize_with = "ser_time")]
+    pub created_at: DateTime<Utc>,
+}

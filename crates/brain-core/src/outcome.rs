@@ -1,0 +1,142 @@
+//! The results of closing calls (end, relay, abandon), and how a replay is answered.
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::diff::unified;
+use crate::model::{Focus, FocusOutcome, Revision, Session};
+use crate::store::{FocusRef, SlotView, Unattributed};
+
+/// `brain_session_end`'s output (SPEC §2.4), also the first half of relay's.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EndResult {
+    pub session: Session,
+    pub replayed: bool,
+    pub dry_run: bool,
+    /// On a dry run: what a real call would have done.
+    pub would: Option<FocusOutcome>,
+    pub focus_outcome: FocusOutcome,
+    pub focus_at_end: FocusRef,
+    pub focus_revision_at_end: Revision,
+    pub current_focus: String,
+    pub current_focus_revision: Revision,
+    pub focus_diff: String,
+    pub unattributed_in_window: Unattributed,
+    pub remaining_open_session_count: i64,
+}
+
+impl EndResult {
+    /// Fill the focus fields for `outcome`, given the body found before the call.
+    #[allow(clippy::too_many_arguments)]
+    pub fn build(
+        session: Session,
+        outcome: FocusOutcome,
+        found: &Focus,
+        proposed: &str,
+        dry_run: bool,
+        unattributed_in_window: Unattributed,
+        remaining_open_session_count: i64,
+    ) -> Self {
+        let (at_end, diff) = match outcome {
+            FocusOutcome::Applied => (
+                FocusRef {
+                    body: proposed.to_owned(),
+                    revision: found.revision + 1,
+                },
+                unified(
+                    &found.body,
+                    proposed,
+                    &format!("revision {}", found.revision),
+                    &format!("revision {}", found.revision + 1),
+                ),
+            ),
+            FocusOutcome::Unchanged => (
+                FocusRef {
+                    body: found.body.clone(),
+                    revision: found.revision,
+                },
+                String::new(),
+            ),
+            // SPEC §2.4 step 7: the diff runs from the proposal to the current body.
+            FocusOutcome::Conflict => (
+                FocusRef {
+                    body: found.body.clone(),
+                    revision: found.revision,
+                },
+                unified(
+                    proposed,
+                    &found.body,
+                    "proposal",
+                    &format!("revision {}", found.revision),
+                ),
+            ),
+        };
+        Self {
+            session,
+            replayed: false,
+            dry_run,
+            would: dry_run.then_some(outcome),
+            focus_outcome: outcome,
+            focus_revision_at_end: at_end.revision,
+            current_focus: at_end.body.clone(),
+            current_focus_revision: at_end.revision,
+            focus_at_end: at_end,
+            focus_diff: diff,
+            unattributed_in_window,
+            remaining_open_session_count,
+        }
+    }
+}
+
+/// `brain_session_relay`'s output: end's fields plus the receiving session.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RelayResult {
+    #[serde(flatten)]
+    pub end: EndResult,
+    pub new_session: Option<Session>,
+    /// The slot as the new session must see it: its revision is the one to pass at its end.
+    pub slot: Option<SlotView>,
+}
+
+/// `brain_session_abandon`'s output.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AbandonResult {
+    pub session: Session,
+    pub replayed: bool,
+    pub dry_run: bool,
+    pub would: Option<&'static str>,
+}
+
+/// SPEC §3.5: a replay answers the stored result with `replayed: true` and the
+/// focus as it stands now (it may have moved since).
+pub fn as_replay(mut stored: Value, current: Option<&Focus>) -> Value {
+    if let Value::Object(map) = &mut stored {
+        map.insert("replayed".into(), json!(true));
+        if let Some(current) = current {
+            map.insert("current_focus".into(), json!(current.body));
+            map.insert("current_focus_revision".into(), json!(current.revision));
+        }
+    }
+    stored
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replay_marks_and_refreshes_the_current_focus() {
+        let stored = json!({"replayed": false, "current_focus": "old", "current_focus_revision": 1, "focus_revision_at_end": 1});
+        let now = Focus {
+            body: "newer".into(),
+            revision: 2,
+            updated_at: None,
+            updated_by_session: None,
+        };
+        let v = as_replay(stored, Some(&now));
+        assert_eq!(v["replayed"], json!(true));
+        assert_eq!(v["current_focus"], json!("newer"));
+        assert_eq!(v["current_focus_revision"], json!(2));
+        assert_eq!(v["focus_revision_at_end"], json!(1));
+    }
+}

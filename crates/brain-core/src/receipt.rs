@@ -1,0 +1,215 @@
+//! Receipts and the per-tenant hash chain (SPEC §1 Receipt).
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use serde_json::json;
+
+use crate::digest::{canonical_json, sha256_hex};
+use crate::ids::{ReceiptId, SessionId, TenantId};
+use crate::model::{Caller, CredentialKind, rfc3339};
+
+/// `prev_hash` of a tenant's first receipt.
+pub const GENESIS_HASH: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
+/// What a receipt records before it is placed in the chain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReceiptDraft {
+    pub tool: String,
+    pub project: Option<String>,
+    pub session_id: Option<SessionId>,
+    pub elevated: bool,
+    /// `ok` or the error code.
+    pub outcome: String,
+    pub request_digest: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Receipt {
+    pub receipt_id: ReceiptId,
+    pub tenant: TenantId,
+    pub seq: i64,
+    #[serde(serialize_with = "ser_time")]
+    pub at: DateTime<Utc>,
+    pub tool: String,
+    pub project: Option<String>,
+    pub session_id: Option<SessionId>,
+    pub credential_kind: CredentialKind,
+    pub subject: String,
+    pub token_id: Option<String>,
+    pub connection_id: Option<String>,
+    pub elevated: bool,
+    pub outcome: String,
+    pub request_digest: String,
+    pub prev_hash: String,
+    pub hash: String,
+}
+
+fn ser_time<S: serde::Serializer>(t: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&rfc3339(t))
+}
+
+impl Receipt {
+    /// Place a draft after the tenant's current tip (`prev_seq`, `prev_hash`).
+    pub fn chain(
+        caller: &Caller,
+        draft: ReceiptDraft,
+        prev_seq: i64,
+        prev_hash: &str,
+        at: DateTime<Utc>,
+    ) -> Self {
+        let mut r = Receipt {
+            receipt_id: ReceiptId::new_random(),
+            tenant: caller.tenant.clone(),
+            seq: prev_seq + 1,
+            at,
+            tool: draft.tool,
+            project: draft.project,
+            session_id: draft.session_id,
+            credential_kind: caller.kind,
+            subject: caller.subject.clone(),
+            token_id: caller.token_id.clone(),
+            connection_id: caller.connection_id.clone(),
+            elevated: draft.elevated,
+            outcome: draft.outcome,
+            request_digest: draft.request_digest,
+            prev_hash: prev_hash.to_owned(),
+            hash: String::new(),
+        };
+        r.hash = r.compute_hash();
+        r
+    }
+
+    /// SHA-256 over the canonical receipt without its own `hash`, `prev_hash` included,
+    /// so editing any field or any earlier receipt breaks the chain.
+    pub fn compute_hash(&self) -> String {
+        let body = json!({
+            "receipt_id": self.receipt_id.to_string(),
+            "tenant": self.tenant.as_str(),
+            "seq": self.seq,
+            "at": rfc3339(&self.at),
+            "tool": self.tool,
+            "project": self.project,
+            "session_id": self.session_id.map(|s| s.to_string()),
+            "credential_kind": self.credential_kind.as_str(),
+            "subject": self.subject,
+            "token_id": self.token_id,
+            "connection_id": self.connection_id,
+            "elevated": self.elevated,
+            "outcome": self.outcome,
+            "request_digest": self.request_digest,
+            "prev_hash": self.prev_hash,
+        });
+        sha256_hex(canonical_json(&body).as_bytes())
+    }
+}
+
+/// Why a chain fails verification, at the first bad `seq`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChainFault {
+    HashMismatch,
+    PrevHashMismatch,
+    SeqGap,
+}
+
+/// Walk receipts in `seq` order; `Ok(count)` or the first bad seq and why.
+pub fn verify_chain<'a>(
+    receipts: impl IntoIterator<Item = &'a Receipt>,
+) -> Result<usize, (i64, ChainFault)> {
+    let mut expected_seq = 1;
+    let mut prev = GENESIS_HASH.to_owned();
+    let mut count = 0;
+    for r in receipts {
+        if r.seq != expected_seq {
+            return Err((r.seq, ChainFault::SeqGap));
+        }
+        if r.prev_hash != prev {
+            return Err((r.seq, ChainFault::PrevHashMismatch));
+        }
+        if r.compute_hash() != r.hash {
+            return Err((r.seq, ChainFault::HashMismatch));
+        }
+        prev = r.hash.clone();
+        expected_seq += 1;
+        count += 1;
+    }
+    Ok(count)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Role, now_micros};
+
+    fn caller() -> Caller {
+        Caller {
+            tenant: TenantId::parse("t1").unwrap_or_else(|_| unreachable!()),
+            kind: CredentialKind::Jwt,
+            credential_id: "iss|sub".into(),
+            subject: "sub".into(),
+            role: Role::Agent,
+            connection_id: Some("c1".into()),
+            token_id: None,
+        }
+    }
+
+    fn draft(outcome: &str) -> ReceiptDraft {
+        ReceiptDraft {
+            tool: "brain_session_end".into(),
+            project: Some("p".into()),
+            session_id: None,
+            elevated: false,
+            outcome: outcome.into(),
+            request_digest: "d".into(),
+        }
+    }
+
+    fn chain(n: usize) -> Vec<Receipt> {
+        let mut out: Vec<Receipt> = Vec::new();
+        for _ in 0..n {
+            let (seq, prev) = out
+                .last()
+                .map(|r| (r.seq, r.hash.clone()))
+                .unwrap_or((0, GENESIS_HASH.to_owned()));
+            out.push(Receipt::chain(&caller(), draft("ok"), seq, &prev, now_micros()));
+        }
+        out
+    }
+
+    #[test]
+    fn a_fresh_chain_verifies() {
+        assert_eq!(verify_chain(&chain(5)), Ok(5));
+        assert_eq!(verify_chain(&[]), Ok(0));
+    }
+
+    #[test]
+    fn an_edited_field_is_a_hash_mismatch() {
+        let mut c = chain(4);
+        c[2].outcome = "session_closed".into();
+        assert_eq!(verify_chain(&c), Err((3, ChainFault::HashMismatch)));
+    }
+
+    #[test]
+    fn a_deleted_receipt_is_a_seq_gap() {
+        let mut c = chain(4);
+        c.remove(1);
+        assert_eq!(verify_chain(&c), Err((3, ChainFault::SeqGap)));
+    }
+
+    #[test]
+    fn a_renumbered_deletion_is_a_prev_hash_mismatch() {
+        let mut c = chain(4);
+        c.remove(1);
+        c[1].seq = 2;
+        c[2].seq = 3;
+        assert_eq!(verify_chain(&c), Err((2, ChainFault::PrevHashMismatch)));
+    }
+
+    #[test]
+    fn a_rehashed_edit_still_breaks_the_next_link() {
+        let mut c = chain(3);
+        c[0].outcome = "forged".into();
+        c[0].hash = c[0].compute_hash();
+        assert_eq!(verify_chain(&c), Err((2, ChainFault::PrevHashMismatch)));
+    }
+}

@@ -1,0 +1,89 @@
+//! What each mutating tool asks of a store, parsed and bounded by the server.
+//!
+//! Text fields are kept raw here: blank checks are step 4 of SPEC §2.4 and run
+//! after the session checks (with a receipt), not at argument validation.
+
+use crate::ids::{ClientKey, ProjectKey, SessionId, SlotName};
+use crate::model::{ArtifactKind, Revision};
+
+/// SPEC §3.2 limits, checked at argument validation before anything is written.
+pub mod limits {
+    pub const FOCUS_MAX_BYTES: usize = 256 * 1024;
+    pub const SUMMARY_MAX_BYTES: usize = 32 * 1024;
+    pub const REASON_MAX_BYTES: usize = 4 * 1024;
+    pub const ARTIFACT_TEXT_MAX_BYTES: usize = 16 * 1024;
+    pub const TAGS_MAX: usize = 16;
+    pub const TAG_MAX_CHARS: usize = 64;
+    pub const CLIENT_KEY_MAX_CHARS: usize = 200;
+}
+
+#[derive(Debug, Clone)]
+pub struct StartRequest {
+    pub project: ProjectKey,
+    pub client_key: ClientKey,
+    pub slot: Option<SlotName>,
+    pub digest: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct BindRequest {
+    pub session_id: SessionId,
+    pub expected_client_key: String,
+    pub slot: SlotName,
+    pub digest: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct ResumeRequest {
+    pub session_id: SessionId,
+    pub expected_client_key: String,
+}
+
+/// `brain_session_end`, and the end half of `brain_session_relay`.
+#[derive(Debug, Clone)]
+pub struct EndRequest {
+    pub session_id: SessionId,
+    pub expected_client_key: String,
+    pub summary: String,
+    pub next_focus: String,
+    pub expected_focus_revision: Revision,
+    pub nothing_to_capture_reason: Option<String>,
+    pub allow_focus_shrink: bool,
+    pub dry_run: bool,
+    /// Digest of the canonical arguments without `dry_run`: the replay key.
+    pub digest: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct RelayRequest {
+    pub end: EndRequest,
+    pub to_client_key: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct AbandonRequest {
+    pub session_id: SessionId,
+    pub expected_client_key: String,
+    pub reason: String,
+    pub confirm: bool,
+    pub dry_run: bool,
+    pub digest: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct RememberRequest {
+    pub project: ProjectKey,
+    pub kind: ArtifactKind,
+    pub text: String,
+    pub tags: Vec<String>,
+    pub session: Option<(SessionId, String)>,
+    pub digest: String,
+}
+
+/// Whether the caller may set `allow_focus_shrink` (SPEC §2.4 step 5), as the
+/// front door resolved it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OverrideGrant {
+    /// An active elevation for this credential on this connection (or brain session).
+    pub elevation_active: bool,
+}

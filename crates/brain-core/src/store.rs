@@ -1,0 +1,192 @@
+//! The `Store` trait: one method per tool, each one transaction in a backend,
+//! and the outcome types the server turns into tool results.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use serde_json::Value;
+
+pub use crate::error::StoreError;
+use crate::ids::{ArtifactId, ProjectKey, SessionId, SlotName, TenantId};
+use crate::model::{Artifact, Caller, CredentialKind, Focus, Revision, Session, SessionStatus};
+use crate::receipt::Receipt;
+use crate::requests::{
+    AbandonRequest, BindRequest, EndRequest, OverrideGrant, RelayRequest, RememberRequest,
+    ResumeRequest, StartRequest,
+};
+
+/// Settings every backend honours.
+#[derive(Debug, Clone, Copy)]
+pub struct StoreSettings {
+    /// SPEC §1: an open session idle longer than this is reported `idle: true`.
+    pub idle_secs: i64,
+}
+
+impl Default for StoreSettings {
+    fn default() -> Self {
+        Self { idle_secs: 21_600 }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SlotView {
+    pub name: SlotName,
+    pub body: String,
+    pub revision: Revision,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FocusRef {
+    pub body: String,
+    pub revision: Revision,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RecentSession {
+    pub session_id: SessionId,
+    pub status: SessionStatus,
+    pub summary: Option<String>,
+    #[serde(serialize_with = "crate::store::ser_opt_time")]
+    pub ended_at: Option<DateTime<Utc>>,
+}
+
+/// SPEC §5 `recovery`: this client's previous agent session in the project, still open.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Recovery {
+    pub session_id: SessionId,
+    #[serde(serialize_with = "crate::store::ser_time")]
+    pub opened_at: DateTime<Utc>,
+    #[serde(serialize_with = "crate::store::ser_time")]
+    pub last_activity_at: DateTime<Utc>,
+    pub idle: bool,
+    pub ledger_size: i64,
+}
+
+/// SPEC §5, recalculated from its sources on every call. Fields whose sources do
+/// not exist yet (documents, brief, recall, inbox) are added with them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Briefing {
+    pub base_focus: FocusRef,
+    pub slot: Option<SlotView>,
+    pub open_sessions: i64,
+    pub recent_sessions: Vec<RecentSession>,
+    pub recovery: Option<Recovery>,
+}
+
+/// Start and resume answer the same shape.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SessionBriefing {
+    pub session: Session,
+    pub briefing: Briefing,
+    pub slot: Option<SlotView>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BindOutcome {
+    pub session: Session,
+    pub slot: SlotView,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SessionDetail {
+    pub session: Session,
+    pub idle: bool,
+    pub ledger_size: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Unattributed {
+    pub count: i64,
+    pub ids: Vec<ArtifactId>,
+}
+
+/// An MCP connection as the registry holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnectionRecord {
+    pub tenant: TenantId,
+    pub credential_kind: CredentialKind,
+    pub credential_id: String,
+    pub closed: bool,
+}
+
+pub(crate) fn ser_time<S: serde::Serializer>(t: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&crate::model::rfc3339(t))
+}
+
+pub(crate) fn ser_opt_time<S: serde::Serializer>(
+    t: &Option<DateTime<Utc>>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match t {
+        Some(t) => s.serialize_str(&crate::model::rfc3339(t)),
+        None => s.serialize_none(),
+    }
+}
+
+/// Storage behind one async trait; the server holds an `Arc<dyn Store>` chosen at boot.
+///
+/// Closing calls (end, relay, abandon) answer the tool's output JSON, because a
+/// replay must answer the stored result of the first call (SPEC §3.5).
+#[async_trait]
+pub trait Store: Send + Sync + 'static {
+    /// Readiness: the database answers.
+    async fn ping(&self) -> Result<(), StoreError>;
+
+    async fn start_session(
+        &self,
+        caller: &Caller,
+        req: StartRequest,
+    ) -> Result<SessionBriefing, StoreError>;
+    async fn bind_session(&self, caller: &Caller, req: BindRequest)
+    -> Result<BindOutcome, StoreError>;
+    async fn resume_session(
+        &self,
+        caller: &Caller,
+        req: ResumeRequest,
+    ) -> Result<SessionBriefing, StoreError>;
+    async fn end_session(
+        &self,
+        caller: &Caller,
+        req: EndRequest,
+        grant: OverrideGrant,
+    ) -> Result<Value, StoreError>;
+    async fn relay_session(
+        &self,
+        caller: &Caller,
+        req: RelayRequest,
+        grant: OverrideGrant,
+    ) -> Result<Value, StoreError>;
+    async fn abandon_session(
+        &self,
+        caller: &Caller,
+        req: AbandonRequest,
+    ) -> Result<Value, StoreError>;
+    async fn remember(&self, caller: &Caller, req: RememberRequest)
+    -> Result<Artifact, StoreError>;
+
+    async fn focus_get(
+        &self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+        slot: Option<&SlotName>,
+    ) -> Result<Focus, StoreError>;
+    async fn session_get(
+        &self,
+        tenant: &TenantId,
+        session_id: SessionId,
+    ) -> Result<SessionDetail, StoreError>;
+
+    /// The tenant's receipts in `seq` order (verification, audits, tests).
+    async fn receipts(&self, tenant: &TenantId) -> Result<Vec<Receipt>, StoreError>;
+
+    /// Record a newly initialized MCP connection for the caller.
+    async fn connection_open(&self, caller: &Caller, connection_id: &str) -> Result<(), StoreError>;
+    /// Look a connection up in the caller's tenant; another tenant's id is `None`.
+    async fn connection_get(
+        &self,
+        tenant: &TenantId,
+        connection_id: &str,
+    ) -> Result<Option<ConnectionRecord>, StoreError>;
+    async fn connection_close(&self, tenant: &TenantId, connection_id: &str)
+    -> Result<(), StoreError>;
+}
