@@ -131,6 +131,8 @@ pub struct Session {
     pub next_focus: Option<String>,
     pub nothing_to_capture_reason: Option<String>,
     pub focus_outcome: Option<FocusOutcome>,
+    /// Why the session was abandoned, when it was.
+    pub abandon_reason: Option<String>,
     pub opened_by: OpenedBy,
 }
 

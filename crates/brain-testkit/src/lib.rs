@@ -1,1 +1,11 @@
-//! placeholder
+//! brain-testkit (dev only): isolated databases, the behaviour story every store
+//! must pass, and helpers that run the real server for black-box tests.
+//!
+//! - [`db`]: a fresh PostgreSQL database per test, dropped afterwards.
+//! - [`story`]: store-level behaviour, written once against `dyn Store`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+pub mod db;
+pub mod story;
+
+pub use db::TestDb;

@@ -19,6 +19,7 @@ fn session(bound: Option<&str>) -> Session {
         next_focus: None,
         nothing_to_capture_reason: None,
         focus_outcome: None,
+        abandon_reason: None,
         opened_by: OpenedBy {
             kind: CredentialKind::Jwt,
             subject: "s".into(),

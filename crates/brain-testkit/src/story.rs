@@ -1,0 +1,544 @@
+//! The behaviour story: what every `Store` must do, written once against
+//! `dyn Store` so each backend runs the same assertions (SPEC §2.2–2.7, §1).
+
+use std::sync::Arc;
+
+use brain_core::digest::request_digest;
+use brain_core::error::{ErrorCode, StoreError};
+use brain_core::ids::{ClientKey, ProjectKey, SessionId, SlotName, TenantId};
+use brain_core::model::{ArtifactKind, Caller, CredentialKind, Role, SessionStatus};
+use brain_core::receipt::verify_chain;
+use brain_core::requests::{
+    AbandonRequest, BindRequest, EndRequest, OverrideGrant, RelayRequest, RememberRequest,
+    ResumeRequest, StartRequest,
+};
+use brain_core::store::{SessionBriefing, Store};
+use serde_json::{Value, json};
+
+pub fn caller(tenant: &str, sub: &str, role: Role) -> Caller {
+    Caller {
+        tenant: TenantId::parse(tenant).unwrap(),
+        kind: CredentialKind::Jwt,
+        credential_id: format!("brain|{sub}"),
+        subject: sub.to_owned(),
+        role,
+        connection_id: None,
+        token_id: None,
+    }
+}
+
+pub fn agent(tenant: &str) -> Caller {
+    caller(tenant, "agent-sub", Role::Agent)
+}
+
+pub async fn start(s: &dyn Store, c: &Caller, project: &str, key: &str, slot: Option<&str>) -> SessionBriefing {
+    s.start_session(
+        c,
+        StartRequest {
+            project: ProjectKey::parse(project).unwrap(),
+            client_key: ClientKey::parse("client_key", key).unwrap(),
+            slot: slot.map(|x| SlotName::parse(x).unwrap()),
+            digest: request_digest(&json!({"project": project, "client_key": key, "slot": slot})),
+        },
+    )
+    .await
+    .unwrap()
+}
+
+pub fn end_req(id: SessionId, key: &str, next_focus: &str, rev: i64) -> EndRequest {
+    let mut r = EndRequest {
+        session_id: id,
+        expected_client_key: key.to_owned(),
+        summary: "summary of the work".to_owned(),
+        next_focus: next_focus.to_owned(),
+        expected_focus_revision: rev,
+        nothing_to_capture_reason: None,
+        allow_focus_shrink: false,
+        dry_run: false,
+        digest: String::new(),
+    };
+    redigest(&mut r);
+    r
+}
+
+/// Recompute the replay digest after a field was changed.
+pub fn redigest(r: &mut EndRequest) {
+    r.digest = request_digest(&json!({
+        "session_id": r.session_id.to_string(),
+        "expected_client_key": r.expected_client_key,
+        "summary": r.summary,
+        "next_focus": r.next_focus,
+        "expected_focus_revision": r.expected_focus_revision,
+        "nothing_to_capture_reason": r.nothing_to_capture_reason,
+        "allow_focus_shrink": r.allow_focus_shrink,
+    }));
+}
+
+pub fn code(e: StoreError) -> ErrorCode {
+    match e {
+        StoreError::Domain(d) => d.code,
+        StoreError::Backend(b) => panic!("backend error: {b}"),
+    }
+}
+
+async fn receipt_count(s: &dyn Store, c: &Caller) -> usize {
+    let r = s.receipts(&c.tenant).await.unwrap();
+    assert_eq!(verify_chain(&r), Ok(r.len()), "the chain must verify");
+    r.len()
+}
+
+async fn base(s: &dyn Store, c: &Caller, project: &str) -> (String, i64) {
+    let f = s
+        .focus_get(&c.tenant, &ProjectKey::parse(project).unwrap(), None)
+        .await
+        .unwrap();
+    (f.body, f.revision)
+}
+
+fn tenant() -> String {
+    format!("t{}", &uuid::Uuid::new_v4().simple().to_string()[..12])
+}
+
+// ------------------------------------------------------------------------
+
+pub async fn start_opens_a_session_with_a_receipt(s: &dyn Store) {
+    let c = agent(&tenant());
+    let b = start(s, &c, "proj", "client-a", None).await;
+    assert_eq!(b.session.status, SessionStatus::Open);
+    assert_eq!(b.session.started_focus_revision, 0);
+    assert_eq!(b.briefing.base_focus.revision, 0);
+    assert_eq!(b.briefing.open_sessions, 1);
+    assert!(b.briefing.recovery.is_none());
+    let receipts = s.receipts(&c.tenant).await.unwrap();
+    assert_eq!(receipts.len(), 1);
+    assert_eq!(receipts[0].seq, 1);
+    assert_eq!(receipts[0].tool, "brain_session_start");
+    assert_eq!(receipts[0].outcome, "ok");
+    // A second start by the same client reports the first as recovery.
+    let b2 = start(s, &c, "proj", "client-a", None).await;
+    let rec = b2.briefing.recovery.expect("recovery");
+    assert_eq!(rec.session_id, b.session.session_id);
+    assert!(!rec.idle);
+    assert_eq!(b2.briefing.open_sessions, 2);
+}
+
+pub async fn end_applies_then_stale_revision_conflicts(s: &dyn Store) {
+    let c = agent(&tenant());
+    let a = start(s, &c, "p", "a", None).await.session;
+    let b = start(s, &c, "p", "b", None).await.session;
+    let out = s
+        .end_session(&c, end_req(a.session_id, "a", "focus one", 0), OverrideGrant::default())
+        .await
+        .unwrap();
+    assert_eq!(out["focus_outcome"], json!("applied"));
+    assert_eq!(out["session"]["status"], json!("ended"));
+    assert_eq!(out["focus_revision_at_end"], json!(1));
+    assert_eq!(out["replayed"], json!(false));
+    assert_eq!(base(s, &c, "p").await, ("focus one".to_owned(), 1));
+    let before = receipt_count(s, &c).await;
+    let out = s
+        .end_session(&c, end_req(b.session_id, "b", "focus two", 0), OverrideGrant::default())
+        .await
+        .unwrap();
+    assert_eq!(out["focus_outcome"], json!("conflict"));
+    assert_eq!(out["session"]["status"], json!("conflicted"));
+    assert_eq!(out["current_focus"], json!("focus one"));
+    assert_eq!(out["current_focus_revision"], json!(1));
+    assert!(out["focus_diff"].as_str().unwrap().contains("+focus one"));
+    assert_eq!(out["session"]["next_focus"], json!("focus two"));
+    assert_eq!(base(s, &c, "p").await, ("focus one".to_owned(), 1), "no focus written");
+    assert_eq!(receipt_count(s, &c).await, before + 1);
+}
+
+pub async fn identical_body_is_unchanged(s: &dyn Store) {
+    let c = agent(&tenant());
+    let a = start(s, &c, "p", "a", None).await.session;
+    s.end_session(&c, end_req(a.session_id, "a", "same", 0), OverrideGrant::default())
+        .await
+        .unwrap();
+    let b = start(s, &c, "p", "b", None).await.session;
+    let out = s
+        .end_session(&c, end_req(b.session_id, "b", "same", 1), OverrideGrant::default())
+        .await
+        .unwrap();
+    assert_eq!(out["focus_outcome"], json!("unchanged"));
+    assert_eq!(out["session"]["status"], json!("ended"));
+    assert_eq!(base(s, &c, "p").await.1, 1);
+}
+
+pub async fn checks_run_in_order_and_refusals_write_only_a_receipt(s: &dyn Store) {
+    let c = agent(&tenant());
+    let a = start(s, &c, "p", "a", None).await.session;
+    s.end_session(&c, end_req(a.session_id, "a", "0123456789", 0), OverrideGrant::default())
+        .await
+        .unwrap();
+    let b = start(s, &c, "p", "b", None).await.session;
+    let grant = OverrideGrant::default();
+    let n0 = receipt_count(s, &c).await;
+
+    // 1. unknown session
+    let e = s.end_session(&c, end_req(SessionId::new_random(), "b", "x", 1), grant).await;
+    assert_eq!(code(e.unwrap_err()), ErrorCode::SessionNotFound);
+    // 2. wrong key — checked before blankness and shrink
+    let mut r = end_req(b.session_id, "wrong", "", 99);
+    r.summary = " ".into();
+    redigest(&mut r);
+    assert_eq!(code(s.end_session(&c, r, grant).await.unwrap_err()), ErrorCode::ClientKeyMismatch);
+    // 4. blank reason refused
+    let mut r = end_req(b.session_id, "b", "0123456789", 1);
+    r.nothing_to_capture_reason = Some("  ".into());
+    redigest(&mut r);
+    assert_eq!(code(s.end_session(&c, r, grant).await.unwrap_err()), ErrorCode::InvalidArgument);
+    // 5. override without authority, even when nothing shrinks
+    let mut r = end_req(b.session_id, "b", "0123456789 and more", 1);
+    r.allow_focus_shrink = true;
+    redigest(&mut r);
+    assert_eq!(
+        code(s.end_session(&c, r, grant).await.unwrap_err()),
+        ErrorCode::FocusShrinkOverrideRefused
+    );
+    // 6. shrink guard: 6 of 10 refused, before the (stale) revision is looked at
+    match s.end_session(&c, end_req(b.session_id, "b", "012345", 0), grant).await {
+        Err(StoreError::Domain(d)) => {
+            assert_eq!(d.code, ErrorCode::BaseFocusShrink);
+            assert_eq!(d.details, json!({"current": 10, "proposed": 6, "floor": 7}));
+        }
+        other => panic!("{other:?}"),
+    }
+    // Every refusal wrote exactly its receipt and nothing else.
+    assert_eq!(receipt_count(s, &c).await, n0 + 5);
+    let outcomes: Vec<String> = s
+        .receipts(&c.tenant)
+        .await
+        .unwrap()
+        .into_iter()
+        .skip(n0)
+        .map(|r| r.outcome)
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            "session_not_found",
+            "client_key_mismatch",
+            "invalid_argument",
+            "focus_shrink_override_refused",
+            "base_focus_shrink"
+        ]
+    );
+    let detail = s.session_get(&c.tenant, b.session_id).await.unwrap();
+    assert_eq!(detail.session.status, SessionStatus::Open, "the session stays open");
+    assert_eq!(base(s, &c, "p").await, ("0123456789".to_owned(), 1));
+    // 7 passes at exactly the floor, with an absent reason.
+    let out = s.end_session(&c, end_req(b.session_id, "b", "0123456", 1), grant).await.unwrap();
+    assert_eq!(out["focus_outcome"], json!("applied"));
+}
+
+pub async fn replay_answers_the_stored_result_and_writes_nothing(s: &dyn Store) {
+    let c = agent(&tenant());
+    let a = start(s, &c, "p", "a", None).await.session;
+    let req = end_req(a.session_id, "a", "first focus", 0);
+    let first = s.end_session(&c, req.clone(), OverrideGrant::default()).await.unwrap();
+    // Someone else moves the focus on.
+    let b = start(s, &c, "p", "b", None).await.session;
+    s.end_session(&c, end_req(b.session_id, "b", "second focus", 1), OverrideGrant::default())
+        .await
+        .unwrap();
+    let n = receipt_count(s, &c).await;
+    let again = s.end_session(&c, req.clone(), OverrideGrant::default()).await.unwrap();
+    assert_eq!(again["replayed"], json!(true));
+    assert_eq!(again["focus_outcome"], first["focus_outcome"]);
+    assert_eq!(again["focus_revision_at_end"], json!(1));
+    assert_eq!(again["current_focus"], json!("second focus"));
+    assert_eq!(again["current_focus_revision"], json!(2));
+    assert_eq!(receipt_count(s, &c).await, n, "a replay writes no receipt");
+    // A different call on the closed session is session_closed, with a receipt.
+    let mut other = req.clone();
+    other.summary = "another summary".into();
+    redigest(&mut other);
+    match s.end_session(&c, other, OverrideGrant::default()).await {
+        Err(StoreError::Domain(d)) => {
+            assert_eq!(d.code, ErrorCode::SessionClosed);
+            assert_eq!(d.details["status"], json!("ended"));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(receipt_count(s, &c).await, n + 1);
+}
+
+pub async fn bound_sessions_compare_the_slot_revision(s: &dyn Store) {
+    let c = agent(&tenant());
+    let a = start(s, &c, "p", "a", None).await.session;
+    s.end_session(&c, end_req(a.session_id, "a", "base body", 0), OverrideGrant::default())
+        .await
+        .unwrap();
+    let b = start(s, &c, "p", "b", None).await.session;
+    assert_eq!(b.started_focus_revision, 1);
+    let bound = s
+        .bind_session(
+            &c,
+            BindRequest {
+                session_id: b.session_id,
+                expected_client_key: "b".into(),
+                slot: SlotName::parse("ui").unwrap(),
+                digest: "bind".into(),
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(bound.slot.revision, 0);
+    // Passing started_focus_revision (1) instead of the slot revision (0): conflict.
+    let out = s
+        .end_session(&c, end_req(b.session_id, "b", "slot body", 1), OverrideGrant::default())
+        .await
+        .unwrap();
+    assert_eq!(out["focus_outcome"], json!("conflict"));
+    let slot = s
+        .focus_get(&c.tenant, &ProjectKey::parse("p").unwrap(), Some(&SlotName::parse("ui").unwrap()))
+        .await
+        .unwrap();
+    assert_eq!((slot.body.as_str(), slot.revision), ("", 0));
+    // The right revision writes the slot, not the base.
+    let d = start(s, &c, "p", "d", Some("ui")).await;
+    assert_eq!(d.slot.as_ref().map(|v| v.revision), Some(0));
+    let out = s
+        .end_session(&c, end_req(d.session.session_id, "d", "slot body", 0), OverrideGrant::default())
+        .await
+        .unwrap();
+    assert_eq!(out["focus_outcome"], json!("applied"));
+    assert_eq!(base(s, &c, "p").await, ("base body".to_owned(), 1));
+}
+
+pub async fn bind_rules(s: &dyn Store) {
+    let c = agent(&tenant());
+    let a = start(s, &c, "p", "a", None).await.session;
+    let bind = |slot: &str| BindRequest {
+        session_id: a.session_id,
+        expected_client_key: "a".into(),
+        slot: SlotName::parse(slot).unwrap(),
+        digest: format!("bind-{slot}"),
+    };
+    s.bind_session(&c, bind("ui")).await.unwrap();
+    let again = s.bind_session(&c, bind("ui")).await.unwrap();
+    assert_eq!(again.session.bound_slot.as_ref().map(|x| x.as_str()), Some("ui"));
+    assert_eq!(code(s.bind_session(&c, bind("api")).await.unwrap_err()), ErrorCode::AlreadyBound);
+}
+
+pub async fn window_counts_are_right(s: &dyn Store) {
+    let c = agent(&tenant());
+    let remember = |session: Option<(SessionId, &str)>, text: &str| RememberRequest {
+        project: ProjectKey::parse("p").unwrap(),
+        kind: ArtifactKind::Note,
+        text: text.to_owned(),
+        tags: vec![],
+        session: session.map(|(id, k)| (id, k.to_owned())),
+        digest: format!("rem-{text}"),
+    };
+    // Before the session opens: outside the window.
+    s.remember(&c, remember(None, "before")).await.unwrap();
+    let a = start(s, &c, "p", "a", None).await.session;
+    let _other = start(s, &c, "p", "b", None).await.session;
+    let _third = start(s, &c, "other-project", "c", None).await.session;
+    let u1 = s.remember(&c, remember(None, "loose one")).await.unwrap();
+    let u2 = s.remember(&c, remember(None, "loose two")).await.unwrap();
+    let mine = s.remember(&c, remember(Some((a.session_id, "a")), "mine")).await.unwrap();
+    assert_eq!(mine.session_id, Some(a.session_id));
+    let out = s
+        .end_session(&c, end_req(a.session_id, "a", "next", 0), OverrideGrant::default())
+        .await
+        .unwrap();
+    assert_eq!(out["unattributed_in_window"]["count"], json!(2));
+    let ids: Vec<Value> = vec![json!(u1.artifact_id.to_string()), json!(u2.artifact_id.to_string())];
+    assert_eq!(out["unattributed_in_window"]["ids"], Value::Array(ids));
+    assert_eq!(out["remaining_open_session_count"], json!(1));
+    let detail = s.session_get(&c.tenant, a.session_id).await.unwrap();
+    assert_eq!(detail.ledger_size, 1);
+    // Remembering into a closed session is refused.
+    let e = s.remember(&c, remember(Some((a.session_id, "a")), "late")).await.unwrap_err();
+    assert_eq!(code(e), ErrorCode::SessionClosed);
+}
+
+pub async fn dry_run_writes_nothing(s: &dyn Store) {
+    let c = agent(&tenant());
+    let a = start(s, &c, "p", "a", None).await.session;
+    let n = receipt_count(s, &c).await;
+    let mut r = end_req(a.session_id, "a", "next", 0);
+    r.dry_run = true;
+    let out = s.end_session(&c, r.clone(), OverrideGrant::default()).await.unwrap();
+    assert_eq!(out["dry_run"], json!(true));
+    assert_eq!(out["would"], json!("applied"));
+    r.next_focus = " ".into();
+    assert_eq!(
+        code(s.end_session(&c, r, OverrideGrant::default()).await.unwrap_err()),
+        ErrorCode::InvalidArgument
+    );
+    assert_eq!(receipt_count(s, &c).await, n);
+    assert_eq!(base(s, &c, "p").await, (String::new(), 0));
+    let detail = s.session_get(&c.tenant, a.session_id).await.unwrap();
+    assert_eq!(detail.session.status, SessionStatus::Open);
+}
+
+pub async fn relay_hands_the_slot_over(s: &dyn Store) {
+    let c = agent(&tenant());
+    let a = start(s, &c, "p", "a", Some("ui")).await.session;
+    let relay = |id: SessionId, key: &str, next: &str, rev: i64, to: &str| RelayRequest {
+        end: end_req(id, key, next, rev),
+        to_client_key: to.to_owned(),
+    };
+    let out = s
+        .relay_session(&c, relay(a.session_id, "a", "0123456789", 0, "b"), OverrideGrant::default())
+        .await
+        .unwrap();
+    assert_eq!(out["session"]["status"], json!("relayed"));
+    assert_eq!(out["slot"]["revision"], json!(1));
+    assert_eq!(out["new_session"]["client_key"], json!("b"));
+    assert_eq!(out["new_session"]["bound_slot"], json!("ui"));
+    let b_id = SessionId::parse(out["new_session"]["session_id"].as_str().unwrap()).unwrap();
+    // An agent's relay may not override the guard…
+    let mut shrink = relay(b_id, "b", "01", 1, "c");
+    shrink.end.allow_focus_shrink = true;
+    redigest(&mut shrink.end);
+    assert_eq!(
+        code(s.relay_session(&c, shrink.clone(), OverrideGrant::default()).await.unwrap_err()),
+        ErrorCode::FocusShrinkOverrideRefused
+    );
+    // …an operator relay may, and its receipt says so.
+    let op = caller(c.tenant.as_str(), "op", Role::Operator);
+    let out = s.relay_session(&op, shrink, OverrideGrant::default()).await.unwrap();
+    assert_eq!(out["focus_outcome"], json!("applied"));
+    let last = s.receipts(&c.tenant).await.unwrap().pop().unwrap();
+    assert!(last.elevated);
+    // Unbound sessions cannot relay; stale revisions open no new session.
+    let u = start(s, &c, "p", "u", None).await.session;
+    assert_eq!(
+        code(s.relay_session(&c, relay(u.session_id, "u", "x", 0, "z"), OverrideGrant::default()).await.unwrap_err()),
+        ErrorCode::RelayRequiresSlot
+    );
+    let cc = SessionId::parse(out["new_session"]["session_id"].as_str().unwrap()).unwrap();
+    let out = s
+        .relay_session(&c, relay(cc, "c", "stale body", 0, "d"), OverrideGrant::default())
+        .await
+        .unwrap();
+    assert_eq!(out["focus_outcome"], json!("conflict"));
+    assert_eq!(out["new_session"], Value::Null);
+}
+
+pub async fn abandon_needs_consent_and_replays(s: &dyn Store) {
+    let c = agent(&tenant());
+    let a = start(s, &c, "p", "a", None).await.session;
+    let req = |confirm: bool| AbandonRequest {
+        session_id: a.session_id,
+        expected_client_key: "a".into(),
+        reason: "wrong project".into(),
+        confirm,
+        dry_run: false,
+        digest: format!("abandon-{confirm}"),
+    };
+    assert_eq!(code(s.abandon_session(&c, req(false)).await.unwrap_err()), ErrorCode::ConfirmRequired);
+    let out = s.abandon_session(&c, req(true)).await.unwrap();
+    assert_eq!(out["session"]["status"], json!("abandoned"));
+    let n = receipt_count(s, &c).await;
+    let again = s.abandon_session(&c, req(true)).await.unwrap();
+    assert_eq!(again["replayed"], json!(true));
+    assert_eq!(receipt_count(s, &c).await, n);
+    assert_eq!(base(s, &c, "p").await.1, 0, "no focus write");
+    let e = s
+        .resume_session(&c, ResumeRequest { session_id: a.session_id, expected_client_key: "a".into() })
+        .await
+        .unwrap_err();
+    assert_eq!(code(e), ErrorCode::SessionClosed);
+}
+
+pub async fn tenants_are_walled(s: &dyn Store) {
+    let ta = agent(&tenant());
+    let tb = agent(&tenant());
+    let a = start(s, &ta, "shared-name", "k", None).await.session;
+    // Another tenant's id is answered exactly as an unknown id.
+    let e = s.session_get(&tb.tenant, a.session_id).await.unwrap_err();
+    assert_eq!(code(e), ErrorCode::SessionNotFound);
+    let e = s
+        .end_session(&tb, end_req(a.session_id, "k", "x", 0), OverrideGrant::default())
+        .await
+        .unwrap_err();
+    assert_eq!(code(e), ErrorCode::SessionNotFound);
+    // The same project name in two tenants is two projects.
+    let b = start(s, &tb, "shared-name", "k", None).await.session;
+    s.end_session(&tb, end_req(b.session_id, "k", "tenant b focus", 0), OverrideGrant::default())
+        .await
+        .unwrap();
+    assert_eq!(base(s, &tb, "shared-name").await.1, 1);
+    assert_eq!(base(s, &ta, "shared-name").await, (String::new(), 0));
+    // The session in tenant A is untouched and its chain is its own.
+    assert_eq!(s.session_get(&ta.tenant, a.session_id).await.unwrap().session.status, SessionStatus::Open);
+    assert_eq!(receipt_count(s, &ta).await, 1);
+}
+
+/// SPEC §2.4 concurrency: exactly one `applied` per revision, the rest `conflict`,
+/// and the receipt chain linear and gap-free.
+pub async fn concurrent_ends_apply_once(s: Arc<dyn Store>) {
+    const N: usize = 20;
+    let c = agent(&tenant());
+    let mut ids = Vec::new();
+    for i in 0..N {
+        ids.push(start(s.as_ref(), &c, "race", &format!("k{i}"), None).await.session.session_id);
+    }
+    let barrier = Arc::new(tokio::sync::Barrier::new(N));
+    let mut tasks = Vec::new();
+    for (i, id) in ids.into_iter().enumerate() {
+        let (s, c, barrier) = (s.clone(), c.clone(), barrier.clone());
+        tasks.push(tokio::spawn(async move {
+            barrier.wait().await;
+            let r = end_req(id, &format!("k{i}"), &format!("focus from {i}"), 0);
+            s.end_session(&c, r, OverrideGrant::default()).await
+        }));
+    }
+    let mut applied = 0;
+    let mut conflicts = 0;
+    for t in tasks {
+        let out = t.await.unwrap().unwrap();
+        match out["focus_outcome"].as_str() {
+            Some("applied") => applied += 1,
+            Some("conflict") => conflicts += 1,
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!((applied, conflicts), (1, N - 1));
+    assert_eq!(base(s.as_ref(), &c, "race").await.1, 1);
+    let receipts = s.receipts(&c.tenant).await.unwrap();
+    assert_eq!(receipts.len(), 2 * N);
+    assert_eq!(verify_chain(&receipts), Ok(2 * N));
+}
+
+/// Every story, by name, for backends to run as one test each.
+#[macro_export]
+macro_rules! store_story {
+    ($make:expr) => {
+        $crate::store_story!(@tests $make;
+            start_opens_a_session_with_a_receipt,
+            end_applies_then_stale_revision_conflicts,
+            identical_body_is_unchanged,
+            checks_run_in_order_and_refusals_write_only_a_receipt,
+            replay_answers_the_stored_result_and_writes_nothing,
+            bound_sessions_compare_the_slot_revision,
+            bind_rules,
+            window_counts_are_right,
+            dry_run_writes_nothing,
+            relay_hands_the_slot_over,
+            abandon_needs_consent_and_replays,
+            tenants_are_walled,
+        );
+        #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+        async fn concurrent_ends_apply_once() {
+            let (store, _guard) = $make.await;
+            $crate::story::concurrent_ends_apply_once(store).await;
+        }
+    };
+    (@tests $make:expr; $($name:ident),+ $(,)?) => {
+        $(
+            #[tokio::test]
+            async fn $name() {
+                let (store, _guard) = $make.await;
+                $crate::story::$name(store.as_ref()).await;
+            }
+        )+
+    };
+}
