@@ -1,1 +1,22 @@
-//! placeholder
+//! brain-server: the front door of brain.
+//!
+//! - [`config`]: flags and `BRAIN_*` environment (SPEC §7).
+//! - [`auth`]: JWT validation into a `Principal`.
+//! - [`http`]: routes and layers — Host/Origin guard, authentication, the MCP
+//!   connection registry, health, RFC 9728 metadata.
+//! - [`mcp`]: the rmcp `ServerHandler`, argument parsing, error mapping, output schemas.
+//! - [`tools`]: one module per MCP tool: its definition as data and its handler.
+//! - [`serve`]: store selection and the listener (with `TCP_NODELAY`).
+//! - [`cli`]: `brain serve | migrate | token mint`.
+//! - [`telemetry`]: logging set-up.
+#![forbid(unsafe_code)]
+
+pub mod auth;
+pub mod cli;
+pub mod config;
+pub mod http;
+pub mod mcp;
+pub mod serve;
+pub mod telemetry;
+pub mod token;
+pub mod tools;

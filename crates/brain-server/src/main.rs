@@ -1,1 +1,18 @@
-fn main() {}
+//! `brain`: a thin binary over brain-server's library.
+#![forbid(unsafe_code)]
+
+use clap::Parser;
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    let cli = brain_server::cli::Cli::parse();
+    brain_server::telemetry::init(cli.log_format.eq_ignore_ascii_case("json"));
+    match brain_server::cli::run(cli).await {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!("{e:#}");
+            eprintln!("brain: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

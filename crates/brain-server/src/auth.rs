@@ -1,0 +1,222 @@
+//! Credentials: JWT validation into a typed [`Principal`] (SPEC §1, §4).
+//!
+//! Algorithms are pinned per key (HS256 for the shared secret; RS256/ES256 for
+//! public keys), `exp`, `iss`, `aud` and `sub` are required, `nbf` is checked,
+//! and `alg: none` never validates.
+
+use std::path::Path;
+
+use anyhow::{Context, bail};
+use brain_core::ids::TenantId;
+use brain_core::model::{Caller, CredentialKind, Role};
+use jsonwebtoken::jwk::{AlgorithmParameters, JwkSet};
+use jsonwebtoken::{Algorithm, DecodingKey, Validation, decode, decode_header};
+use serde::Deserialize;
+
+use crate::config::JwtConfig;
+
+/// Who is calling, as authenticated by the front door. Inserted into request
+/// extensions; tools read it from there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Principal {
+    pub tenant: TenantId,
+    pub kind: CredentialKind,
+    pub credential_id: String,
+    pub subject: String,
+    pub role: Role,
+    pub token_id: Option<String>,
+}
+
+impl Principal {
+    pub fn caller(&self, connection_id: Option<String>) -> Caller {
+        Caller {
+            tenant: self.tenant.clone(),
+            kind: self.kind,
+            credential_id: self.credential_id.clone(),
+            subject: self.subject.clone(),
+            role: self.role,
+            connection_id,
+            token_id: self.token_id.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct Claims {
+    iss: String,
+    sub: String,
+    tenant: Option<String>,
+    role: Option<String>,
+    jti: Option<String>,
+}
+
+struct PublicKey {
+    kid: Option<String>,
+    alg: Algorithm,
+    key: DecodingKey,
+}
+
+/// Why a credential was refused. Only logged at debug; the caller sees 401.
+#[derive(Debug, thiserror::Error)]
+pub enum AuthError {
+    #[error("no bearer token")]
+    Missing,
+    #[error("token rejected: {0}")]
+    Invalid(String),
+}
+
+pub struct Authenticator {
+    hs256: Option<DecodingKey>,
+    public: Vec<PublicKey>,
+    issuer: String,
+    audience: String,
+}
+
+impl Authenticator {
+    pub fn from_config(cfg: &JwtConfig) -> anyhow::Result<Self> {
+        let hs256 = match &cfg.hs256_secret {
+            Some(s) if s.expose().len() < 32 => {
+                bail!("BRAIN_JWT_HS256_SECRET must be at least 32 bytes")
+            }
+            Some(s) => Some(
+                DecodingKey::from_secret(s.expose().as_bytes()).context("invalid HS256 secret")?,
+            ),
+            None => None,
+        };
+        let public = match &cfg.public_keys {
+            Some(path) => load_public_keys(path)?,
+            None => Vec::new(),
+        };
+        Ok(Self {
+            hs256,
+            public,
+            issuer: cfg.issuer.clone(),
+            audience: cfg.audience.clone(),
+        })
+    }
+
+    /// The required `iss`, advertised as the authorization server in resource metadata.
+    pub fn issuer(&self) -> &str {
+        &self.issuer
+    }
+
+    /// Whether any key is configured; `brain serve` refuses to start without one.
+    pub fn is_configured(&self) -> bool {
+        self.hs256.is_some() || !self.public.is_empty()
+    }
+
+    fn validation(&self, alg: Algorithm) -> Validation {
+        let mut v = Validation::new(alg);
+        v.algorithms = vec![alg];
+        v.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
+        v.set_issuer(&[&self.issuer]);
+        v.set_audience(&[&self.audience]);
+        v.validate_exp = true;
+        v.validate_nbf = true;
+        v.leeway = 30;
+        v
+    }
+
+    pub fn authenticate(&self, token: &str) -> Result<Principal, AuthError> {
+        let invalid = |e: &dyn std::fmt::Display| AuthError::Invalid(e.to_string());
+        let header = decode_header(token).map_err(|e| invalid(&e))?;
+        let key = match header.alg {
+            Algorithm::HS256 => self.hs256.as_ref(),
+            Algorithm::RS256 | Algorithm::ES256 => self
+                .public
+                .iter()
+                .filter(|k| k.alg == header.alg)
+                .find(|k| header.kid.is_none() || k.kid.is_none() || k.kid == header.kid)
+                .map(|k| &k.key),
+            _ => None,
+        }
+        .ok_or_else(|| AuthError::Invalid(format!("no key for algorithm {:?}", header.alg)))?;
+        let data = decode::<Claims>(token, key, &self.validation(header.alg))
+            .map_err(|e| invalid(&e))?;
+        let c = data.claims;
+        if c.sub.trim().is_empty() {
+            return Err(AuthError::Invalid("empty sub".into()));
+        }
+        let tenant = c
+            .tenant
+            .as_deref()
+            .ok_or_else(|| AuthError::Invalid("no tenant claim".into()))
+            .and_then(|t| TenantId::parse(t).map_err(|e| invalid(&e)))?;
+        let role = match c.role.as_deref() {
+            None => Role::Agent,
+            Some(r) => Role::parse(r).ok_or_else(|| AuthError::Invalid("unknown role".into()))?,
+        };
+        Ok(Principal {
+            tenant,
+            kind: CredentialKind::Jwt,
+            credential_id: format!("{}|{}", c.iss, c.sub),
+            subject: c.sub,
+            role,
+            token_id: c.jti,
+        })
+    }
+}
+
+fn load_public_keys(path: &Path) -> anyhow::Result<Vec<PublicKey>> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read BRAIN_JWT_PUBLIC_KEYS file {}", path.display()))?;
+    let keys: Vec<PublicKey> = if text.trim_start().starts_with('{') {
+        let set: JwkSet = serde_json::from_str(&text).context("BRAIN_JWT_PUBLIC_KEYS is not a JWKS")?;
+        set.keys
+            .iter()
+            .filter_map(|jwk| {
+                let alg = match &jwk.algorithm {
+                    AlgorithmParameters::RSA(_) => Algorithm::RS256,
+                    AlgorithmParameters::EllipticCurve(_) => Algorithm::ES256,
+                    _ => return None,
+                };
+                let key = DecodingKey::from_jwk(jwk).ok()?;
+                Some(PublicKey {
+                    kid: jwk.common.key_id.clone(),
+                    alg,
+                    key,
+                })
+            })
+            .collect()
+    } else {
+        pem_blocks(&text)
+            .into_iter()
+            .filter_map(|block| {
+                if let Ok(key) = DecodingKey::from_rsa_pem(block.as_bytes()) {
+                    Some(PublicKey { kid: None, alg: Algorithm::RS256, key })
+                } else {
+                    DecodingKey::from_ec_pem(block.as_bytes())
+                        .ok()
+                        .map(|key| PublicKey { kid: None, alg: Algorithm::ES256, key })
+                }
+            })
+            .collect()
+    };
+    if keys.is_empty() {
+        bail!("BRAIN_JWT_PUBLIC_KEYS holds no usable RS256 or ES256 public key");
+    }
+    Ok(keys)
+}
+
+/// Split a file holding several PEM blocks.
+fn pem_blocks(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    for line in text.lines() {
+        if line.starts_with("-----BEGIN") {
+            cur.clear();
+        }
+        cur.push_str(line);
+        cur.push('\n');
+        if line.starts_with("-----END") {
+            out.push(std::mem::take(&mut cur));
+        }
+    }
+    out
+}
+
+/// Extract the bearer token from an `Authorization` header value.
+pub fn bearer(value: &str) -> Option<&str> {
+    let (scheme, token) = value.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then_some(token.trim()).filter(|t| !t.is_empty())
+}

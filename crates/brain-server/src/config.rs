@@ -1,0 +1,98 @@
+//! Configuration: flags and `BRAIN_*` environment variables (SPEC §7), with
+//! defaults. Loading configuration never writes files.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::Args;
+
+/// A secret whose `Debug` never shows the value.
+#[derive(Clone, Default)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(s: impl Into<String>) -> Self {
+        Self(s.into())
+    }
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(***)")
+    }
+}
+
+impl std::str::FromStr for Secret {
+    type Err = std::convert::Infallible;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(Self(s.to_owned()))
+    }
+}
+
+/// JWT validation settings shared by `serve` and `token mint`.
+#[derive(Debug, Clone, Args)]
+pub struct JwtConfig {
+    /// Shared secret for HS256 JWTs (development, tests).
+    #[arg(long = "jwt-hs256-secret", env = "BRAIN_JWT_HS256_SECRET", hide_env_values = true)]
+    pub hs256_secret: Option<Secret>,
+    /// PEM file or JWKS JSON file of RS256/ES256 public keys (production).
+    #[arg(long = "jwt-public-keys", env = "BRAIN_JWT_PUBLIC_KEYS")]
+    pub public_keys: Option<PathBuf>,
+    /// Required `iss` claim.
+    #[arg(long = "jwt-issuer", env = "BRAIN_JWT_ISSUER", default_value = "brain")]
+    pub issuer: String,
+    /// Required `aud` claim.
+    #[arg(long = "jwt-audience", env = "BRAIN_JWT_AUDIENCE", default_value = "brain")]
+    pub audience: String,
+}
+
+/// Everything `brain serve` needs.
+#[derive(Debug, Clone, Args)]
+pub struct ServeConfig {
+    /// Address of the front door.
+    #[arg(long, env = "BRAIN_LISTEN", default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+    #[command(flatten)]
+    pub database: DatabaseConfig,
+    #[command(flatten)]
+    pub jwt: JwtConfig,
+    /// This resource's public URL, for RFC 9728 metadata (default `http://<listen>`).
+    #[arg(long, env = "BRAIN_PUBLIC_URL")]
+    pub public_url: Option<String>,
+    /// Allowed `Host` values for /mcp (comma-separated; an entry without a port matches any port).
+    #[arg(long, env = "BRAIN_ALLOWED_HOSTS", value_delimiter = ',', default_value = "localhost,127.0.0.1,::1")]
+    pub allowed_hosts: Vec<String>,
+    /// Allowed `Origin` values (comma-separated; `:*` matches any port). No `Origin` passes.
+    #[arg(
+        long,
+        env = "BRAIN_ALLOWED_ORIGINS",
+        value_delimiter = ',',
+        default_value = "http://localhost:*,http://127.0.0.1:*"
+    )]
+    pub allowed_origins: Vec<String>,
+    /// Seconds after which an open session is reported idle.
+    #[arg(long, env = "BRAIN_SESSION_IDLE_SECS", default_value_t = 21_600)]
+    pub session_idle_secs: i64,
+    /// Seconds an MCP connection may stay unused before the server forgets it.
+    #[arg(long, env = "BRAIN_CONNECTION_IDLE_SECS", default_value_t = 1_800)]
+    pub connection_idle_secs: u64,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct DatabaseConfig {
+    /// `postgres://…` (the SQLite default arrives with the embedded store).
+    #[arg(long = "database-url", env = "DATABASE_URL", default_value = "sqlite://./brain.db", hide_env_values = true)]
+    pub url: String,
+}
+
+impl ServeConfig {
+    pub fn public_url(&self) -> String {
+        match &self.public_url {
+            Some(u) => u.trim_end_matches('/').to_owned(),
+            None => format!("http://{}", self.listen),
+        }
+    }
+}

@@ -1,0 +1,51 @@
+//! Health, readiness, RFC 9728 resource metadata, and the request span.
+
+use axum::Json;
+use axum::extract::State;
+use axum::response::{IntoResponse, Response};
+use http::{Request, StatusCode};
+use serde_json::json;
+
+use super::{AppState, error_response};
+
+pub async fn live() -> Response {
+    Json(json!({"status": "ok"})).into_response()
+}
+
+pub async fn ready(State(state): State<AppState>) -> Response {
+    match state.store.ping().await {
+        Ok(()) => Json(json!({"status": "ready", "database": "ok"})).into_response(),
+        Err(e) => {
+            tracing::warn!(error = %e, "readiness check failed");
+            error_response(StatusCode::SERVICE_UNAVAILABLE, "internal", "the database is not reachable")
+        }
+    }
+}
+
+pub async fn resource_metadata(State(state): State<AppState>) -> Response {
+    Json(json!({
+        "resource": format!("{}/mcp", state.public_url),
+        "authorization_servers": [state.auth_issuer()],
+        "scopes_supported": ["brain"],
+        "bearer_methods_supported": ["header"],
+        "resource_name": "brain",
+    }))
+    .into_response()
+}
+
+/// A span per request with method, route and a request id — never headers,
+/// query strings or bodies (they may carry tokens or connection ids).
+pub fn span_for<B>(req: &Request<B>) -> tracing::Span {
+    tracing::info_span!(
+        "request",
+        method = %req.method(),
+        path = %req.uri().path(),
+        request_id = %uuid::Uuid::new_v4().simple(),
+    )
+}
+
+impl AppState {
+    fn auth_issuer(&self) -> String {
+        self.auth.issuer().to_owned()
+    }
+}

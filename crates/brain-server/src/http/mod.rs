@@ -1,0 +1,111 @@
+//! The front door's HTTP surface (SPEC §4): routes, layers and shared state.
+//!
+//! Request flow for /mcp: security headers and tracing → Host/Origin guard →
+//! bearer authentication → connection binding → rmcp's Streamable HTTP service
+//! (1 MiB body limit, enforced while streaming) → `BrainMcp` → store.
+
+mod authn;
+mod connections;
+mod guard;
+mod meta;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use brain_core::store::Store;
+use http::{HeaderName, HeaderValue, StatusCode};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+use tower::ServiceBuilder;
+use tower_http::set_header::SetResponseHeaderLayer;
+use tower_http::trace::TraceLayer;
+
+pub use guard::{host_allowed, origin_allowed};
+
+use crate::auth::Authenticator;
+use crate::mcp::BrainMcp;
+
+/// Request bodies above this are refused with 413 (SPEC §3.2).
+pub const MAX_BODY_BYTES: usize = 1 << 20;
+
+#[derive(Clone)]
+pub struct AppState {
+    pub store: Arc<dyn Store>,
+    pub auth: Arc<Authenticator>,
+    pub public_url: String,
+    pub allowed_hosts: Arc<Vec<String>>,
+    pub allowed_origins: Arc<Vec<String>>,
+}
+
+/// What the router needs beyond the state.
+pub struct HttpOptions {
+    /// How long rmcp keeps an unused MCP connection.
+    pub connection_idle: Duration,
+    /// Cancelled on shutdown: ends MCP connections and their streams.
+    pub shutdown: CancellationToken,
+}
+
+/// A JSON error body in the same shape as tool errors.
+pub fn error_response(status: StatusCode, code: &str, message: &str) -> Response {
+    let body = json!({"error": {"code": code, "message": message, "status": status.as_u16(), "details": {}}});
+    (status, axum::Json(body)).into_response()
+}
+
+pub fn router(state: AppState, opts: HttpOptions) -> Router {
+    let handler = BrainMcp::new(state.store.clone());
+    let mut sessions = LocalSessionManager::default();
+    sessions.session_config.keep_alive = Some(opts.connection_idle);
+    // Host and Origin are checked by our own guard (before authentication);
+    // rmcp's copy of the check is switched off so there is one rule, not two.
+    let config = StreamableHttpServerConfig::default()
+        .with_cancellation_token(opts.shutdown.child_token())
+        .with_max_request_body_bytes(MAX_BODY_BYTES)
+        .disable_allowed_hosts()
+        .disable_allowed_origins();
+    let mcp = StreamableHttpService::new(move || Ok(handler.clone()), Arc::new(sessions), config);
+    let mcp = ServiceBuilder::new()
+        .layer(axum::middleware::from_fn_with_state(state.clone(), guard::host_and_origin))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), authn::require_credential))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), connections::bind))
+        .service(mcp);
+
+    Router::new()
+        .route("/healthz", get(meta::live))
+        .route("/readyz", get(meta::ready))
+        .route("/.well-known/oauth-protected-resource", get(meta::resource_metadata))
+        .route("/.well-known/oauth-protected-resource/mcp", get(meta::resource_metadata))
+        .route_service("/mcp", mcp)
+        .fallback(|| async { error_response(StatusCode::NOT_FOUND, "not_found", "no such route") })
+        .layer(security_headers())
+        .layer(TraceLayer::new_for_http().make_span_with(meta::span_for))
+        .with_state(state)
+}
+
+fn security_headers() -> ServiceBuilder<
+    tower::layer::util::Stack<
+        SetResponseHeaderLayer<HeaderValue>,
+        tower::layer::util::Stack<
+            SetResponseHeaderLayer<HeaderValue>,
+            tower::layer::util::Stack<SetResponseHeaderLayer<HeaderValue>, tower::layer::util::Identity>,
+        >,
+    >,
+> {
+    ServiceBuilder::new()
+        .layer(SetResponseHeaderLayer::if_not_present(
+            HeaderName::from_static("x-content-type-options"),
+            HeaderValue::from_static("nosniff"),
+        ))
+        .layer(SetResponseHeaderLayer::if_not_present(
+            HeaderName::from_static("x-frame-options"),
+            HeaderValue::from_static("DENY"),
+        ))
+        .layer(SetResponseHeaderLayer::if_not_present(
+            HeaderName::from_static("referrer-policy"),
+            HeaderValue::from_static("no-referrer"),
+        ))
+}

@@ -1,0 +1,31 @@
+//! The one place where domain and store errors become tool results.
+
+use brain_core::error::{DomainError, StoreError};
+use rmcp::model::{CallToolResult, ContentBlock};
+use serde_json::json;
+
+/// SPEC §2: `isError: true`, `structuredContent.error {code, message, status, details}`,
+/// and a text block that starts with the code and says what to do next.
+pub fn tool_error(e: &DomainError) -> CallToolResult {
+    let mut r = CallToolResult::structured_error(json!({
+        "error": {
+            "code": e.code.as_str(),
+            "message": e.message,
+            "status": e.code.status(),
+            "details": e.details,
+        }
+    }));
+    r.content = vec![ContentBlock::text(format!("{}: {}", e.code, e.message))];
+    r
+}
+
+/// Backend failures are logged here and answered as `internal`, without their text.
+pub fn store_error(tool: &str, e: StoreError) -> CallToolResult {
+    match e {
+        StoreError::Domain(d) => tool_error(&d),
+        StoreError::Backend(detail) => {
+            tracing::error!(tool, error = %detail, "tool failed in the store");
+            tool_error(&DomainError::internal())
+        }
+    }
+}

@@ -1,0 +1,137 @@
+//! The MCP face of brain: an rmcp `ServerHandler` over a prebuilt tool list.
+//!
+//! Tool definitions are built once at start-up and shared (`Arc`), so neither
+//! `tools/list` nor `tools/call` rebuilds a router. The handler keeps no
+//! per-connection memory: everything a call needs is in the request's
+//! extensions (the authenticated principal) or in the store.
+
+pub mod args;
+pub mod errors;
+pub mod schemas;
+
+use std::sync::Arc;
+
+use brain_core::DomainError;
+use brain_core::model::Caller;
+use brain_core::requests::OverrideGrant;
+use brain_core::store::Store;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+
+use crate::auth::Principal;
+use crate::tools::{self, ToolCtx};
+
+pub const INSTRUCTIONS: &str = "brain keeps durable working sessions over a shared, revisioned focus. \
+A working session goes: brain_session_start (read the briefing: base focus, open and recent \
+sessions, recovery) → work, recording facts and decisions with brain_remember(session_id, \
+expected_client_key) → brain_session_end with a summary and the WHOLE next focus, passing the \
+revision you read (the slot revision when bound). If the end answers conflict, someone moved the \
+focus first: start a new session, read the new focus, and merge. If it answers base_focus_shrink or \
+slot_focus_shrink, carry the durable content over and call again. Hand a bound slot to another \
+client with brain_session_relay; drop work with brain_session_abandon. Sessions never close on \
+their own: end or abandon what you start.";
+
+#[derive(Clone)]
+pub struct BrainMcp {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    store: Arc<dyn Store>,
+    tools: Vec<Tool>,
+}
+
+impl BrainMcp {
+    pub fn new(store: Arc<dyn Store>) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                store,
+                tools: tools::definitions(),
+            }),
+        }
+    }
+
+    /// The calling principal and connection, as the front door recorded them
+    /// in the HTTP request's extensions.
+    fn caller(ctx: &RequestContext<RoleServer>) -> Option<Caller> {
+        let parts = ctx.extensions.get::<http::request::Parts>()?;
+        let principal = parts.extensions.get::<Principal>()?;
+        let connection = parts
+            .headers
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        Some(principal.caller(connection))
+    }
+}
+
+impl ServerHandler for BrainMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("brain", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.inner.tools.clone()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.inner.tools.iter().find(|t| t.name == name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.as_ref();
+        if !self.inner.tools.iter().any(|t| t.name == name) {
+            return Err(ErrorData::invalid_params(format!("unknown tool: {name}"), None));
+        }
+        let Some(caller) = Self::caller(&context) else {
+            // The front door always authenticates first; reaching here means a wiring bug.
+            tracing::error!(tool = name, "tool call without an authenticated principal");
+            return Ok(errors::tool_error(&DomainError::internal()).into());
+        };
+        let ctx = ToolCtx {
+            store: self.inner.store.as_ref(),
+            caller,
+            // Elevations arrive with /brain-admin; until then nobody holds one.
+            grant: OverrideGrant::default(),
+        };
+        let started = std::time::Instant::now();
+        let args = request.arguments.unwrap_or_default();
+        let result = match tools::call(name, &ctx, args).await {
+            Some(Ok(value)) => CallToolResult::structured(value),
+            Some(Err(e)) => errors::store_error(name, e),
+            None => return Err(ErrorData::invalid_params(format!("unknown tool: {name}"), None)),
+        };
+        let outcome = if result.is_error == Some(true) {
+            result
+                .structured_content
+                .as_ref()
+                .and_then(|v| v["error"]["code"].as_str())
+                .unwrap_or("error")
+                .to_owned()
+        } else {
+            "ok".to_owned()
+        };
+        tracing::info!(
+            tool = name,
+            tenant = %ctx.caller.tenant,
+            outcome,
+            latency_ms = started.elapsed().as_secs_f64() * 1000.0,
+            "tool call"
+        );
+        Ok(result.into())
+    }
+}

@@ -1,0 +1,54 @@
+use brain_core::ids::{ProjectKey, SlotName};
+use rmcp::model::{JsonObject, Tool};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::{Hints, ToolCtx, ToolResult, define, to_result};
+use crate::mcp::{args, schemas};
+
+pub const NAME: &str = "brain_focus_get";
+
+const DESCRIPTION: &str = "Read a project's base focus, or one slot's body, with its revision and \
+the session that last wrote it. Read-only. Use it for the revision to pass to brain_session_end, or \
+to look before relaying; the briefing of brain_session_start and brain_session_resume already holds \
+it. A project or slot never written reads as an empty body at revision 0.";
+
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Args {
+    /// Project to read (1–128 characters of letters, digits and . _ / -).
+    pub project: String,
+    /// Optional slot name; omit it to read the base focus.
+    #[serde(default)]
+    pub slot: Option<String>,
+}
+
+pub fn definition() -> Tool {
+    define::<Args>(
+        NAME,
+        "Read the focus",
+        DESCRIPTION,
+        schemas::output(
+            schemas::props(json!({
+                "body": {"type": "string"},
+                "revision": {"type": "integer", "description": "Pass this as expected_focus_revision when ending a session that writes this body."},
+                "updated_at": {"type": ["string", "null"], "format": "date-time"},
+                "updated_by_session": {"type": ["string", "null"], "description": "The session whose end wrote this revision."}
+            })),
+            &["body", "revision", "updated_at", "updated_by_session"],
+        ),
+        Hints {
+            read_only: true,
+            destructive: false,
+            idempotent: true,
+        },
+    )
+}
+
+pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
+    let a: Args = args::parse(raw)?;
+    let project = ProjectKey::parse(&a.project)?;
+    let slot = a.slot.as_deref().map(SlotName::parse).transpose()?;
+    to_result(&ctx.store.focus_get(&ctx.caller.tenant, &project, slot.as_ref()).await?)
+}

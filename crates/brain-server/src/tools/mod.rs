@@ -1,0 +1,140 @@
+//! brain's MCP tools: one module per tool, each holding its definition (name,
+//! title, description, schemas, annotations) as data beside its handler.
+
+use std::sync::Arc;
+
+use brain_core::error::StoreError;
+use brain_core::model::Caller;
+use brain_core::requests::OverrideGrant;
+use brain_core::store::Store;
+use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use schemars::JsonSchema;
+use serde_json::Value;
+
+mod focus_get;
+mod remember;
+mod session_abandon;
+mod session_bind;
+mod session_end;
+mod session_get;
+mod session_relay;
+mod session_resume;
+mod session_start;
+
+/// What a tool handler gets: the store, who is calling, and the caller's override grant.
+pub struct ToolCtx<'a> {
+    pub store: &'a dyn Store,
+    pub caller: Caller,
+    pub grant: OverrideGrant,
+}
+
+pub type ToolResult = Result<Value, StoreError>;
+
+/// Serialize a typed outcome as the tool's structured result.
+pub fn to_result<T: serde::Serialize>(v: &T) -> ToolResult {
+    serde_json::to_value(v).map_err(StoreError::backend)
+}
+
+/// Annotations are part of the definition and must be true (TOOL_STYLE.md).
+pub struct Hints {
+    pub read_only: bool,
+    pub destructive: bool,
+    pub idempotent: bool,
+}
+
+pub fn define<A: JsonSchema + 'static>(
+    name: &'static str,
+    title: &str,
+    description: &'static str,
+    output: Arc<JsonObject>,
+    hints: Hints,
+) -> Tool {
+    let input = rmcp::handler::server::common::schema_for_input::<A>().unwrap_or_else(|e| {
+        tracing::error!(tool = name, error = %e, "input schema is not an object");
+        rmcp::handler::server::common::schema_for_empty_input()
+    });
+    Tool::new(name, description, input)
+        .with_title(title)
+        .with_raw_output_schema(output)
+        .with_annotations(
+            ToolAnnotations::with_title(title)
+                .read_only(hints.read_only)
+                .destructive(hints.destructive)
+                .idempotent(hints.idempotent)
+                .open_world(false),
+        )
+}
+
+/// Every tool's definition, built once at start-up.
+pub fn definitions() -> Vec<Tool> {
+    vec![
+        session_start::definition(),
+        session_bind::definition(),
+        session_resume::definition(),
+        session_end::definition(),
+        session_relay::definition(),
+        session_abandon::definition(),
+        remember::definition(),
+        focus_get::definition(),
+        session_get::definition(),
+    ]
+}
+
+/// Run the named tool; `None` when no such tool exists.
+pub async fn call(name: &str, ctx: &ToolCtx<'_>, args: JsonObject) -> Option<ToolResult> {
+    Some(match name {
+        session_start::NAME => session_start::call(ctx, args).await,
+        session_bind::NAME => session_bind::call(ctx, args).await,
+        session_resume::NAME => session_resume::call(ctx, args).await,
+        session_end::NAME => session_end::call(ctx, args).await,
+        session_relay::NAME => session_relay::call(ctx, args).await,
+        session_abandon::NAME => session_abandon::call(ctx, args).await,
+        remember::NAME => remember::call(ctx, args).await,
+        focus_get::NAME => focus_get::call(ctx, args).await,
+        session_get::NAME => session_get::call(ctx, args).await,
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tool_and_property_is_described() {
+        let tools = definitions();
+        assert_eq!(tools.len(), 9);
+        for t in &tools {
+            let desc = t.description.as_deref().unwrap_or("");
+            assert!(desc.len() > 80, "{} needs a real description", t.name);
+            assert!(t.title.is_some(), "{} has no title", t.name);
+            let a = t.annotations.as_ref().expect("annotations");
+            assert_eq!(a.open_world_hint, Some(false), "{}", t.name);
+            assert!(a.read_only_hint.is_some() && a.destructive_hint.is_some() && a.idempotent_hint.is_some());
+            let props = t.input_schema.get("properties").and_then(|p| p.as_object()).expect("properties");
+            assert!(!props.is_empty(), "{}", t.name);
+            for (k, v) in props {
+                let d = v.get("description").and_then(|d| d.as_str()).unwrap_or("");
+                assert!(d.len() > 10, "{}.{} needs a description", t.name, k);
+            }
+            let out = t.output_schema.as_ref().expect("output schema");
+            assert_eq!(out.get("type"), Some(&serde_json::json!("object")), "{}", t.name);
+            assert!(t.name.starts_with("brain_"));
+        }
+    }
+
+    #[test]
+    fn reads_are_read_only_and_closers_destructive() {
+        for t in definitions() {
+            let a = t.annotations.expect("annotations");
+            let name = t.name.as_ref();
+            let read = matches!(name, "brain_focus_get" | "brain_session_get");
+            assert_eq!(a.read_only_hint, Some(read), "{name}");
+            let closes = matches!(
+                name,
+                "brain_session_end" | "brain_session_relay" | "brain_session_abandon"
+            );
+            assert_eq!(a.destructive_hint, Some(closes), "{name}");
+        }
+    }
+}

@@ -1,0 +1,128 @@
+use brain_core::DomainError;
+use brain_core::ids::{ProjectKey, SessionId};
+use brain_core::model::ArtifactKind;
+use brain_core::requests::{RememberRequest, limits};
+use rmcp::model::{JsonObject, Tool};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::{Hints, ToolCtx, ToolResult, define, to_result};
+use crate::mcp::{args, schemas};
+
+pub const NAME: &str = "brain_remember";
+
+const DESCRIPTION: &str = "Record one artifact (a fact, note, decision, todo or link) in a project. \
+With session_id and expected_client_key the artifact joins that open session's ledger; without \
+them it belongs to no session and ends that overlap it report it as unattributed. Each call adds a \
+new artifact; repeats are not merged. Not for ending work (use brain_session_end) nor for changing \
+the focus. Errors: session_not_found, client_key_mismatch, session_closed, invalid_argument.";
+
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    Fact,
+    Note,
+    Decision,
+    Todo,
+    Link,
+}
+
+impl From<Kind> for ArtifactKind {
+    fn from(k: Kind) -> Self {
+        match k {
+            Kind::Fact => ArtifactKind::Fact,
+            Kind::Note => ArtifactKind::Note,
+            Kind::Decision => ArtifactKind::Decision,
+            Kind::Todo => ArtifactKind::Todo,
+            Kind::Link => ArtifactKind::Link,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Args {
+    /// Project the artifact belongs to (1–128 characters of letters, digits and . _ / -); must be the session's project when session_id is given.
+    pub project: String,
+    /// What the artifact is: fact, note, decision, todo or link.
+    pub kind: Kind,
+    /// The artifact's text (non-blank, ≤ 16 KiB).
+    pub text: String,
+    /// Up to 16 tags of 1–64 characters each, for filtering. Default none.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// Optional open session whose ledger the artifact joins; requires expected_client_key.
+    #[serde(default)]
+    pub session_id: Option<String>,
+    /// The session's client_key; required with session_id.
+    #[serde(default)]
+    pub expected_client_key: Option<String>,
+}
+
+pub fn definition() -> Tool {
+    let artifact = json!({
+        "type": "object",
+        "properties": {
+            "artifact_id": {"type": "string", "description": "art_ + 32 hex."},
+            "project": {"type": "string"},
+            "session_id": {"type": ["string", "null"], "description": "The session whose ledger holds it, or null."},
+            "kind": {"type": "string", "enum": ["fact", "note", "decision", "todo", "link"]},
+            "text": {"type": "string"},
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "created_at": schemas::timestamp("When it was recorded.")
+        },
+        "required": ["artifact_id", "project", "session_id", "kind", "text", "tags", "created_at"]
+    });
+    define::<Args>(
+        NAME,
+        "Remember an artifact",
+        DESCRIPTION,
+        schemas::output(schemas::props(json!({"artifact": artifact})), &["artifact"]),
+        Hints {
+            read_only: false,
+            destructive: false,
+            idempotent: false,
+        },
+    )
+}
+
+pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
+    let a: Args = args::parse(raw)?;
+    let digest = args::digest(&a, &[]);
+    if a.text.trim().is_empty() {
+        return Err(DomainError::invalid_argument("text", "must not be blank").into());
+    }
+    args::max_bytes("text", &a.text, limits::ARTIFACT_TEXT_MAX_BYTES)?;
+    if a.tags.len() > limits::TAGS_MAX {
+        return Err(DomainError::invalid_argument("tags", format!("may hold at most {} tags", limits::TAGS_MAX)).into());
+    }
+    for t in &a.tags {
+        if t.trim().is_empty() || t.chars().count() > limits::TAG_MAX_CHARS {
+            return Err(DomainError::invalid_argument("tags", "each tag must be 1 to 64 characters").into());
+        }
+    }
+    let session = match (a.session_id, a.expected_client_key) {
+        (None, None) => None,
+        (Some(id), Some(key)) => {
+            args::max_chars("expected_client_key", &key, limits::CLIENT_KEY_MAX_CHARS)?;
+            Some((SessionId::parse(&id)?, key))
+        }
+        (Some(_), None) => {
+            return Err(DomainError::invalid_argument("expected_client_key", "is required with session_id").into());
+        }
+        (None, Some(_)) => {
+            return Err(DomainError::invalid_argument("session_id", "is required with expected_client_key").into());
+        }
+    };
+    let req = RememberRequest {
+        project: ProjectKey::parse(&a.project)?,
+        kind: a.kind.into(),
+        text: a.text,
+        tags: a.tags,
+        session,
+        digest,
+    };
+    let artifact = ctx.store.remember(&ctx.caller, req).await?;
+    to_result(&json!({ "artifact": artifact }))
+}

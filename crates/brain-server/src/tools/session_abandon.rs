@@ -1,0 +1,72 @@
+use brain_core::ids::SessionId;
+use brain_core::requests::{AbandonRequest, limits};
+use rmcp::model::{JsonObject, Tool};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::{Hints, ToolCtx, ToolResult, define};
+use crate::mcp::{args, schemas};
+
+pub const NAME: &str = "brain_session_abandon";
+
+const DESCRIPTION: &str = "Close a session without writing any focus, recording why. Use when the \
+work is dropped or the session was opened by mistake; to keep what was learned, use \
+brain_session_end instead. Needs confirm: true (or dry_run: true to preview), else \
+confirm_required. The session becomes abandoned and accepts no further changes; repeating the exact \
+call returns the stored result with replayed: true. Errors: session_not_found, client_key_mismatch, \
+session_closed, invalid_argument (blank reason).";
+
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Args {
+    /// The open session to abandon (sess_ + 32 hex, or a hyphenated UUID).
+    pub session_id: String,
+    /// The client_key the session was started with; checked before anything else.
+    pub expected_client_key: String,
+    /// Why the session is abandoned (non-blank, ≤ 4 KiB); kept on the session.
+    pub reason: String,
+    /// Consent to close the session without writing focus. Default false.
+    #[serde(default)]
+    pub confirm: bool,
+    /// Run every check and answer what would happen, writing nothing. Default false.
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+pub fn definition() -> Tool {
+    define::<Args>(
+        NAME,
+        "Abandon a session",
+        DESCRIPTION,
+        schemas::output(
+            schemas::props(json!({
+                "session": schemas::session(),
+                "replayed": {"type": "boolean", "description": "True when this answers a repeat of the call that closed the session."},
+                "dry_run": {"type": "boolean"},
+                "would": {"type": ["string", "null"], "description": "On a dry run: abandoned."}
+            })),
+            &["session", "replayed", "dry_run", "would"],
+        ),
+        Hints {
+            read_only: false,
+            destructive: true,
+            idempotent: true,
+        },
+    )
+}
+
+pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
+    let a: Args = args::parse(raw)?;
+    args::max_chars("expected_client_key", &a.expected_client_key, limits::CLIENT_KEY_MAX_CHARS)?;
+    args::max_bytes("reason", &a.reason, limits::REASON_MAX_BYTES)?;
+    let req = AbandonRequest {
+        session_id: SessionId::parse(&a.session_id)?,
+        digest: args::digest(&a, &["dry_run"]),
+        expected_client_key: a.expected_client_key,
+        reason: a.reason,
+        confirm: a.confirm,
+        dry_run: a.dry_run,
+    };
+    Ok(ctx.store.abandon_session(&ctx.caller, req).await?)
+}

@@ -1,0 +1,96 @@
+use brain_core::ids::SessionId;
+use brain_core::requests::{EndRequest, limits};
+use rmcp::model::{JsonObject, Tool};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{Hints, ToolCtx, ToolResult, define};
+use crate::mcp::{args, schemas};
+
+pub const NAME: &str = "brain_session_end";
+
+const DESCRIPTION: &str = "End a session with a summary and the next focus; the session closes for \
+good. next_focus REPLACES the whole base focus (unbound session) or slot body (bound) under \
+compare-and-swap on expected_focus_revision. Checks, in order: session_not_found, \
+client_key_mismatch, session_closed, invalid_argument (blank summary, next_focus or \
+nothing_to_capture_reason), focus_shrink_override_refused, then the shrink guard: a next_focus under \
+70% of the current body's characters is refused (base_focus_shrink or slot_focus_shrink, with \
+current, proposed and floor) and the session stays open, so carry the durable content over and call \
+again. A stale revision still closes the session, as conflicted, writing no focus; the result shows \
+the current body and a diff. Repeating the exact call returns the stored result with replayed: true. \
+Use brain_session_relay to hand a slot to another client, brain_session_abandon to close without \
+writing focus, and brain_remember for single facts.";
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Args {
+    /// The open session to end (sess_ + 32 hex, or a hyphenated UUID).
+    pub session_id: String,
+    /// The client_key the session was started with; must match before anything else happens.
+    pub expected_client_key: String,
+    /// What was done and learned in this session (non-blank, ≤ 32 KiB).
+    pub summary: String,
+    /// The whole next focus (non-blank, ≤ 256 KiB). REPLACES the base focus (unbound) or the slot body (bound): carry forward every durable decision, commitment and deadline with its reason.
+    pub next_focus: String,
+    /// Unbound: the base focus revision you read. Bound: the SLOT revision from bind, resume or relay, never started_focus_revision.
+    pub expected_focus_revision: i64,
+    /// Optional note on why nothing was captured; if given it must not be blank.
+    #[serde(default)]
+    pub nothing_to_capture_reason: Option<String>,
+    /// Override of the 70% shrink guard. Needs an active /brain-admin elevation for this credential and connection (or an operator relay); otherwise refused with focus_shrink_override_refused before anything is written. Default false.
+    #[serde(default)]
+    pub allow_focus_shrink: bool,
+    /// Run every check and answer what would happen (would), writing nothing and no receipt. Default false.
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+impl Args {
+    /// Validate lengths and ids and build the request; `extra` is mixed into the digest.
+    pub fn into_request(self, digest: String) -> Result<EndRequest, brain_core::DomainError> {
+        args::max_chars("expected_client_key", &self.expected_client_key, limits::CLIENT_KEY_MAX_CHARS)?;
+        args::max_bytes("summary", &self.summary, limits::SUMMARY_MAX_BYTES)?;
+        args::max_bytes("next_focus", &self.next_focus, limits::FOCUS_MAX_BYTES)?;
+        if let Some(r) = &self.nothing_to_capture_reason {
+            args::max_bytes("nothing_to_capture_reason", r, limits::REASON_MAX_BYTES)?;
+        }
+        if self.expected_focus_revision < 0 {
+            return Err(brain_core::DomainError::invalid_argument(
+                "expected_focus_revision",
+                "must be 0 or more",
+            ));
+        }
+        Ok(EndRequest {
+            session_id: SessionId::parse(&self.session_id)?,
+            expected_client_key: self.expected_client_key,
+            summary: self.summary,
+            next_focus: self.next_focus,
+            expected_focus_revision: self.expected_focus_revision,
+            nothing_to_capture_reason: self.nothing_to_capture_reason,
+            allow_focus_shrink: self.allow_focus_shrink,
+            dry_run: self.dry_run,
+            digest,
+        })
+    }
+}
+
+pub fn definition() -> Tool {
+    define::<Args>(
+        NAME,
+        "End a session",
+        DESCRIPTION,
+        schemas::output(schemas::end_properties(), schemas::END_REQUIRED),
+        Hints {
+            read_only: false,
+            destructive: true,
+            idempotent: true,
+        },
+    )
+}
+
+pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
+    let a: Args = args::parse(raw)?;
+    let digest = args::digest(&a, &["dry_run"]);
+    let req = a.into_request(digest)?;
+    Ok(ctx.store.end_session(&ctx.caller, req, ctx.grant).await?)
+}
