@@ -2,9 +2,11 @@
 //! must pass, and helpers that run the real server for black-box tests.
 //!
 //! - [`db`]: a fresh PostgreSQL database per test, dropped afterwards.
+//! - [`app`]: the real server on port 0, tokens, and an rmcp client.
 //! - [`story`]: store-level behaviour, written once against `dyn Store`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+pub mod app;
 pub mod db;
 pub mod story;
 

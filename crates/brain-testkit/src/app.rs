@@ -1,0 +1,182 @@
+//! `spawn_app()`: the real front door on 127.0.0.1:0 over a fresh PostgreSQL
+//! database, with helpers to mint tokens and talk MCP through rmcp's client.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use brain_core::store::{Store, StoreSettings};
+use brain_server::auth::Authenticator;
+use brain_server::config::{JwtConfig, Secret};
+use brain_server::http::{AppState, HttpOptions, router};
+use brain_store_postgres::PgStore;
+use jsonwebtoken::{Algorithm, EncodingKey, Header, encode};
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::RunningService;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::TestDb;
+
+pub const SECRET: &str = "test-secret-test-secret-test-secret-0123456789";
+pub const ISSUER: &str = "brain";
+pub const AUDIENCE: &str = "brain";
+
+pub struct TestApp {
+    pub addr: std::net::SocketAddr,
+    pub store: Arc<dyn Store>,
+    pub db: TestDb,
+    shutdown: CancellationToken,
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}
+
+pub fn jwt_config() -> JwtConfig {
+    JwtConfig {
+        hs256_secret: Some(Secret::new(SECRET)),
+        public_keys: None,
+        issuer: ISSUER.into(),
+        audience: AUDIENCE.into(),
+    }
+}
+
+/// Start the real server with the given JWT settings on a fresh database.
+pub async fn spawn_app_with(jwt: JwtConfig) -> TestApp {
+    let db = TestDb::create().await.expect("test database");
+    let store = PgStore::connect(&db.url, StoreSettings::default()).await.expect("connect");
+    store.migrate().await.expect("migrate");
+    let store: Arc<dyn Store> = Arc::new(store);
+    // Bind first, then spawn: the address is known and accepting before any request.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let shutdown = CancellationToken::new();
+    let state = AppState {
+        store: store.clone(),
+        auth: Arc::new(Authenticator::from_config(&jwt).expect("auth config")),
+        public_url: format!("http://{addr}"),
+        allowed_hosts: Arc::new(vec!["localhost".into(), "127.0.0.1".into(), "::1".into()]),
+        allowed_origins: Arc::new(vec!["http://localhost:*".into(), "http://127.0.0.1:*".into()]),
+    };
+    let app = router(
+        state,
+        HttpOptions {
+            connection_idle: Duration::from_secs(600),
+            shutdown: shutdown.clone(),
+        },
+    );
+    tokio::spawn(brain_server::serve::serve(listener, app, shutdown.clone()));
+    TestApp {
+        addr,
+        store,
+        db,
+        shutdown,
+    }
+}
+
+pub async fn spawn_app() -> TestApp {
+    spawn_app_with(jwt_config()).await
+}
+
+/// An HS256 token with the standard claims, overridden or removed by `patch`
+/// (a `null` value removes the claim).
+pub fn token_with(patch: Value) -> String {
+    token_signed(patch, SECRET)
+}
+
+pub fn token_signed(patch: Value, secret: &str) -> String {
+    let now = chrono::Utc::now().timestamp();
+    let mut claims = json!({
+        "iss": ISSUER, "aud": AUDIENCE, "sub": "agent-1", "tenant": "acme",
+        "iat": now, "nbf": now, "exp": now + 3600,
+        "jti": uuid::Uuid::new_v4().simple().to_string(),
+    });
+    if let (Some(c), Some(p)) = (claims.as_object_mut(), patch.as_object()) {
+        for (k, v) in p {
+            if v.is_null() {
+                c.remove(k);
+            } else {
+                c.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    let key = EncodingKey::from_secret(secret.as_bytes()).expect("key");
+    encode(&Header::new(Algorithm::HS256), &claims, &key).expect("sign")
+}
+
+pub fn token(tenant: &str, sub: &str) -> String {
+    token_with(json!({"tenant": tenant, "sub": sub}))
+}
+
+pub type Client = RunningService<rmcp::RoleClient, ()>;
+
+impl TestApp {
+    pub fn mcp_url(&self) -> String {
+        format!("http://{}/mcp", self.addr)
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{}", self.addr, path)
+    }
+
+    /// An initialized MCP client (rmcp's own) holding `token`.
+    pub async fn client(&self, token: &str) -> Client {
+        let transport = StreamableHttpClientTransport::from_config(
+            StreamableHttpClientTransportConfig::with_uri(self.mcp_url()).auth_header(token),
+        );
+        ().serve(transport).await.expect("initialize")
+    }
+}
+
+/// Call a tool; the result as the server sent it.
+pub async fn call(client: &Client, tool: &str, args: Value) -> CallToolResult {
+    let args = args.as_object().cloned().unwrap_or_default();
+    client
+        .call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(args))
+        .await
+        .expect("tools/call")
+}
+
+/// A successful call's structured result (panics on a tool error).
+pub async fn ok(client: &Client, tool: &str, args: Value) -> Value {
+    let r = call(client, tool, args).await;
+    assert_ne!(r.is_error, Some(true), "{tool} failed: {:?}", r.structured_content);
+    r.structured_content.expect("structured content")
+}
+
+/// A refused call's error object `{code, message, status, details}` (panics on success).
+pub async fn refused(client: &Client, tool: &str, args: Value) -> Value {
+    let r = call(client, tool, args).await;
+    assert_eq!(r.is_error, Some(true), "{tool} should fail: {:?}", r.structured_content);
+    let text = r
+        .content
+        .first()
+        .and_then(|c| c.as_text())
+        .map(|t| t.text.clone())
+        .unwrap_or_default();
+    let err = r.structured_content.expect("structured error")["error"].clone();
+    let code = err["code"].as_str().unwrap_or_default().to_owned();
+    assert!(text.starts_with(&format!("{code}: ")), "text block must start with the code: {text}");
+    err
+}
+
+/// A file under brain-testkit's `fixtures/` (test-only keys).
+pub fn fixture(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(name)
+}
+
+/// Count rows of a table in the app's database (to prove nothing was written).
+pub async fn count_rows(app: &TestApp, table: &str) -> i64 {
+    let pool = sqlx::PgPool::connect(&app.db.url).await.expect("connect");
+    let n: i64 = sqlx::query_scalar(&format!("SELECT count(*) FROM {table}"))
+        .fetch_one(&pool)
+        .await
+        .expect("count");
+    pool.close().await;
+    n
+}
