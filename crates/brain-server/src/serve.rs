@@ -4,10 +4,10 @@ use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use axum::Router;
-use axum::serve::ListenerExt;
+use axum::serve::{ListenerExt, TapIo};
 use brain_core::store::{Store, StoreSettings};
 use brain_store_postgres::PgStore;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
 
 /// Open the store named by the URL's scheme and apply pending migrations.
@@ -28,16 +28,39 @@ pub async fn open_store(url: &str, settings: StoreSettings) -> anyhow::Result<Ar
     }
 }
 
+/// A listener whose every accepted socket has `TCP_NODELAY` set.
+pub fn with_nodelay(listener: TcpListener) -> TapIo<TcpListener, fn(&mut TcpStream)> {
+    listener.tap_io(set_nodelay as fn(&mut TcpStream))
+}
+
+fn set_nodelay(tcp: &mut TcpStream) {
+    if let Err(e) = tcp.set_nodelay(true) {
+        tracing::warn!(error = %e, "could not set TCP_NODELAY");
+    }
+}
+
 /// Serve `app` until `shutdown` is cancelled. Every accepted socket gets
 /// `TCP_NODELAY`: without it, each streamed MCP reply waits ~40 ms for the
 /// peer's delayed ACK (Nagle), on every call.
 pub async fn serve(listener: TcpListener, app: Router, shutdown: CancellationToken) -> std::io::Result<()> {
-    let listener = listener.tap_io(|tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::warn!(error = %e, "could not set TCP_NODELAY");
-        }
-    });
-    axum::serve(listener, app)
+    axum::serve(with_nodelay(listener), app)
         .with_graceful_shutdown(shutdown.cancelled_owned())
         .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::serve::Listener;
+
+    #[tokio::test]
+    async fn accepted_sockets_have_nodelay() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let mut listener = with_nodelay(listener);
+        let client = tokio::spawn(tokio::net::TcpStream::connect(addr));
+        let (io, _) = listener.accept().await;
+        assert!(io.nodelay().unwrap(), "accepted socket must have TCP_NODELAY");
+        client.await.unwrap().unwrap();
+    }
 }

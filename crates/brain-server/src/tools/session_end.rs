@@ -1,8 +1,6 @@
 use brain_core::ids::SessionId;
 use brain_core::requests::{EndRequest, limits};
 use rmcp::model::{JsonObject, Tool};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 
 use super::{Hints, ToolCtx, ToolResult, define};
 use crate::mcp::{args, schemas};
@@ -21,32 +19,42 @@ the current body and a diff. Repeating the exact call returns the stored result 
 Use brain_session_relay to hand a slot to another client, brain_session_abandon to close without \
 writing focus, and brain_remember for single facts.";
 
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Args {
-    /// The open session to end (sess_ + 32 hex, or a hyphenated UUID).
-    pub session_id: String,
-    /// The client_key the session was started with; must match before anything else happens.
-    pub expected_client_key: String,
-    /// What was done and learned in this session (non-blank, ≤ 32 KiB).
-    pub summary: String,
-    /// The whole next focus (non-blank, ≤ 256 KiB). REPLACES the base focus (unbound) or the slot body (bound): carry forward every durable decision, commitment and deadline with its reason.
-    pub next_focus: String,
-    /// Unbound: the base focus revision you read. Bound: the SLOT revision from bind, resume or relay, never started_focus_revision.
-    pub expected_focus_revision: i64,
-    /// Optional note on why nothing was captured; if given it must not be blank.
-    #[serde(default)]
-    pub nothing_to_capture_reason: Option<String>,
-    /// Override of the 70% shrink guard. Needs an active /brain-admin elevation for this credential and connection (or an operator relay); otherwise refused with focus_shrink_override_refused before anything is written. Default false.
-    #[serde(default)]
-    pub allow_focus_shrink: bool,
-    /// Run every check and answer what would happen (would), writing nothing and no receipt. Default false.
-    #[serde(default)]
-    pub dry_run: bool,
+/// The arguments of an end; relay adds its own fields to the same list, so the
+/// two tools cannot drift apart.
+macro_rules! end_args {
+    ($name:ident { $($extra:tt)* }) => {
+        #[derive(Debug, Clone, serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
+        #[serde(deny_unknown_fields)]
+        pub struct $name {
+            /// The open session to end (sess_ + 32 hex, or a hyphenated UUID).
+            pub session_id: String,
+            /// The client_key the session was started with; must match before anything else happens.
+            pub expected_client_key: String,
+            /// What was done and learned in this session (non-blank, ≤ 32 KiB).
+            pub summary: String,
+            /// The whole next focus (non-blank, ≤ 256 KiB). REPLACES the base focus (unbound) or the slot body (bound): carry forward every durable decision, commitment and deadline with its reason.
+            pub next_focus: String,
+            /// Unbound: the base focus revision you read. Bound: the SLOT revision from bind, resume or relay, never started_focus_revision.
+            pub expected_focus_revision: i64,
+            /// Optional note on why nothing was captured; if given it must not be blank.
+            #[serde(default)]
+            pub nothing_to_capture_reason: Option<String>,
+            /// Override of the 70% shrink guard. Needs an active /brain-admin elevation for this credential and connection (or an operator relay); otherwise refused with focus_shrink_override_refused before anything is written. Default false.
+            #[serde(default)]
+            pub allow_focus_shrink: bool,
+            /// Run every check and answer what would happen (would), writing nothing and no receipt. Default false.
+            #[serde(default)]
+            pub dry_run: bool,
+            $($extra)*
+        }
+    };
 }
+pub(crate) use end_args;
+
+end_args!(Args {});
 
 impl Args {
-    /// Validate lengths and ids and build the request; `extra` is mixed into the digest.
+    /// Validate lengths and ids and build the request with the given replay digest.
     pub fn into_request(self, digest: String) -> Result<EndRequest, brain_core::DomainError> {
         args::max_chars("expected_client_key", &self.expected_client_key, limits::CLIENT_KEY_MAX_CHARS)?;
         args::max_bytes("summary", &self.summary, limits::SUMMARY_MAX_BYTES)?;

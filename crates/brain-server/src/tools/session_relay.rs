@@ -1,7 +1,5 @@
 use brain_core::requests::{RelayRequest, limits};
 use rmcp::model::{JsonObject, Tool};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::{Hints, ToolCtx, ToolResult, define, session_end};
@@ -17,12 +15,26 @@ unbound session is refused (relay_requires_slot); a stale revision closes this s
 conflicted and opens no new one (new_session: null). A relay by a credential with role operator or \
 relay may set allow_focus_shrink. To finish without handing over, use brain_session_end.";
 
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
-pub struct Args {
-    #[serde(flatten)]
-    pub end: session_end::Args,
+session_end::end_args!(Args {
     /// The receiving client's client_key (non-blank, ≤ 200 characters); the new session is opened for it.
     pub to_client_key: String,
+});
+
+impl Args {
+    /// The end half of the relay, and the receiver.
+    fn split(self) -> (session_end::Args, String) {
+        let end = session_end::Args {
+            session_id: self.session_id,
+            expected_client_key: self.expected_client_key,
+            summary: self.summary,
+            next_focus: self.next_focus,
+            expected_focus_revision: self.expected_focus_revision,
+            nothing_to_capture_reason: self.nothing_to_capture_reason,
+            allow_focus_shrink: self.allow_focus_shrink,
+            dry_run: self.dry_run,
+        };
+        (end, self.to_client_key)
+    }
 }
 
 pub fn definition() -> Tool {
@@ -56,9 +68,10 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
     let a: Args = args::parse(raw)?;
     args::max_chars("to_client_key", &a.to_client_key, limits::CLIENT_KEY_MAX_CHARS)?;
     let digest = args::digest(&a, &["dry_run"]);
+    let (end, to_client_key) = a.split();
     let req = RelayRequest {
-        end: a.end.into_request(digest)?,
-        to_client_key: a.to_client_key,
+        end: end.into_request(digest)?,
+        to_client_key,
     };
     Ok(ctx.store.relay_session(&ctx.caller, req, ctx.grant).await?)
 }

@@ -1,0 +1,46 @@
+//! Black-box: many agents, each on its own MCP connection, ending on one
+//! revision at once (SPEC §2.4 concurrency).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+
+use brain_core::ids::TenantId;
+use brain_core::receipt::verify_chain;
+use brain_testkit::app::{ok, spawn_app, token};
+use serde_json::json;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn twenty_concurrent_ends_apply_exactly_once() {
+    const N: usize = 20;
+    let app = spawn_app().await;
+    let mut clients = Vec::new();
+    for i in 0..N {
+        let c = app.client(&token("acme", &format!("agent-{i}"))).await;
+        let s = ok(&c, "brain_session_start", json!({"project": "race", "client_key": format!("k{i}")})).await;
+        clients.push((c, s["session"]["session_id"].as_str().unwrap().to_owned()));
+    }
+    let barrier = Arc::new(tokio::sync::Barrier::new(N));
+    let mut tasks = Vec::new();
+    for (i, (c, id)) in clients.into_iter().enumerate() {
+        let barrier = barrier.clone();
+        tasks.push(tokio::spawn(async move {
+            barrier.wait().await;
+            let out = ok(&c, "brain_session_end", json!({"session_id": id, "expected_client_key": format!("k{i}"),
+                "summary": "raced", "next_focus": format!("focus from agent {i}"), "expected_focus_revision": 0})).await;
+            c.cancel().await.unwrap();
+            out["focus_outcome"].as_str().unwrap().to_owned()
+        }));
+    }
+    let mut outcomes = Vec::new();
+    for t in tasks {
+        outcomes.push(t.await.unwrap());
+    }
+    let applied = outcomes.iter().filter(|o| *o == "applied").count();
+    let conflicts = outcomes.iter().filter(|o| *o == "conflict").count();
+    assert_eq!((applied, conflicts), (1, N - 1), "{outcomes:?}");
+    let receipts = app.store.receipts(&TenantId::parse("acme").unwrap()).await.unwrap();
+    assert_eq!(receipts.len(), 2 * N);
+    assert_eq!(verify_chain(&receipts), Ok(2 * N), "linear and gap-free");
+    let seqs: Vec<i64> = receipts.iter().map(|r| r.seq).collect();
+    assert_eq!(seqs, (1..=2 * N as i64).collect::<Vec<_>>());
+}
