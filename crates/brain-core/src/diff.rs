@@ -27,6 +27,9 @@ mod tests {
     fn a_changed_line_shows_both_sides() {
         let d = unified("keep\nold\n", "keep\nnew\n", "rev 1", "proposal");
         assert!(d.starts_with("--- rev 1\n+++ proposal\n"), "{d}");
-        assert!(d.contains("-old\n") && d.contains("+new\n") && d.contains(" keep\n"), "{d}");
+        assert!(
+            d.contains("-old\n") && d.contains("+new\n") && d.contains(" keep\n"),
+            "{d}"
+        );
     }
 }

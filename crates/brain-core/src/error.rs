@@ -160,7 +160,10 @@ mod tests {
 
     #[test]
     fn codes_serialize_as_their_names() {
-        for code in [ErrorCode::BaseFocusShrink, ErrorCode::FocusShrinkOverrideRefused] {
+        for code in [
+            ErrorCode::BaseFocusShrink,
+            ErrorCode::FocusShrinkOverrideRefused,
+        ] {
             assert_eq!(
                 serde_json::to_value(code).ok(),
                 Some(Value::String(code.as_str().into()))

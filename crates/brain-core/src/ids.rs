@@ -202,7 +202,11 @@ mod tests {
             "sess_01234567-89ab-cdef-0123-456789abcdef",
         ] {
             let err = SessionId::parse(bad).err();
-            assert_eq!(err.map(|e| e.code), Some(ErrorCode::InvalidArgument), "{bad}");
+            assert_eq!(
+                err.map(|e| e.code),
+                Some(ErrorCode::InvalidArgument),
+                "{bad}"
+            );
         }
     }
 

@@ -116,10 +116,9 @@ pub enum ChainFault {
 pub fn verify_chain<'a>(
     receipts: impl IntoIterator<Item = &'a Receipt>,
 ) -> Result<usize, (i64, ChainFault)> {
-    let mut expected_seq = 1;
     let mut prev = GENESIS_HASH.to_owned();
     let mut count = 0;
-    for r in receipts {
+    for (expected_seq, r) in (1..).zip(receipts) {
         if r.seq != expected_seq {
             return Err((r.seq, ChainFault::SeqGap));
         }
@@ -130,7 +129,6 @@ pub fn verify_chain<'a>(
             return Err((r.seq, ChainFault::HashMismatch));
         }
         prev = r.hash.clone();
-        expected_seq += 1;
         count += 1;
     }
     Ok(count)
@@ -171,7 +169,13 @@ mod tests {
                 .last()
                 .map(|r| (r.seq, r.hash.clone()))
                 .unwrap_or((0, GENESIS_HASH.to_owned()));
-            out.push(Receipt::chain(&caller(), draft("ok"), seq, &prev, now_micros()));
+            out.push(Receipt::chain(
+                &caller(),
+                draft("ok"),
+                seq,
+                &prev,
+                now_micros(),
+            ));
         }
         out
     }

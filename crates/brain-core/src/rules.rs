@@ -156,7 +156,14 @@ pub fn decide_close(
     override_authority: bool,
     current: &Focus,
 ) -> CloseDecision {
-    match decide_close_inner(session, req, kind, to_client_key, override_authority, current) {
+    match decide_close_inner(
+        session,
+        req,
+        kind,
+        to_client_key,
+        override_authority,
+        current,
+    ) {
         Ok(d) => d,
         Err(e) => CloseDecision::Refuse(e),
     }

@@ -137,8 +137,11 @@ pub trait Store: Send + Sync + 'static {
         caller: &Caller,
         req: StartRequest,
     ) -> Result<SessionBriefing, StoreError>;
-    async fn bind_session(&self, caller: &Caller, req: BindRequest)
-    -> Result<BindOutcome, StoreError>;
+    async fn bind_session(
+        &self,
+        caller: &Caller,
+        req: BindRequest,
+    ) -> Result<BindOutcome, StoreError>;
     async fn resume_session(
         &self,
         caller: &Caller,
@@ -180,13 +183,17 @@ pub trait Store: Send + Sync + 'static {
     async fn receipts(&self, tenant: &TenantId) -> Result<Vec<Receipt>, StoreError>;
 
     /// Record a newly initialized MCP connection for the caller.
-    async fn connection_open(&self, caller: &Caller, connection_id: &str) -> Result<(), StoreError>;
+    async fn connection_open(&self, caller: &Caller, connection_id: &str)
+    -> Result<(), StoreError>;
     /// Look a connection up in the caller's tenant; another tenant's id is `None`.
     async fn connection_get(
         &self,
         tenant: &TenantId,
         connection_id: &str,
     ) -> Result<Option<ConnectionRecord>, StoreError>;
-    async fn connection_close(&self, tenant: &TenantId, connection_id: &str)
-    -> Result<(), StoreError>;
+    async fn connection_close(
+        &self,
+        tenant: &TenantId,
+        connection_id: &str,
+    ) -> Result<(), StoreError>;
 }

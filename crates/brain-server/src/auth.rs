@@ -131,8 +131,8 @@ impl Authenticator {
             _ => None,
         }
         .ok_or_else(|| AuthError::Invalid(format!("no key for algorithm {:?}", header.alg)))?;
-        let data = decode::<Claims>(token, key, &self.validation(header.alg))
-            .map_err(|e| invalid(&e))?;
+        let data =
+            decode::<Claims>(token, key, &self.validation(header.alg)).map_err(|e| invalid(&e))?;
         let c = data.claims;
         if c.sub.trim().is_empty() {
             return Err(AuthError::Invalid("empty sub".into()));
@@ -161,7 +161,8 @@ fn load_public_keys(path: &Path) -> anyhow::Result<Vec<PublicKey>> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read BRAIN_JWT_PUBLIC_KEYS file {}", path.display()))?;
     let keys: Vec<PublicKey> = if text.trim_start().starts_with('{') {
-        let set: JwkSet = serde_json::from_str(&text).context("BRAIN_JWT_PUBLIC_KEYS is not a JWKS")?;
+        let set: JwkSet =
+            serde_json::from_str(&text).context("BRAIN_JWT_PUBLIC_KEYS is not a JWKS")?;
         set.keys
             .iter()
             .filter_map(|jwk| {
@@ -183,11 +184,19 @@ fn load_public_keys(path: &Path) -> anyhow::Result<Vec<PublicKey>> {
             .into_iter()
             .filter_map(|block| {
                 if let Ok(key) = DecodingKey::from_rsa_pem(block.as_bytes()) {
-                    Some(PublicKey { kid: None, alg: Algorithm::RS256, key })
+                    Some(PublicKey {
+                        kid: None,
+                        alg: Algorithm::RS256,
+                        key,
+                    })
                 } else {
                     DecodingKey::from_ec_pem(block.as_bytes())
                         .ok()
-                        .map(|key| PublicKey { kid: None, alg: Algorithm::ES256, key })
+                        .map(|key| PublicKey {
+                            kid: None,
+                            alg: Algorithm::ES256,
+                            key,
+                        })
                 }
             })
             .collect()
@@ -218,5 +227,8 @@ fn pem_blocks(text: &str) -> Vec<String> {
 /// Extract the bearer token from an `Authorization` header value.
 pub fn bearer(value: &str) -> Option<&str> {
     let (scheme, token) = value.split_once(' ')?;
-    scheme.eq_ignore_ascii_case("bearer").then_some(token.trim()).filter(|t| !t.is_empty())
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then_some(token.trim())
+        .filter(|t| !t.is_empty())
 }

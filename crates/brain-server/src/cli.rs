@@ -15,7 +15,11 @@ use crate::http::{AppState, HttpOptions, router};
 use crate::serve::{open_store, serve};
 
 #[derive(Debug, Parser)]
-#[command(name = "brain", version, about = "Durable working sessions for AI agents, over MCP")]
+#[command(
+    name = "brain",
+    version,
+    about = "Durable working sessions for AI agents, over MCP"
+)]
 pub struct Cli {
     /// Log format: text or json.
     #[arg(long, env = "BRAIN_LOG_FORMAT", default_value = "text", global = true)]
@@ -62,7 +66,13 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             tracing::info!("migrations applied");
             Ok(())
         }
-        Command::Token(TokenCommand::Mint { tenant, sub, role, ttl, jwt }) => {
+        Command::Token(TokenCommand::Mint {
+            tenant,
+            sub,
+            role,
+            ttl,
+            jwt,
+        }) => {
             let Some(secret) = jwt.hs256_secret else {
                 bail!("token mint needs BRAIN_JWT_HS256_SECRET");
             };
@@ -125,14 +135,15 @@ async fn signal_shutdown(token: CancellationToken) {
     let ctrl_c = tokio::signal::ctrl_c();
     #[cfg(unix)]
     {
-        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(s) => s,
-            Err(_) => {
-                let _ = ctrl_c.await;
-                token.cancel();
-                return;
-            }
-        };
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(_) => {
+                    let _ = ctrl_c.await;
+                    token.cancel();
+                    return;
+                }
+            };
         tokio::select! {
             _ = ctrl_c => {}
             _ = term.recv() => {}

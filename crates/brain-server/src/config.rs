@@ -36,7 +36,11 @@ impl std::str::FromStr for Secret {
 #[derive(Debug, Clone, Args)]
 pub struct JwtConfig {
     /// Shared secret for HS256 JWTs (development, tests).
-    #[arg(long = "jwt-hs256-secret", env = "BRAIN_JWT_HS256_SECRET", hide_env_values = true)]
+    #[arg(
+        long = "jwt-hs256-secret",
+        env = "BRAIN_JWT_HS256_SECRET",
+        hide_env_values = true
+    )]
     pub hs256_secret: Option<Secret>,
     /// PEM file or JWKS JSON file of RS256/ES256 public keys (production).
     #[arg(long = "jwt-public-keys", env = "BRAIN_JWT_PUBLIC_KEYS")]
@@ -45,7 +49,11 @@ pub struct JwtConfig {
     #[arg(long = "jwt-issuer", env = "BRAIN_JWT_ISSUER", default_value = "brain")]
     pub issuer: String,
     /// Required `aud` claim.
-    #[arg(long = "jwt-audience", env = "BRAIN_JWT_AUDIENCE", default_value = "brain")]
+    #[arg(
+        long = "jwt-audience",
+        env = "BRAIN_JWT_AUDIENCE",
+        default_value = "brain"
+    )]
     pub audience: String,
 }
 
@@ -63,7 +71,12 @@ pub struct ServeConfig {
     #[arg(long, env = "BRAIN_PUBLIC_URL")]
     pub public_url: Option<String>,
     /// Allowed `Host` values for /mcp (comma-separated; an entry without a port matches any port).
-    #[arg(long, env = "BRAIN_ALLOWED_HOSTS", value_delimiter = ',', default_value = "localhost,127.0.0.1,::1")]
+    #[arg(
+        long,
+        env = "BRAIN_ALLOWED_HOSTS",
+        value_delimiter = ',',
+        default_value = "localhost,127.0.0.1,::1"
+    )]
     pub allowed_hosts: Vec<String>,
     /// Allowed `Origin` values (comma-separated; `:*` matches any port). No `Origin` passes.
     #[arg(
@@ -84,7 +97,12 @@ pub struct ServeConfig {
 #[derive(Debug, Clone, Args)]
 pub struct DatabaseConfig {
     /// `postgres://…` (the SQLite default arrives with the embedded store).
-    #[arg(long = "database-url", env = "DATABASE_URL", default_value = "sqlite://./brain.db", hide_env_values = true)]
+    #[arg(
+        long = "database-url",
+        env = "DATABASE_URL",
+        default_value = "sqlite://./brain.db",
+        hide_env_values = true
+    )]
     pub url: String,
 }
 

@@ -24,7 +24,9 @@ pub async fn open_store(url: &str, settings: StoreSettings) -> anyhow::Result<Ar
         "sqlite" => bail!(
             "the embedded SQLite store is not available yet; set DATABASE_URL=postgres://… (see README)"
         ),
-        _ => bail!("DATABASE_URL must start with postgres:// (or sqlite:// once the embedded store lands)"),
+        _ => bail!(
+            "DATABASE_URL must start with postgres:// (or sqlite:// once the embedded store lands)"
+        ),
     }
 }
 
@@ -42,7 +44,11 @@ fn set_nodelay(tcp: &mut TcpStream) {
 /// Serve `app` until `shutdown` is cancelled. Every accepted socket gets
 /// `TCP_NODELAY`: without it, each streamed MCP reply waits ~40 ms for the
 /// peer's delayed ACK (Nagle), on every call.
-pub async fn serve(listener: TcpListener, app: Router, shutdown: CancellationToken) -> std::io::Result<()> {
+pub async fn serve(
+    listener: TcpListener,
+    app: Router,
+    shutdown: CancellationToken,
+) -> std::io::Result<()> {
     axum::serve(with_nodelay(listener), app)
         .with_graceful_shutdown(shutdown.cancelled_owned())
         .await
@@ -60,7 +66,10 @@ mod tests {
         let mut listener = with_nodelay(listener);
         let client = tokio::spawn(tokio::net::TcpStream::connect(addr));
         let (io, _) = listener.accept().await;
-        assert!(io.nodelay().unwrap(), "accepted socket must have TCP_NODELAY");
+        assert!(
+            io.nodelay().unwrap(),
+            "accepted socket must have TCP_NODELAY"
+        );
         client.await.unwrap().unwrap();
     }
 }

@@ -8,7 +8,8 @@ pub fn init(json: bool) {
         .unwrap_or_else(|_| EnvFilter::new("info,rmcp=warn,sqlx=warn,tower_http=warn"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()));
     if json {
         builder.json().flatten_event(true).init();
     } else {

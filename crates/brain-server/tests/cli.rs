@@ -8,7 +8,12 @@ use brain_testkit::app::SECRET;
 
 fn brain() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_brain"));
-    for var in ["BRAIN_JWT_HS256_SECRET", "BRAIN_JWT_PUBLIC_KEYS", "DATABASE_URL", "BRAIN_LISTEN"] {
+    for var in [
+        "BRAIN_JWT_HS256_SECRET",
+        "BRAIN_JWT_PUBLIC_KEYS",
+        "DATABASE_URL",
+        "BRAIN_LISTEN",
+    ] {
         c.env_remove(var);
     }
     c
@@ -16,7 +21,10 @@ fn brain() -> Command {
 
 #[test]
 fn serve_refuses_to_start_without_a_key() {
-    let out = brain().args(["serve", "--listen", "127.0.0.1:0"]).output().unwrap();
+    let out = brain()
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .output()
+        .unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("BRAIN_JWT_HS256_SECRET"), "{err}");
@@ -25,7 +33,13 @@ fn serve_refuses_to_start_without_a_key() {
 #[test]
 fn serve_exits_non_zero_when_the_database_is_unreachable() {
     let out = brain()
-        .args(["serve", "--listen", "127.0.0.1:0", "--database-url", "postgres://nobody@127.0.0.1:1/none"])
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--database-url",
+            "postgres://nobody@127.0.0.1:1/none",
+        ])
         .env("BRAIN_JWT_HS256_SECRET", SECRET)
         .output()
         .unwrap();
@@ -36,13 +50,20 @@ fn serve_exits_non_zero_when_the_database_is_unreachable() {
 #[test]
 fn token_mint_prints_a_token_the_server_accepts() {
     let out = brain()
-        .args(["token", "mint", "--tenant", "acme", "--sub", "alice", "--role", "operator"])
+        .args([
+            "token", "mint", "--tenant", "acme", "--sub", "alice", "--role", "operator",
+        ])
         .env("BRAIN_JWT_HS256_SECRET", SECRET)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let token = String::from_utf8(out.stdout).unwrap();
-    let auth = brain_server::auth::Authenticator::from_config(&brain_testkit::app::jwt_config()).unwrap();
+    let auth =
+        brain_server::auth::Authenticator::from_config(&brain_testkit::app::jwt_config()).unwrap();
     let p = auth.authenticate(token.trim()).unwrap();
     assert_eq!(p.tenant.as_str(), "acme");
     assert_eq!(p.subject, "alice");
@@ -52,13 +73,26 @@ fn token_mint_prints_a_token_the_server_accepts() {
 #[tokio::test]
 async fn migrate_applies_the_schema() {
     let db = TestDb::create().await.unwrap();
-    let out = brain().args(["migrate", "--database-url", &db.url]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = brain()
+        .args(["migrate", "--database-url", &db.url])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let pool = sqlx::PgPool::connect(&db.url).await.unwrap();
-    let n: i64 = sqlx::query_scalar("SELECT count(*) FROM _sqlx_migrations").fetch_one(&pool).await.unwrap();
+    let n: i64 = sqlx::query_scalar("SELECT count(*) FROM _sqlx_migrations")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
     assert_eq!(n, 1);
     // Idempotent.
-    let again = brain().args(["migrate", "--database-url", &db.url]).output().unwrap();
+    let again = brain()
+        .args(["migrate", "--database-url", &db.url])
+        .output()
+        .unwrap();
     assert!(again.status.success());
     pool.close().await;
 }

@@ -16,7 +16,12 @@ async fn twenty_concurrent_ends_apply_exactly_once() {
     let mut clients = Vec::new();
     for i in 0..N {
         let c = app.client(&token("acme", &format!("agent-{i}"))).await;
-        let s = ok(&c, "brain_session_start", json!({"project": "race", "client_key": format!("k{i}")})).await;
+        let s = ok(
+            &c,
+            "brain_session_start",
+            json!({"project": "race", "client_key": format!("k{i}")}),
+        )
+        .await;
         clients.push((c, s["session"]["session_id"].as_str().unwrap().to_owned()));
     }
     let barrier = Arc::new(tokio::sync::Barrier::new(N));
@@ -38,7 +43,11 @@ async fn twenty_concurrent_ends_apply_exactly_once() {
     let applied = outcomes.iter().filter(|o| *o == "applied").count();
     let conflicts = outcomes.iter().filter(|o| *o == "conflict").count();
     assert_eq!((applied, conflicts), (1, N - 1), "{outcomes:?}");
-    let receipts = app.store.receipts(&TenantId::parse("acme").unwrap()).await.unwrap();
+    let receipts = app
+        .store
+        .receipts(&TenantId::parse("acme").unwrap())
+        .await
+        .unwrap();
     assert_eq!(receipts.len(), 2 * N);
     assert_eq!(verify_chain(&receipts), Ok(2 * N), "linear and gap-free");
     let seqs: Vec<i64> = receipts.iter().map(|r| r.seq).collect();

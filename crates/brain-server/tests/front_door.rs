@@ -4,7 +4,8 @@
 
 use brain_server::config::JwtConfig;
 use brain_testkit::app::{
-    TestApp, count_rows, fixture, jwt_config, ok, spawn_app, spawn_app_with, token, token_signed, token_with,
+    TestApp, count_rows, fixture, jwt_config, ok, spawn_app, spawn_app_with, token, token_signed,
+    token_with,
 };
 use jsonwebtoken::{Algorithm, EncodingKey, Header, encode};
 use reqwest::StatusCode;
@@ -32,9 +33,15 @@ fn post(app: &TestApp, token: Option<&str>, body: &Value) -> reqwest::RequestBui
 
 /// A raw initialize; returns the connection id.
 async fn connect(app: &TestApp, token: &str) -> String {
-    let resp = post(app, Some(token), &initialize_body()).send().await.unwrap();
+    let resp = post(app, Some(token), &initialize_body())
+        .send()
+        .await
+        .unwrap();
     assert_eq!(resp.status(), StatusCode::OK);
-    let id = resp.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let id = resp.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
     let _ = resp.text().await;
     let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
     let resp = post(app, Some(token), &note)
@@ -64,7 +71,9 @@ async fn with_connection(
         .header("mcp-session-id", id)
         .header("mcp-protocol-version", "2025-11-25");
     if method == reqwest::Method::POST {
-        r = r.header("content-type", "application/json").json(&tools_list());
+        r = r
+            .header("content-type", "application/json")
+            .json(&tools_list());
     }
     let resp = r.send().await.unwrap();
     resp.status()
@@ -85,7 +94,11 @@ mod base64_url {
         const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
         let mut out = String::new();
         for chunk in bytes.chunks(3) {
-            let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+            let b = [
+                chunk[0],
+                *chunk.get(1).unwrap_or(&0),
+                *chunk.get(2).unwrap_or(&0),
+            ];
             let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
             let chars = chunk.len() + 1;
             for i in 0..chars {
@@ -101,10 +114,16 @@ async fn missing_token_is_401_with_a_resource_metadata_challenge() {
     let app = spawn_app().await;
     let resp = post(&app, None, &initialize_body()).send().await.unwrap();
     assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
-    let challenge = resp.headers()["www-authenticate"].to_str().unwrap().to_owned();
+    let challenge = resp.headers()["www-authenticate"]
+        .to_str()
+        .unwrap()
+        .to_owned();
     assert_eq!(
         challenge,
-        format!("Bearer resource_metadata=\"http://{}/.well-known/oauth-protected-resource/mcp\"", app.addr)
+        format!(
+            "Bearer resource_metadata=\"http://{}/.well-known/oauth-protected-resource/mcp\"",
+            app.addr
+        )
     );
     let body: Value = resp.json().await.unwrap();
     assert_eq!(body["error"]["code"], json!("unauthenticated"));
@@ -118,8 +137,14 @@ async fn jwt_attack_matrix_is_refused_and_nothing_is_done() {
                       "exp": now + 3600, "iat": now});
     let cases: Vec<(&str, String)> = vec![
         ("alg none", alg_none(&base)),
-        ("wrong key", token_signed(json!({}), "another-secret-another-secret-another-secret")),
-        ("expired", token_with(json!({"exp": now - 3600, "iat": now - 7200, "nbf": now - 7200}))),
+        (
+            "wrong key",
+            token_signed(json!({}), "another-secret-another-secret-another-secret"),
+        ),
+        (
+            "expired",
+            token_with(json!({"exp": now - 3600, "iat": now - 7200, "nbf": now - 7200})),
+        ),
         ("not yet valid", token_with(json!({"nbf": now + 3600}))),
         ("wrong aud", token_with(json!({"aud": "someone-else"}))),
         ("no aud", token_with(json!({"aud": null}))),
@@ -133,16 +158,25 @@ async fn jwt_attack_matrix_is_refused_and_nothing_is_done() {
         ("garbage", "not.a.jwt".to_owned()),
     ];
     for (name, t) in &cases {
-        let resp = post(&app, Some(t), &initialize_body()).send().await.unwrap();
+        let resp = post(&app, Some(t), &initialize_body())
+            .send()
+            .await
+            .unwrap();
         assert_eq!(resp.status(), StatusCode::UNAUTHORIZED, "{name}");
         let challenge = resp.headers()["www-authenticate"].to_str().unwrap();
-        assert!(challenge.contains("error=\"invalid_token\""), "{name}: {challenge}");
+        assert!(
+            challenge.contains("error=\"invalid_token\""),
+            "{name}: {challenge}"
+        );
     }
     assert_eq!(count_rows(&app, "mcp_connections").await, 0);
     assert_eq!(count_rows(&app, "receipts").await, 0);
     assert_eq!(count_rows(&app, "tenants").await, 0);
     // The control: a good token is accepted.
-    let resp = post(&app, Some(&token("acme", "alice")), &initialize_body()).send().await.unwrap();
+    let resp = post(&app, Some(&token("acme", "alice")), &initialize_body())
+        .send()
+        .await
+        .unwrap();
     assert_eq!(resp.status(), StatusCode::OK);
 }
 
@@ -156,23 +190,47 @@ async fn public_keys_validate_rs256_and_es256_and_refuse_hs_rs_confusion() {
     let claims = json!({"iss": "brain", "aud": "brain", "sub": "svc", "tenant": "acme",
                         "exp": now + 600, "iat": now});
     let rsa = std::fs::read(fixture("rsa_private.pem")).unwrap();
-    let rs256 = encode(&Header::new(Algorithm::RS256), &claims, &EncodingKey::from_rsa_pem(&rsa).unwrap()).unwrap();
+    let rs256 = encode(
+        &Header::new(Algorithm::RS256),
+        &claims,
+        &EncodingKey::from_rsa_pem(&rsa).unwrap(),
+    )
+    .unwrap();
     let ec = std::fs::read(fixture("ec_private_pk8.pem")).unwrap();
-    let es256 = encode(&Header::new(Algorithm::ES256), &claims, &EncodingKey::from_ec_pem(&ec).unwrap()).unwrap();
+    let es256 = encode(
+        &Header::new(Algorithm::ES256),
+        &claims,
+        &EncodingKey::from_ec_pem(&ec).unwrap(),
+    )
+    .unwrap();
     for t in [&rs256, &es256] {
-        let resp = post(&app, Some(t), &initialize_body()).send().await.unwrap();
+        let resp = post(&app, Some(t), &initialize_body())
+            .send()
+            .await
+            .unwrap();
         assert_eq!(resp.status(), StatusCode::OK);
     }
     // HS256 signed with the public key's PEM as the HMAC secret: the classic confusion.
     let public_pem = std::fs::read(fixture("rsa_public.pem")).unwrap();
-    let confused = encode(&Header::new(Algorithm::HS256), &claims, &EncodingKey::from_secret(&public_pem).unwrap()).unwrap();
-    let resp = post(&app, Some(&confused), &initialize_body()).send().await.unwrap();
+    let confused = encode(
+        &Header::new(Algorithm::HS256),
+        &claims,
+        &EncodingKey::from_secret(&public_pem).unwrap(),
+    )
+    .unwrap();
+    let resp = post(&app, Some(&confused), &initialize_body())
+        .send()
+        .await
+        .unwrap();
     assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
     // RS256 header over an ES256 signature is refused too.
     let mut parts: Vec<&str> = es256.split('.').collect();
     let header = base64_url::encode(br#"{"alg":"RS256","typ":"JWT"}"#);
     parts[0] = &header;
-    let resp = post(&app, Some(&parts.join(".")), &initialize_body()).send().await.unwrap();
+    let resp = post(&app, Some(&parts.join(".")), &initialize_body())
+        .send()
+        .await
+        .unwrap();
     assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
 }
 
@@ -183,23 +241,46 @@ async fn a_connection_belongs_to_the_credential_that_opened_it() {
     let bob = token("acme", "bob");
     let eve = token("globex", "alice");
     let id = connect(&app, &alice).await;
-    assert_eq!(with_connection(&app, reqwest::Method::POST, &alice, &id).await, StatusCode::OK);
+    assert_eq!(
+        with_connection(&app, reqwest::Method::POST, &alice, &id).await,
+        StatusCode::OK
+    );
     for other in [&bob, &eve] {
-        for m in [reqwest::Method::POST, reqwest::Method::GET, reqwest::Method::DELETE] {
-            assert_eq!(with_connection(&app, m.clone(), other, &id).await, StatusCode::NOT_FOUND, "{m}");
+        for m in [
+            reqwest::Method::POST,
+            reqwest::Method::GET,
+            reqwest::Method::DELETE,
+        ] {
+            assert_eq!(
+                with_connection(&app, m.clone(), other, &id).await,
+                StatusCode::NOT_FOUND,
+                "{m}"
+            );
         }
     }
     // The owner's connection is untouched by those attempts.
-    assert_eq!(with_connection(&app, reqwest::Method::POST, &alice, &id).await, StatusCode::OK);
+    assert_eq!(
+        with_connection(&app, reqwest::Method::POST, &alice, &id).await,
+        StatusCode::OK
+    );
     // A refreshed token for the same iss+sub keeps the connection.
     let refreshed = token_with(json!({"tenant": "acme", "sub": "alice"}));
-    assert_eq!(with_connection(&app, reqwest::Method::POST, &refreshed, &id).await, StatusCode::OK);
+    assert_eq!(
+        with_connection(&app, reqwest::Method::POST, &refreshed, &id).await,
+        StatusCode::OK
+    );
     // DELETE of an unknown id is 404; the owner's DELETE closes it for good.
     let unknown = uuid_like();
-    assert_eq!(with_connection(&app, reqwest::Method::DELETE, &alice, &unknown).await, StatusCode::NOT_FOUND);
+    assert_eq!(
+        with_connection(&app, reqwest::Method::DELETE, &alice, &unknown).await,
+        StatusCode::NOT_FOUND
+    );
     let del = with_connection(&app, reqwest::Method::DELETE, &alice, &id).await;
     assert!(del.is_success(), "{del}");
-    assert_eq!(with_connection(&app, reqwest::Method::POST, &alice, &id).await, StatusCode::NOT_FOUND);
+    assert_eq!(
+        with_connection(&app, reqwest::Method::POST, &alice, &id).await,
+        StatusCode::NOT_FOUND
+    );
 }
 
 fn uuid_like() -> String {
@@ -225,10 +306,18 @@ async fn host_and_origin_are_checked_before_anything_else() {
         if let Some(o) = origin {
             r = r.header("origin", o);
         }
-        assert_eq!(r.send().await.unwrap().status(), want, "{host:?} {origin:?}");
+        assert_eq!(
+            r.send().await.unwrap().status(),
+            want,
+            "{host:?} {origin:?}"
+        );
     }
     // Forbidden even without a token: the guard runs first.
-    let resp = post(&app, None, &initialize_body()).header("host", "evil.example.com").send().await.unwrap();
+    let resp = post(&app, None, &initialize_body())
+        .header("host", "evil.example.com")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(resp.status(), StatusCode::FORBIDDEN);
 }
 
@@ -269,19 +358,32 @@ async fn bad_protocol_version_is_400() {
 async fn metadata_health_and_security_headers() {
     let app = spawn_app().await;
     let http = reqwest::Client::new();
-    for path in ["/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"] {
+    for path in [
+        "/.well-known/oauth-protected-resource",
+        "/.well-known/oauth-protected-resource/mcp",
+    ] {
         let resp = http.get(app.url(path)).send().await.unwrap();
         assert_eq!(resp.status(), StatusCode::OK);
         assert_eq!(resp.headers()["x-content-type-options"], "nosniff");
         let v: Value = resp.json().await.unwrap();
         assert_eq!(v["resource"], json!(format!("http://{}/mcp", app.addr)));
         assert_eq!(v["bearer_methods_supported"], json!(["header"]));
-        assert!(v["authorization_servers"].as_array().is_some_and(|a| !a.is_empty()));
+        assert!(
+            v["authorization_servers"]
+                .as_array()
+                .is_some_and(|a| !a.is_empty())
+        );
     }
-    assert_eq!(http.get(app.url("/healthz")).send().await.unwrap().status(), StatusCode::OK);
+    assert_eq!(
+        http.get(app.url("/healthz")).send().await.unwrap().status(),
+        StatusCode::OK
+    );
     let ready = http.get(app.url("/readyz")).send().await.unwrap();
     assert_eq!(ready.status(), StatusCode::OK);
-    assert_eq!(ready.json::<Value>().await.unwrap()["database"], json!("ok"));
+    assert_eq!(
+        ready.json::<Value>().await.unwrap()["database"],
+        json!("ok")
+    );
 }
 
 #[tokio::test]
@@ -289,10 +391,25 @@ async fn tool_calls_work_over_a_raw_session_and_record_the_connection() {
     let app = spawn_app().await;
     let t = token("acme", "alice");
     let c = app.client(&t).await;
-    let s = ok(&c, "brain_session_start", json!({"project": "p", "client_key": "k"})).await;
-    assert_eq!(s["session"]["opened_by"], json!({"kind": "jwt", "subject": "alice"}));
-    let receipts = app.store.receipts(&brain_core::ids::TenantId::parse("acme").unwrap()).await.unwrap();
-    let conn = receipts[0].connection_id.clone().expect("receipt names the connection");
+    let s = ok(
+        &c,
+        "brain_session_start",
+        json!({"project": "p", "client_key": "k"}),
+    )
+    .await;
+    assert_eq!(
+        s["session"]["opened_by"],
+        json!({"kind": "jwt", "subject": "alice"})
+    );
+    let receipts = app
+        .store
+        .receipts(&brain_core::ids::TenantId::parse("acme").unwrap())
+        .await
+        .unwrap();
+    let conn = receipts[0]
+        .connection_id
+        .clone()
+        .expect("receipt names the connection");
     assert_eq!(count_rows(&app, "mcp_connections").await, 1);
     assert!(!conn.is_empty());
     assert!(receipts[0].token_id.is_some(), "the jti is recorded");

@@ -22,6 +22,9 @@ async fn sequential_calls_do_not_wait_for_delayed_acks() {
     }
     times.sort();
     let median = times[times.len() / 2];
-    assert!(median < Duration::from_millis(40), "median {median:?} — is TCP_NODELAY set?");
+    assert!(
+        median < Duration::from_millis(40),
+        "median {median:?} — is TCP_NODELAY set?"
+    );
     c.cancel().await.unwrap();
 }

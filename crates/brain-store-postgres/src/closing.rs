@@ -12,7 +12,9 @@ use brain_core::store::{SlotView, Unattributed};
 use serde_json::Value;
 use sqlx::{PgConnection, Postgres, Row, Transaction};
 
-use crate::lifecycle::{insert_session, load_focus, load_session, new_session, open_agent_sessions};
+use crate::lifecycle::{
+    insert_session, load_focus, load_session, new_session, open_agent_sessions,
+};
 use crate::{PgStore, db, ledger};
 
 pub(crate) async fn end(
@@ -70,7 +72,13 @@ async fn close(
     let loaded = load_session(&mut tx, tenant, req.session_id, true).await?;
     let project = loaded.as_ref().map(|l| l.0.project.clone());
     let draft = |outcome: Result<(), &DomainError>| {
-        ledger::draft(tool, project.as_ref(), Some(req.session_id), &req.digest, outcome)
+        ledger::draft(
+            tool,
+            project.as_ref(),
+            Some(req.session_id),
+            &req.digest,
+            outcome,
+        )
     };
 
     // Steps 1–2.
@@ -124,7 +132,15 @@ async fn close(
         let unattributed = unattributed(&mut tx, tenant, &session).await?;
         let remaining = open_agent_sessions(&mut tx, tenant, &session.project).await? - 1;
         drop(tx);
-        let end = EndResult::build(session, outcome, &found, &req.next_focus, true, unattributed, remaining);
+        let end = EndResult::build(
+            session,
+            outcome,
+            &found,
+            &req.next_focus,
+            true,
+            unattributed,
+            remaining,
+        );
         return finish(kind, end, None, None);
     }
 
@@ -136,14 +152,32 @@ async fn close(
     }
     let receipt = ledger::append(&mut tx, caller, d).await?;
     if outcome == FocusOutcome::Applied {
-        write_focus(&mut tx, tenant, &session, &req.next_focus, found.revision + 1, receipt.seq)
-            .await?;
+        write_focus(
+            &mut tx,
+            tenant,
+            &session,
+            &req.next_focus,
+            found.revision + 1,
+            receipt.seq,
+        )
+        .await?;
     }
     let (new_session, slot) = match (kind, outcome, &target, relay_to) {
-        (CloseKind::Relay, FocusOutcome::Applied | FocusOutcome::Unchanged, Some(slot), Some(to)) => {
+        (
+            CloseKind::Relay,
+            FocusOutcome::Applied | FocusOutcome::Unchanged,
+            Some(slot),
+            Some(to),
+        ) => {
             let to = ClientKey::parse("to_client_key", to)?;
             let base = load_focus(&mut tx, tenant, &session.project, None, false).await?;
-            let next = new_session(caller, &session.project, to, Some(slot.clone()), base.revision);
+            let next = new_session(
+                caller,
+                &session.project,
+                to,
+                Some(slot.clone()),
+                base.revision,
+            );
             insert_session(&mut tx, tenant, &next).await?;
             let at_end = if outcome == FocusOutcome::Applied {
                 (req.next_focus.clone(), found.revision + 1)
@@ -170,7 +204,15 @@ async fn close(
     let unattributed = unattributed(&mut tx, tenant, &session).await?;
     // Counted before this session's row is closed, so discount it.
     let remaining = open_agent_sessions(&mut tx, tenant, &session.project).await? - 1;
-    let end = EndResult::build(session.clone(), outcome, &found, &req.next_focus, false, unattributed, remaining);
+    let end = EndResult::build(
+        session.clone(),
+        outcome,
+        &found,
+        &req.next_focus,
+        false,
+        unattributed,
+        remaining,
+    );
     let result = finish(kind, end, new_session, slot)?;
     store_close(&mut tx, tenant, &session, &req.digest, &result).await?;
     tx.commit().await.map_err(db)?;
@@ -309,7 +351,13 @@ pub(crate) async fn abandon(
     let loaded = load_session(&mut tx, tenant, req.session_id, true).await?;
     let project = loaded.as_ref().map(|l| l.0.project.clone());
     let draft = |outcome: Result<(), &DomainError>| {
-        ledger::draft(TOOL, project.as_ref(), Some(req.session_id), &req.digest, outcome)
+        ledger::draft(
+            TOOL,
+            project.as_ref(),
+            Some(req.session_id),
+            &req.digest,
+            outcome,
+        )
     };
     let (mut session, close_record): (Session, _) =
         match rules::check_session(loaded.as_ref().map(|l| &l.0), &req.expected_client_key) {
@@ -344,4 +392,3 @@ pub(crate) async fn abandon(
     tx.commit().await.map_err(db)?;
     Ok(value)
 }
-

@@ -17,7 +17,10 @@ pub(crate) fn slot_key(slot: Option<&SlotName>) -> &str {
 
 /// Create the tenant and its ledger tip on first use. Tenants come from signed
 /// credentials, so a verified tenant claim is enough to provision one.
-pub(crate) async fn ensure_tenant(tx: &mut PgConnection, tenant: &TenantId) -> Result<(), StoreError> {
+pub(crate) async fn ensure_tenant(
+    tx: &mut PgConnection,
+    tenant: &TenantId,
+) -> Result<(), StoreError> {
     sqlx::query(
         "WITH t AS (INSERT INTO tenants (tenant_id) VALUES ($1) ON CONFLICT DO NOTHING) \
          INSERT INTO receipt_heads (tenant_id, seq, hash) VALUES ($1, 0, $2) ON CONFLICT DO NOTHING",
@@ -83,7 +86,10 @@ pub(crate) async fn append(
         .await
         .map_err(db)?;
     let (seq, hash): (i64, String) = match head {
-        Some(row) => (row.try_get("seq").map_err(db)?, row.try_get("hash").map_err(db)?),
+        Some(row) => (
+            row.try_get("seq").map_err(db)?,
+            row.try_get("hash").map_err(db)?,
+        ),
         None => return Err(StoreError::Backend("tenant has no ledger tip".into())),
     };
     let r = Receipt::chain(caller, draft, seq, &hash, now_micros());

@@ -4,7 +4,7 @@
 //! - [`ledger`]: tenant bootstrap and receipt appends under the ledger-tip lock.
 //! - [`lifecycle`]: start, bind, resume.
 //! - [`closing`]: end, relay, abandon — steps 1–8 of SPEC §2.4 in one transaction.
-//! - [`artifacts`]: remember.
+//! - [`artifacts`]: recording artifacts with `brain_remember`.
 //! - [`reads`]: focus, sessions, receipts, the connection registry.
 //!
 //! Each mutation is one transaction that locks what it compares in a fixed
@@ -80,7 +80,10 @@ pub(crate) fn db(e: sqlx::Error) -> StoreError {
 #[async_trait]
 impl Store for PgStore {
     async fn ping(&self) -> Result<(), StoreError> {
-        sqlx::query("SELECT 1").execute(&self.pool).await.map_err(db)?;
+        sqlx::query("SELECT 1")
+            .execute(&self.pool)
+            .await
+            .map_err(db)?;
         Ok(())
     }
 
@@ -163,7 +166,11 @@ impl Store for PgStore {
         reads::receipts(&self.pool, tenant).await
     }
 
-    async fn connection_open(&self, caller: &Caller, connection_id: &str) -> Result<(), StoreError> {
+    async fn connection_open(
+        &self,
+        caller: &Caller,
+        connection_id: &str,
+    ) -> Result<(), StoreError> {
         reads::connection_open(&self.pool, caller, connection_id).await
     }
 

@@ -196,7 +196,8 @@ async fn briefing(
         None => None,
         Some(row) => {
             let id = SessionId::from_uuid(row.try_get("session_id").map_err(db)?);
-            let last: chrono::DateTime<chrono::Utc> = row.try_get("last_activity_at").map_err(db)?;
+            let last: chrono::DateTime<chrono::Utc> =
+                row.try_get("last_activity_at").map_err(db)?;
             Some(Recovery {
                 session_id: id,
                 opened_at: row.try_get("opened_at").map_err(db)?,
@@ -244,7 +245,13 @@ pub(crate) async fn start(
         }
         None => None,
     };
-    let session = new_session(caller, &req.project, req.client_key, req.slot, base.revision);
+    let session = new_session(
+        caller,
+        &req.project,
+        req.client_key,
+        req.slot,
+        base.revision,
+    );
     insert_session(&mut tx, tenant, &session).await?;
     let briefing = briefing(store, &mut tx, tenant, &session, slot.as_ref()).await?;
     ledger::append(
@@ -307,7 +314,13 @@ pub(crate) async fn bind(
     ledger::append(
         &mut tx,
         caller,
-        ledger::draft(TOOL, Some(&session.project), Some(session.session_id), &req.digest, Ok(())),
+        ledger::draft(
+            TOOL,
+            Some(&session.project),
+            Some(session.session_id),
+            &req.digest,
+            Ok(()),
+        ),
     )
     .await?;
     tx.commit().await.map_err(db)?;
@@ -329,13 +342,15 @@ pub(crate) async fn resume(
     let mut session = rules::check_session(loaded.as_ref().map(|l| &l.0), &req.expected_client_key)
         .and_then(|s| rules::require_open(s).map(|()| s.clone()))?;
     session.last_activity_at = now_micros();
-    sqlx::query("UPDATE sessions SET last_activity_at = $3 WHERE tenant_id = $1 AND session_id = $2")
-        .bind(tenant.as_str())
-        .bind(session.session_id.as_uuid())
-        .bind(session.last_activity_at)
-        .execute(&mut *tx)
-        .await
-        .map_err(db)?;
+    sqlx::query(
+        "UPDATE sessions SET last_activity_at = $3 WHERE tenant_id = $1 AND session_id = $2",
+    )
+    .bind(tenant.as_str())
+    .bind(session.session_id.as_uuid())
+    .bind(session.last_activity_at)
+    .execute(&mut *tx)
+    .await
+    .map_err(db)?;
     let slot = match &session.bound_slot {
         Some(name) => {
             let focus = load_focus(&mut tx, tenant, &session.project, Some(name), false).await?;

@@ -3,8 +3,7 @@
 use brain_core::error::StoreError;
 use brain_core::ids::{ClientKey, ProjectKey, ReceiptId, SessionId, SlotName, TenantId};
 use brain_core::model::{
-    CredentialKind, Focus, FocusOutcome, OpenedBy, Session, SessionKind,
-    SessionStatus,
+    CredentialKind, Focus, FocusOutcome, OpenedBy, Session, SessionKind, SessionStatus,
 };
 use brain_core::receipt::Receipt;
 use brain_core::rules::CloseRecord;
@@ -39,7 +38,8 @@ pub(crate) fn session(row: &PgRow) -> Result<(Session, Option<CloseRecord>), Sto
     let session = Session {
         session_id: SessionId::from_uuid(row.try_get("session_id").map_err(db)?),
         project: ProjectKey::parse(&project).map_err(|_| corrupt("project"))?,
-        client_key: ClientKey::parse("client_key", &client_key).map_err(|_| corrupt("client_key"))?,
+        client_key: ClientKey::parse("client_key", &client_key)
+            .map_err(|_| corrupt("client_key"))?,
         kind: SessionKind::parse(&kind).ok_or_else(|| corrupt("session kind"))?,
         bound_slot: bound_slot
             .map(|s| SlotName::parse(&s).map_err(|_| corrupt("slot")))
@@ -57,7 +57,8 @@ pub(crate) fn session(row: &PgRow) -> Result<(Session, Option<CloseRecord>), Sto
             .transpose()?,
         abandon_reason: row.try_get("abandon_reason").map_err(db)?,
         opened_by: OpenedBy {
-            kind: CredentialKind::parse(&opened_by_kind).ok_or_else(|| corrupt("credential kind"))?,
+            kind: CredentialKind::parse(&opened_by_kind)
+                .ok_or_else(|| corrupt("credential kind"))?,
             subject: row.try_get("opened_by_subject").map_err(db)?,
         },
     };

@@ -9,7 +9,9 @@ use brain_testkit::TestDb;
 
 async fn pg() -> (Arc<dyn Store>, TestDb) {
     let db = TestDb::create().await.expect("test database");
-    let store = PgStore::connect(&db.url, StoreSettings::default()).await.expect("connect");
+    let store = PgStore::connect(&db.url, StoreSettings::default())
+        .await
+        .expect("connect");
     store.migrate().await.expect("migrate");
     (Arc::new(store), db)
 }

@@ -49,11 +49,15 @@ pub fn jwt_config() -> JwtConfig {
 /// Start the real server with the given JWT settings on a fresh database.
 pub async fn spawn_app_with(jwt: JwtConfig) -> TestApp {
     let db = TestDb::create().await.expect("test database");
-    let store = PgStore::connect(&db.url, StoreSettings::default()).await.expect("connect");
+    let store = PgStore::connect(&db.url, StoreSettings::default())
+        .await
+        .expect("connect");
     store.migrate().await.expect("migrate");
     let store: Arc<dyn Store> = Arc::new(store);
     // Bind first, then spawn: the address is known and accepting before any request.
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
     let addr = listener.local_addr().expect("addr");
     let shutdown = CancellationToken::new();
     let state = AppState {
@@ -61,7 +65,10 @@ pub async fn spawn_app_with(jwt: JwtConfig) -> TestApp {
         auth: Arc::new(Authenticator::from_config(&jwt).expect("auth config")),
         public_url: format!("http://{addr}"),
         allowed_hosts: Arc::new(vec!["localhost".into(), "127.0.0.1".into(), "::1".into()]),
-        allowed_origins: Arc::new(vec!["http://localhost:*".into(), "http://127.0.0.1:*".into()]),
+        allowed_origins: Arc::new(vec![
+            "http://localhost:*".into(),
+            "http://127.0.0.1:*".into(),
+        ]),
     };
     let app = router(
         state,
@@ -145,14 +152,24 @@ pub async fn call(client: &Client, tool: &str, args: Value) -> CallToolResult {
 /// A successful call's structured result (panics on a tool error).
 pub async fn ok(client: &Client, tool: &str, args: Value) -> Value {
     let r = call(client, tool, args).await;
-    assert_ne!(r.is_error, Some(true), "{tool} failed: {:?}", r.structured_content);
+    assert_ne!(
+        r.is_error,
+        Some(true),
+        "{tool} failed: {:?}",
+        r.structured_content
+    );
     r.structured_content.expect("structured content")
 }
 
 /// A refused call's error object `{code, message, status, details}` (panics on success).
 pub async fn refused(client: &Client, tool: &str, args: Value) -> Value {
     let r = call(client, tool, args).await;
-    assert_eq!(r.is_error, Some(true), "{tool} should fail: {:?}", r.structured_content);
+    assert_eq!(
+        r.is_error,
+        Some(true),
+        "{tool} should fail: {:?}",
+        r.structured_content
+    );
     let text = r
         .content
         .first()
@@ -161,13 +178,18 @@ pub async fn refused(client: &Client, tool: &str, args: Value) -> Value {
         .unwrap_or_default();
     let err = r.structured_content.expect("structured error")["error"].clone();
     let code = err["code"].as_str().unwrap_or_default().to_owned();
-    assert!(text.starts_with(&format!("{code}: ")), "text block must start with the code: {text}");
+    assert!(
+        text.starts_with(&format!("{code}: ")),
+        "text block must start with the code: {text}"
+    );
     err
 }
 
 /// A file under brain-testkit's `fixtures/` (test-only keys).
 pub fn fixture(name: &str) -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(name)
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(name)
 }
 
 /// Count rows of a table in the app's database (to prove nothing was written).

@@ -31,7 +31,13 @@ pub fn agent(tenant: &str) -> Caller {
     caller(tenant, "agent-sub", Role::Agent)
 }
 
-pub async fn start(s: &dyn Store, c: &Caller, project: &str, key: &str, slot: Option<&str>) -> SessionBriefing {
+pub async fn start(
+    s: &dyn Store,
+    c: &Caller,
+    project: &str,
+    key: &str,
+    slot: Option<&str>,
+) -> SessionBriefing {
     s.start_session(
         c,
         StartRequest {
@@ -127,7 +133,11 @@ pub async fn end_applies_then_stale_revision_conflicts(s: &dyn Store) {
     let a = start(s, &c, "p", "a", None).await.session;
     let b = start(s, &c, "p", "b", None).await.session;
     let out = s
-        .end_session(&c, end_req(a.session_id, "a", "focus one", 0), OverrideGrant::default())
+        .end_session(
+            &c,
+            end_req(a.session_id, "a", "focus one", 0),
+            OverrideGrant::default(),
+        )
         .await
         .unwrap();
     assert_eq!(out["focus_outcome"], json!("applied"));
@@ -137,7 +147,11 @@ pub async fn end_applies_then_stale_revision_conflicts(s: &dyn Store) {
     assert_eq!(base(s, &c, "p").await, ("focus one".to_owned(), 1));
     let before = receipt_count(s, &c).await;
     let out = s
-        .end_session(&c, end_req(b.session_id, "b", "focus two", 0), OverrideGrant::default())
+        .end_session(
+            &c,
+            end_req(b.session_id, "b", "focus two", 0),
+            OverrideGrant::default(),
+        )
         .await
         .unwrap();
     assert_eq!(out["focus_outcome"], json!("conflict"));
@@ -146,19 +160,31 @@ pub async fn end_applies_then_stale_revision_conflicts(s: &dyn Store) {
     assert_eq!(out["current_focus_revision"], json!(1));
     assert!(out["focus_diff"].as_str().unwrap().contains("+focus one"));
     assert_eq!(out["session"]["next_focus"], json!("focus two"));
-    assert_eq!(base(s, &c, "p").await, ("focus one".to_owned(), 1), "no focus written");
+    assert_eq!(
+        base(s, &c, "p").await,
+        ("focus one".to_owned(), 1),
+        "no focus written"
+    );
     assert_eq!(receipt_count(s, &c).await, before + 1);
 }
 
 pub async fn identical_body_is_unchanged(s: &dyn Store) {
     let c = agent(&tenant());
     let a = start(s, &c, "p", "a", None).await.session;
-    s.end_session(&c, end_req(a.session_id, "a", "same", 0), OverrideGrant::default())
-        .await
-        .unwrap();
+    s.end_session(
+        &c,
+        end_req(a.session_id, "a", "same", 0),
+        OverrideGrant::default(),
+    )
+    .await
+    .unwrap();
     let b = start(s, &c, "p", "b", None).await.session;
     let out = s
-        .end_session(&c, end_req(b.session_id, "b", "same", 1), OverrideGrant::default())
+        .end_session(
+            &c,
+            end_req(b.session_id, "b", "same", 1),
+            OverrideGrant::default(),
+        )
         .await
         .unwrap();
     assert_eq!(out["focus_outcome"], json!("unchanged"));
@@ -169,26 +195,38 @@ pub async fn identical_body_is_unchanged(s: &dyn Store) {
 pub async fn checks_run_in_order_and_refusals_write_only_a_receipt(s: &dyn Store) {
     let c = agent(&tenant());
     let a = start(s, &c, "p", "a", None).await.session;
-    s.end_session(&c, end_req(a.session_id, "a", "0123456789", 0), OverrideGrant::default())
-        .await
-        .unwrap();
+    s.end_session(
+        &c,
+        end_req(a.session_id, "a", "0123456789", 0),
+        OverrideGrant::default(),
+    )
+    .await
+    .unwrap();
     let b = start(s, &c, "p", "b", None).await.session;
     let grant = OverrideGrant::default();
     let n0 = receipt_count(s, &c).await;
 
     // 1. unknown session
-    let e = s.end_session(&c, end_req(SessionId::new_random(), "b", "x", 1), grant).await;
+    let e = s
+        .end_session(&c, end_req(SessionId::new_random(), "b", "x", 1), grant)
+        .await;
     assert_eq!(code(e.unwrap_err()), ErrorCode::SessionNotFound);
     // 2. wrong key — checked before blankness and shrink
     let mut r = end_req(b.session_id, "wrong", "", 99);
     r.summary = " ".into();
     redigest(&mut r);
-    assert_eq!(code(s.end_session(&c, r, grant).await.unwrap_err()), ErrorCode::ClientKeyMismatch);
+    assert_eq!(
+        code(s.end_session(&c, r, grant).await.unwrap_err()),
+        ErrorCode::ClientKeyMismatch
+    );
     // 4. blank reason refused
     let mut r = end_req(b.session_id, "b", "0123456789", 1);
     r.nothing_to_capture_reason = Some("  ".into());
     redigest(&mut r);
-    assert_eq!(code(s.end_session(&c, r, grant).await.unwrap_err()), ErrorCode::InvalidArgument);
+    assert_eq!(
+        code(s.end_session(&c, r, grant).await.unwrap_err()),
+        ErrorCode::InvalidArgument
+    );
     // 5. override without authority, even when nothing shrinks
     let mut r = end_req(b.session_id, "b", "0123456789 and more", 1);
     r.allow_focus_shrink = true;
@@ -198,7 +236,10 @@ pub async fn checks_run_in_order_and_refusals_write_only_a_receipt(s: &dyn Store
         ErrorCode::FocusShrinkOverrideRefused
     );
     // 6. shrink guard: 6 of 10 refused, before the (stale) revision is looked at
-    match s.end_session(&c, end_req(b.session_id, "b", "012345", 0), grant).await {
+    match s
+        .end_session(&c, end_req(b.session_id, "b", "012345", 0), grant)
+        .await
+    {
         Err(StoreError::Domain(d)) => {
             assert_eq!(d.code, ErrorCode::BaseFocusShrink);
             assert_eq!(d.details, json!({"current": 10, "proposed": 6, "floor": 7}));
@@ -226,10 +267,17 @@ pub async fn checks_run_in_order_and_refusals_write_only_a_receipt(s: &dyn Store
         ]
     );
     let detail = s.session_get(&c.tenant, b.session_id).await.unwrap();
-    assert_eq!(detail.session.status, SessionStatus::Open, "the session stays open");
+    assert_eq!(
+        detail.session.status,
+        SessionStatus::Open,
+        "the session stays open"
+    );
     assert_eq!(base(s, &c, "p").await, ("0123456789".to_owned(), 1));
     // 7 passes at exactly the floor, with an absent reason.
-    let out = s.end_session(&c, end_req(b.session_id, "b", "0123456", 1), grant).await.unwrap();
+    let out = s
+        .end_session(&c, end_req(b.session_id, "b", "0123456", 1), grant)
+        .await
+        .unwrap();
     assert_eq!(out["focus_outcome"], json!("applied"));
 }
 
@@ -237,14 +285,24 @@ pub async fn replay_answers_the_stored_result_and_writes_nothing(s: &dyn Store) 
     let c = agent(&tenant());
     let a = start(s, &c, "p", "a", None).await.session;
     let req = end_req(a.session_id, "a", "first focus", 0);
-    let first = s.end_session(&c, req.clone(), OverrideGrant::default()).await.unwrap();
-    // Someone else moves the focus on.
-    let b = start(s, &c, "p", "b", None).await.session;
-    s.end_session(&c, end_req(b.session_id, "b", "second focus", 1), OverrideGrant::default())
+    let first = s
+        .end_session(&c, req.clone(), OverrideGrant::default())
         .await
         .unwrap();
+    // Someone else moves the focus on.
+    let b = start(s, &c, "p", "b", None).await.session;
+    s.end_session(
+        &c,
+        end_req(b.session_id, "b", "second focus", 1),
+        OverrideGrant::default(),
+    )
+    .await
+    .unwrap();
     let n = receipt_count(s, &c).await;
-    let again = s.end_session(&c, req.clone(), OverrideGrant::default()).await.unwrap();
+    let again = s
+        .end_session(&c, req.clone(), OverrideGrant::default())
+        .await
+        .unwrap();
     assert_eq!(again["replayed"], json!(true));
     assert_eq!(again["focus_outcome"], first["focus_outcome"]);
     assert_eq!(again["focus_revision_at_end"], json!(1));
@@ -268,9 +326,13 @@ pub async fn replay_answers_the_stored_result_and_writes_nothing(s: &dyn Store) 
 pub async fn bound_sessions_compare_the_slot_revision(s: &dyn Store) {
     let c = agent(&tenant());
     let a = start(s, &c, "p", "a", None).await.session;
-    s.end_session(&c, end_req(a.session_id, "a", "base body", 0), OverrideGrant::default())
-        .await
-        .unwrap();
+    s.end_session(
+        &c,
+        end_req(a.session_id, "a", "base body", 0),
+        OverrideGrant::default(),
+    )
+    .await
+    .unwrap();
     let b = start(s, &c, "p", "b", None).await.session;
     assert_eq!(b.started_focus_revision, 1);
     let bound = s
@@ -288,12 +350,20 @@ pub async fn bound_sessions_compare_the_slot_revision(s: &dyn Store) {
     assert_eq!(bound.slot.revision, 0);
     // Passing started_focus_revision (1) instead of the slot revision (0): conflict.
     let out = s
-        .end_session(&c, end_req(b.session_id, "b", "slot body", 1), OverrideGrant::default())
+        .end_session(
+            &c,
+            end_req(b.session_id, "b", "slot body", 1),
+            OverrideGrant::default(),
+        )
         .await
         .unwrap();
     assert_eq!(out["focus_outcome"], json!("conflict"));
     let slot = s
-        .focus_get(&c.tenant, &ProjectKey::parse("p").unwrap(), Some(&SlotName::parse("ui").unwrap()))
+        .focus_get(
+            &c.tenant,
+            &ProjectKey::parse("p").unwrap(),
+            Some(&SlotName::parse("ui").unwrap()),
+        )
         .await
         .unwrap();
     assert_eq!((slot.body.as_str(), slot.revision), ("", 0));
@@ -301,7 +371,11 @@ pub async fn bound_sessions_compare_the_slot_revision(s: &dyn Store) {
     let d = start(s, &c, "p", "d", Some("ui")).await;
     assert_eq!(d.slot.as_ref().map(|v| v.revision), Some(0));
     let out = s
-        .end_session(&c, end_req(d.session.session_id, "d", "slot body", 0), OverrideGrant::default())
+        .end_session(
+            &c,
+            end_req(d.session.session_id, "d", "slot body", 0),
+            OverrideGrant::default(),
+        )
         .await
         .unwrap();
     assert_eq!(out["focus_outcome"], json!("applied"));
@@ -319,8 +393,14 @@ pub async fn bind_rules(s: &dyn Store) {
     };
     s.bind_session(&c, bind("ui")).await.unwrap();
     let again = s.bind_session(&c, bind("ui")).await.unwrap();
-    assert_eq!(again.session.bound_slot.as_ref().map(|x| x.as_str()), Some("ui"));
-    assert_eq!(code(s.bind_session(&c, bind("api")).await.unwrap_err()), ErrorCode::AlreadyBound);
+    assert_eq!(
+        again.session.bound_slot.as_ref().map(|x| x.as_str()),
+        Some("ui")
+    );
+    assert_eq!(
+        code(s.bind_session(&c, bind("api")).await.unwrap_err()),
+        ErrorCode::AlreadyBound
+    );
 }
 
 pub async fn window_counts_are_right(s: &dyn Store) {
@@ -340,20 +420,33 @@ pub async fn window_counts_are_right(s: &dyn Store) {
     let _third = start(s, &c, "other-project", "c", None).await.session;
     let u1 = s.remember(&c, remember(None, "loose one")).await.unwrap();
     let u2 = s.remember(&c, remember(None, "loose two")).await.unwrap();
-    let mine = s.remember(&c, remember(Some((a.session_id, "a")), "mine")).await.unwrap();
+    let mine = s
+        .remember(&c, remember(Some((a.session_id, "a")), "mine"))
+        .await
+        .unwrap();
     assert_eq!(mine.session_id, Some(a.session_id));
     let out = s
-        .end_session(&c, end_req(a.session_id, "a", "next", 0), OverrideGrant::default())
+        .end_session(
+            &c,
+            end_req(a.session_id, "a", "next", 0),
+            OverrideGrant::default(),
+        )
         .await
         .unwrap();
     assert_eq!(out["unattributed_in_window"]["count"], json!(2));
-    let ids: Vec<Value> = vec![json!(u1.artifact_id.to_string()), json!(u2.artifact_id.to_string())];
+    let ids: Vec<Value> = vec![
+        json!(u1.artifact_id.to_string()),
+        json!(u2.artifact_id.to_string()),
+    ];
     assert_eq!(out["unattributed_in_window"]["ids"], Value::Array(ids));
     assert_eq!(out["remaining_open_session_count"], json!(1));
     let detail = s.session_get(&c.tenant, a.session_id).await.unwrap();
     assert_eq!(detail.ledger_size, 1);
     // Remembering into a closed session is refused.
-    let e = s.remember(&c, remember(Some((a.session_id, "a")), "late")).await.unwrap_err();
+    let e = s
+        .remember(&c, remember(Some((a.session_id, "a")), "late"))
+        .await
+        .unwrap_err();
     assert_eq!(code(e), ErrorCode::SessionClosed);
 }
 
@@ -363,12 +456,19 @@ pub async fn dry_run_writes_nothing(s: &dyn Store) {
     let n = receipt_count(s, &c).await;
     let mut r = end_req(a.session_id, "a", "next", 0);
     r.dry_run = true;
-    let out = s.end_session(&c, r.clone(), OverrideGrant::default()).await.unwrap();
+    let out = s
+        .end_session(&c, r.clone(), OverrideGrant::default())
+        .await
+        .unwrap();
     assert_eq!(out["dry_run"], json!(true));
     assert_eq!(out["would"], json!("applied"));
     r.next_focus = " ".into();
     assert_eq!(
-        code(s.end_session(&c, r, OverrideGrant::default()).await.unwrap_err()),
+        code(
+            s.end_session(&c, r, OverrideGrant::default())
+                .await
+                .unwrap_err()
+        ),
         ErrorCode::InvalidArgument
     );
     assert_eq!(receipt_count(s, &c).await, n);
@@ -385,7 +485,11 @@ pub async fn relay_hands_the_slot_over(s: &dyn Store) {
         to_client_key: to.to_owned(),
     };
     let out = s
-        .relay_session(&c, relay(a.session_id, "a", "0123456789", 0, "b"), OverrideGrant::default())
+        .relay_session(
+            &c,
+            relay(a.session_id, "a", "0123456789", 0, "b"),
+            OverrideGrant::default(),
+        )
         .await
         .unwrap();
     assert_eq!(out["session"]["status"], json!("relayed"));
@@ -398,24 +502,43 @@ pub async fn relay_hands_the_slot_over(s: &dyn Store) {
     shrink.end.allow_focus_shrink = true;
     redigest(&mut shrink.end);
     assert_eq!(
-        code(s.relay_session(&c, shrink.clone(), OverrideGrant::default()).await.unwrap_err()),
+        code(
+            s.relay_session(&c, shrink.clone(), OverrideGrant::default())
+                .await
+                .unwrap_err()
+        ),
         ErrorCode::FocusShrinkOverrideRefused
     );
     // …an operator relay may, and its receipt says so.
     let op = caller(c.tenant.as_str(), "op", Role::Operator);
-    let out = s.relay_session(&op, shrink, OverrideGrant::default()).await.unwrap();
+    let out = s
+        .relay_session(&op, shrink, OverrideGrant::default())
+        .await
+        .unwrap();
     assert_eq!(out["focus_outcome"], json!("applied"));
     let last = s.receipts(&c.tenant).await.unwrap().pop().unwrap();
     assert!(last.elevated);
     // Unbound sessions cannot relay; stale revisions open no new session.
     let u = start(s, &c, "p", "u", None).await.session;
     assert_eq!(
-        code(s.relay_session(&c, relay(u.session_id, "u", "x", 0, "z"), OverrideGrant::default()).await.unwrap_err()),
+        code(
+            s.relay_session(
+                &c,
+                relay(u.session_id, "u", "x", 0, "z"),
+                OverrideGrant::default()
+            )
+            .await
+            .unwrap_err()
+        ),
         ErrorCode::RelayRequiresSlot
     );
     let cc = SessionId::parse(out["new_session"]["session_id"].as_str().unwrap()).unwrap();
     let out = s
-        .relay_session(&c, relay(cc, "c", "stale body", 0, "d"), OverrideGrant::default())
+        .relay_session(
+            &c,
+            relay(cc, "c", "stale body", 0, "d"),
+            OverrideGrant::default(),
+        )
         .await
         .unwrap();
     assert_eq!(out["focus_outcome"], json!("conflict"));
@@ -433,7 +556,10 @@ pub async fn abandon_needs_consent_and_replays(s: &dyn Store) {
         dry_run: false,
         digest: format!("abandon-{confirm}"),
     };
-    assert_eq!(code(s.abandon_session(&c, req(false)).await.unwrap_err()), ErrorCode::ConfirmRequired);
+    assert_eq!(
+        code(s.abandon_session(&c, req(false)).await.unwrap_err()),
+        ErrorCode::ConfirmRequired
+    );
     let out = s.abandon_session(&c, req(true)).await.unwrap();
     assert_eq!(out["session"]["status"], json!("abandoned"));
     let n = receipt_count(s, &c).await;
@@ -442,7 +568,13 @@ pub async fn abandon_needs_consent_and_replays(s: &dyn Store) {
     assert_eq!(receipt_count(s, &c).await, n);
     assert_eq!(base(s, &c, "p").await.1, 0, "no focus write");
     let e = s
-        .resume_session(&c, ResumeRequest { session_id: a.session_id, expected_client_key: "a".into() })
+        .resume_session(
+            &c,
+            ResumeRequest {
+                session_id: a.session_id,
+                expected_client_key: "a".into(),
+            },
+        )
         .await
         .unwrap_err();
     assert_eq!(code(e), ErrorCode::SessionClosed);
@@ -456,19 +588,34 @@ pub async fn tenants_are_walled(s: &dyn Store) {
     let e = s.session_get(&tb.tenant, a.session_id).await.unwrap_err();
     assert_eq!(code(e), ErrorCode::SessionNotFound);
     let e = s
-        .end_session(&tb, end_req(a.session_id, "k", "x", 0), OverrideGrant::default())
+        .end_session(
+            &tb,
+            end_req(a.session_id, "k", "x", 0),
+            OverrideGrant::default(),
+        )
         .await
         .unwrap_err();
     assert_eq!(code(e), ErrorCode::SessionNotFound);
     // The same project name in two tenants is two projects.
     let b = start(s, &tb, "shared-name", "k", None).await.session;
-    s.end_session(&tb, end_req(b.session_id, "k", "tenant b focus", 0), OverrideGrant::default())
-        .await
-        .unwrap();
+    s.end_session(
+        &tb,
+        end_req(b.session_id, "k", "tenant b focus", 0),
+        OverrideGrant::default(),
+    )
+    .await
+    .unwrap();
     assert_eq!(base(s, &tb, "shared-name").await.1, 1);
     assert_eq!(base(s, &ta, "shared-name").await, (String::new(), 0));
     // The session in tenant A is untouched and its chain is its own.
-    assert_eq!(s.session_get(&ta.tenant, a.session_id).await.unwrap().session.status, SessionStatus::Open);
+    assert_eq!(
+        s.session_get(&ta.tenant, a.session_id)
+            .await
+            .unwrap()
+            .session
+            .status,
+        SessionStatus::Open
+    );
     assert_eq!(receipt_count(s, &ta).await, 1);
 }
 
@@ -479,7 +626,12 @@ pub async fn concurrent_ends_apply_once(s: Arc<dyn Store>) {
     let c = agent(&tenant());
     let mut ids = Vec::new();
     for i in 0..N {
-        ids.push(start(s.as_ref(), &c, "race", &format!("k{i}"), None).await.session.session_id);
+        ids.push(
+            start(s.as_ref(), &c, "race", &format!("k{i}"), None)
+                .await
+                .session
+                .session_id,
+        );
     }
     let barrier = Arc::new(tokio::sync::Barrier::new(N));
     let mut tasks = Vec::new();

@@ -90,7 +90,10 @@ fn lengths_are_unicode_scalar_values_not_bytes() {
     let current = "é".repeat(10);
     assert_eq!(shrink_guard(&current, &"漢".repeat(7)), None);
     let s = shrink_guard(&current, &"🦀".repeat(6));
-    assert_eq!(s.map(|s| (s.current, s.proposed, s.floor)), Some((10, 6, 7)));
+    assert_eq!(
+        s.map(|s| (s.current, s.proposed, s.floor)),
+        Some((10, 6, 7))
+    );
     // Byte counting would pass 4 emoji (16 bytes) against 10 ASCII chars; chars refuse.
     assert!(shrink_guard("abcdefghij", &"🦀".repeat(4)).is_some());
 }
@@ -106,7 +109,10 @@ fn floor_is_the_ceiling_of_seventy_percent() {
     for current in 1..200usize {
         let body = "a".repeat(current);
         let floor = (current * 7).div_ceil(10);
-        assert!(shrink_guard(&body, &"a".repeat(floor)).is_none(), "{current}");
+        assert!(
+            shrink_guard(&body, &"a".repeat(floor)).is_none(),
+            "{current}"
+        );
         if floor > 0 {
             let s = shrink_guard(&body, &"a".repeat(floor - 1));
             assert_eq!(s.map(|s| s.floor), Some(floor), "{current}");
@@ -238,12 +244,22 @@ fn step6_shrink_codes_depend_on_binding_and_carry_numbers() {
         CloseDecision::Refuse(e) => {
             assert_eq!(e.code, ErrorCode::BaseFocusShrink);
             assert_eq!(e.details, json!({"current": 10, "proposed": 6, "floor": 7}));
-            assert!(e.message.starts_with("next_focus has 6 characters, the floor is 7 of 10"));
+            assert!(
+                e.message
+                    .starts_with("next_focus has 6 characters, the floor is 7 of 10")
+            );
         }
         other => panic!("{other:?}"),
     }
     assert_eq!(
-        refused_code(decide_close(&session(Some("ui")), &r, CloseKind::End, None, false, &f)),
+        refused_code(decide_close(
+            &session(Some("ui")),
+            &r,
+            CloseKind::End,
+            None,
+            false,
+            &f
+        )),
         Some(ErrorCode::SlotFocusShrink)
     );
 }
@@ -254,7 +270,14 @@ fn step6_runs_before_the_revision_check() {
     let f = focus("0123456789", 5);
     let r = end("01", 4);
     assert_eq!(
-        refused_code(decide_close(&session(None), &r, CloseKind::End, None, false, &f)),
+        refused_code(decide_close(
+            &session(None),
+            &r,
+            CloseKind::End,
+            None,
+            false,
+            &f
+        )),
         Some(ErrorCode::BaseFocusShrink)
     );
 }
@@ -274,15 +297,36 @@ fn step6_an_override_in_force_lets_a_shrink_through() {
 fn step7_stale_revision_is_a_conflict_and_identical_body_is_unchanged() {
     let f = focus("body", 2);
     assert_eq!(
-        decide_close(&session(None), &end("new body", 1), CloseKind::End, None, false, &f),
+        decide_close(
+            &session(None),
+            &end("new body", 1),
+            CloseKind::End,
+            None,
+            false,
+            &f
+        ),
         CloseDecision::Conflict
     );
     assert_eq!(
-        decide_close(&session(None), &end("body", 2), CloseKind::End, None, false, &f),
+        decide_close(
+            &session(None),
+            &end("body", 2),
+            CloseKind::End,
+            None,
+            false,
+            &f
+        ),
         CloseDecision::Unchanged
     );
     assert_eq!(
-        decide_close(&session(None), &end("body2", 2), CloseKind::End, None, false, &f),
+        decide_close(
+            &session(None),
+            &end("body2", 2),
+            CloseKind::End,
+            None,
+            false,
+            &f
+        ),
         CloseDecision::Apply { new_revision: 3 }
     );
 }
@@ -292,15 +336,36 @@ fn relay_requires_a_slot_and_a_receiver() {
     let f = focus("", 0);
     let r = end("next", 0);
     assert_eq!(
-        refused_code(decide_close(&session(None), &r, CloseKind::Relay, Some("b"), false, &f)),
+        refused_code(decide_close(
+            &session(None),
+            &r,
+            CloseKind::Relay,
+            Some("b"),
+            false,
+            &f
+        )),
         Some(ErrorCode::RelayRequiresSlot)
     );
     assert_eq!(
-        refused_code(decide_close(&session(Some("ui")), &r, CloseKind::Relay, Some(" "), false, &f)),
+        refused_code(decide_close(
+            &session(Some("ui")),
+            &r,
+            CloseKind::Relay,
+            Some(" "),
+            false,
+            &f
+        )),
         Some(ErrorCode::InvalidArgument)
     );
     assert_eq!(
-        decide_close(&session(Some("ui")), &r, CloseKind::Relay, Some("b"), false, &f),
+        decide_close(
+            &session(Some("ui")),
+            &r,
+            CloseKind::Relay,
+            Some("b"),
+            false,
+            &f
+        ),
         CloseDecision::Apply { new_revision: 1 }
     );
 }

@@ -10,7 +10,11 @@ use http::{HeaderValue, StatusCode};
 use super::{AppState, error_response};
 use crate::auth::{AuthError, bearer};
 
-pub async fn require_credential(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
+pub async fn require_credential(
+    State(state): State<AppState>,
+    mut req: Request,
+    next: Next,
+) -> Response {
     let token = req
         .headers()
         .get(http::header::AUTHORIZATION)

@@ -31,7 +31,11 @@ fn unavailable() -> Response {
 
 pub async fn bind(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let Some(principal) = req.extensions().get::<Principal>().cloned() else {
-        return error_response(StatusCode::UNAUTHORIZED, "unauthenticated", "authentication required");
+        return error_response(
+            StatusCode::UNAUTHORIZED,
+            "unauthenticated",
+            "authentication required",
+        );
     };
     let presented = req
         .headers()

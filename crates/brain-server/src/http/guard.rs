@@ -39,7 +39,8 @@ pub fn origin_allowed(allowed: &[String], origin: &str) -> bool {
         if entry.eq_ignore_ascii_case(origin) {
             return true;
         }
-        let (Some((es, eauth)), Some((os, oauth))) = (entry.split_once("://"), origin.split_once("://"))
+        let (Some((es, eauth)), Some((os, oauth))) =
+            (entry.split_once("://"), origin.split_once("://"))
         else {
             return false;
         };
@@ -59,10 +60,14 @@ pub async fn host_and_origin(State(state): State<AppState>, req: Request, next: 
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned)
         .or_else(|| req.uri().authority().map(|a| a.as_str().to_owned()));
-    let host_ok = host.as_deref().is_some_and(|h| host_allowed(&state.allowed_hosts, h));
+    let host_ok = host
+        .as_deref()
+        .is_some_and(|h| host_allowed(&state.allowed_hosts, h));
     let origin_ok = match req.headers().get(http::header::ORIGIN) {
         None => true,
-        Some(v) => v.to_str().is_ok_and(|o| origin_allowed(&state.allowed_origins, o)),
+        Some(v) => v
+            .to_str()
+            .is_ok_and(|o| origin_allowed(&state.allowed_origins, o)),
     };
     if !host_ok || !origin_ok {
         return error_response(
@@ -96,7 +101,11 @@ mod tests {
 
     #[test]
     fn origins() {
-        let a = v(&["http://localhost:*", "http://127.0.0.1:*", "https://app.example.com"]);
+        let a = v(&[
+            "http://localhost:*",
+            "http://127.0.0.1:*",
+            "https://app.example.com",
+        ]);
         assert!(origin_allowed(&a, "http://localhost:3000"));
         assert!(origin_allowed(&a, "http://127.0.0.1:1"));
         assert!(origin_allowed(&a, "https://app.example.com"));

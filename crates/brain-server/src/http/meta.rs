@@ -17,7 +17,11 @@ pub async fn ready(State(state): State<AppState>) -> Response {
         Ok(()) => Json(json!({"status": "ready", "database": "ok"})).into_response(),
         Err(e) => {
             tracing::warn!(error = %e, "readiness check failed");
-            error_response(StatusCode::SERVICE_UNAVAILABLE, "internal", "the database is not reachable")
+            error_response(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "internal",
+                "the database is not reachable",
+            )
         }
     }
 }

@@ -22,7 +22,6 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use tower::ServiceBuilder;
-use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::trace::TraceLayer;
 
 pub use guard::{host_allowed, origin_allowed};
@@ -69,43 +68,50 @@ pub fn router(state: AppState, opts: HttpOptions) -> Router {
         .disable_allowed_origins();
     let mcp = StreamableHttpService::new(move || Ok(handler.clone()), Arc::new(sessions), config);
     let mcp = ServiceBuilder::new()
-        .layer(axum::middleware::from_fn_with_state(state.clone(), guard::host_and_origin))
-        .layer(axum::middleware::from_fn_with_state(state.clone(), authn::require_credential))
-        .layer(axum::middleware::from_fn_with_state(state.clone(), connections::bind))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            guard::host_and_origin,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            authn::require_credential,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            connections::bind,
+        ))
         .service(mcp);
 
     Router::new()
         .route("/healthz", get(meta::live))
         .route("/readyz", get(meta::ready))
-        .route("/.well-known/oauth-protected-resource", get(meta::resource_metadata))
-        .route("/.well-known/oauth-protected-resource/mcp", get(meta::resource_metadata))
+        .route(
+            "/.well-known/oauth-protected-resource",
+            get(meta::resource_metadata),
+        )
+        .route(
+            "/.well-known/oauth-protected-resource/mcp",
+            get(meta::resource_metadata),
+        )
         .route_service("/mcp", mcp)
         .fallback(|| async { error_response(StatusCode::NOT_FOUND, "not_found", "no such route") })
-        .layer(security_headers())
+        .layer(axum::middleware::from_fn(security_headers))
         .layer(TraceLayer::new_for_http().make_span_with(meta::span_for))
         .with_state(state)
 }
 
-fn security_headers() -> ServiceBuilder<
-    tower::layer::util::Stack<
-        SetResponseHeaderLayer<HeaderValue>,
-        tower::layer::util::Stack<
-            SetResponseHeaderLayer<HeaderValue>,
-            tower::layer::util::Stack<SetResponseHeaderLayer<HeaderValue>, tower::layer::util::Identity>,
-        >,
-    >,
-> {
-    ServiceBuilder::new()
-        .layer(SetResponseHeaderLayer::if_not_present(
-            HeaderName::from_static("x-content-type-options"),
-            HeaderValue::from_static("nosniff"),
-        ))
-        .layer(SetResponseHeaderLayer::if_not_present(
-            HeaderName::from_static("x-frame-options"),
-            HeaderValue::from_static("DENY"),
-        ))
-        .layer(SetResponseHeaderLayer::if_not_present(
-            HeaderName::from_static("referrer-policy"),
-            HeaderValue::from_static("no-referrer"),
-        ))
+/// Security headers on every response (SPEC §4).
+async fn security_headers(req: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let mut resp = next.run(req).await;
+    let h = resp.headers_mut();
+    for (name, value) in [
+        ("x-content-type-options", "nosniff"),
+        ("x-frame-options", "DENY"),
+        ("referrer-policy", "no-referrer"),
+        ("cross-origin-resource-policy", "same-origin"),
+    ] {
+        h.entry(HeaderName::from_static(name))
+            .or_insert(HeaderValue::from_static(value));
+    }
+    resp
 }

@@ -109,12 +109,36 @@ mod tests {
             dry_run: bool,
         }
         assert_eq!(
-            digest(&D { a: 1, dry_run: true }, &["dry_run"]),
-            digest(&D { a: 1, dry_run: false }, &["dry_run"])
+            digest(
+                &D {
+                    a: 1,
+                    dry_run: true
+                },
+                &["dry_run"]
+            ),
+            digest(
+                &D {
+                    a: 1,
+                    dry_run: false
+                },
+                &["dry_run"]
+            )
         );
         assert_ne!(
-            digest(&D { a: 1, dry_run: true }, &[]),
-            digest(&D { a: 1, dry_run: false }, &[])
+            digest(
+                &D {
+                    a: 1,
+                    dry_run: true
+                },
+                &[]
+            ),
+            digest(
+                &D {
+                    a: 1,
+                    dry_run: false
+                },
+                &[]
+            )
         );
     }
 }

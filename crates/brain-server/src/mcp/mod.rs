@@ -95,7 +95,10 @@ impl ServerHandler for BrainMcp {
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.as_ref();
         if !self.inner.tools.iter().any(|t| t.name == name) {
-            return Err(ErrorData::invalid_params(format!("unknown tool: {name}"), None));
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool: {name}"),
+                None,
+            ));
         }
         let Some(caller) = Self::caller(&context) else {
             // The front door always authenticates first; reaching here means a wiring bug.
@@ -113,7 +116,12 @@ impl ServerHandler for BrainMcp {
         let result = match tools::call(name, &ctx, args).await {
             Some(Ok(value)) => CallToolResult::structured(value),
             Some(Err(e)) => errors::store_error(name, e),
-            None => return Err(ErrorData::invalid_params(format!("unknown tool: {name}"), None)),
+            None => {
+                return Err(ErrorData::invalid_params(
+                    format!("unknown tool: {name}"),
+                    None,
+                ));
+            }
         };
         let outcome = if result.is_error == Some(true) {
             result

@@ -50,5 +50,9 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
     let a: Args = args::parse(raw)?;
     let project = ProjectKey::parse(&a.project)?;
     let slot = a.slot.as_deref().map(SlotName::parse).transpose()?;
-    to_result(&ctx.store.focus_get(&ctx.caller.tenant, &project, slot.as_ref()).await?)
+    to_result(
+        &ctx.store
+            .focus_get(&ctx.caller.tenant, &project, slot.as_ref())
+            .await?,
+    )
 }

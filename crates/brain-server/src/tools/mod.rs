@@ -110,15 +110,28 @@ mod tests {
             assert!(t.title.is_some(), "{} has no title", t.name);
             let a = t.annotations.as_ref().expect("annotations");
             assert_eq!(a.open_world_hint, Some(false), "{}", t.name);
-            assert!(a.read_only_hint.is_some() && a.destructive_hint.is_some() && a.idempotent_hint.is_some());
-            let props = t.input_schema.get("properties").and_then(|p| p.as_object()).expect("properties");
+            assert!(
+                a.read_only_hint.is_some()
+                    && a.destructive_hint.is_some()
+                    && a.idempotent_hint.is_some()
+            );
+            let props = t
+                .input_schema
+                .get("properties")
+                .and_then(|p| p.as_object())
+                .expect("properties");
             assert!(!props.is_empty(), "{}", t.name);
             for (k, v) in props {
                 let d = v.get("description").and_then(|d| d.as_str()).unwrap_or("");
                 assert!(d.len() > 10, "{}.{} needs a description", t.name, k);
             }
             let out = t.output_schema.as_ref().expect("output schema");
-            assert_eq!(out.get("type"), Some(&serde_json::json!("object")), "{}", t.name);
+            assert_eq!(
+                out.get("type"),
+                Some(&serde_json::json!("object")),
+                "{}",
+                t.name
+            );
             assert!(t.name.starts_with("brain_"));
         }
     }

@@ -95,11 +95,19 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
     }
     args::max_bytes("text", &a.text, limits::ARTIFACT_TEXT_MAX_BYTES)?;
     if a.tags.len() > limits::TAGS_MAX {
-        return Err(DomainError::invalid_argument("tags", format!("may hold at most {} tags", limits::TAGS_MAX)).into());
+        return Err(DomainError::invalid_argument(
+            "tags",
+            format!("may hold at most {} tags", limits::TAGS_MAX),
+        )
+        .into());
     }
     for t in &a.tags {
         if t.trim().is_empty() || t.chars().count() > limits::TAG_MAX_CHARS {
-            return Err(DomainError::invalid_argument("tags", "each tag must be 1 to 64 characters").into());
+            return Err(DomainError::invalid_argument(
+                "tags",
+                "each tag must be 1 to 64 characters",
+            )
+            .into());
         }
     }
     let session = match (a.session_id, a.expected_client_key) {
@@ -109,10 +117,18 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
             Some((SessionId::parse(&id)?, key))
         }
         (Some(_), None) => {
-            return Err(DomainError::invalid_argument("expected_client_key", "is required with session_id").into());
+            return Err(DomainError::invalid_argument(
+                "expected_client_key",
+                "is required with session_id",
+            )
+            .into());
         }
         (None, Some(_)) => {
-            return Err(DomainError::invalid_argument("session_id", "is required with expected_client_key").into());
+            return Err(DomainError::invalid_argument(
+                "session_id",
+                "is required with expected_client_key",
+            )
+            .into());
         }
     };
     let req = RememberRequest {

@@ -58,7 +58,11 @@ pub fn definition() -> Tool {
 
 pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
     let a: Args = args::parse(raw)?;
-    args::max_chars("expected_client_key", &a.expected_client_key, limits::CLIENT_KEY_MAX_CHARS)?;
+    args::max_chars(
+        "expected_client_key",
+        &a.expected_client_key,
+        limits::CLIENT_KEY_MAX_CHARS,
+    )?;
     args::max_bytes("reason", &a.reason, limits::REASON_MAX_BYTES)?;
     let req = AbandonRequest {
         session_id: SessionId::parse(&a.session_id)?,
@@ -68,5 +72,5 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
         confirm: a.confirm,
         dry_run: a.dry_run,
     };
-    Ok(ctx.store.abandon_session(&ctx.caller, req).await?)
+    ctx.store.abandon_session(&ctx.caller, req).await
 }

@@ -56,7 +56,11 @@ end_args!(Args {});
 impl Args {
     /// Validate lengths and ids and build the request with the given replay digest.
     pub fn into_request(self, digest: String) -> Result<EndRequest, brain_core::DomainError> {
-        args::max_chars("expected_client_key", &self.expected_client_key, limits::CLIENT_KEY_MAX_CHARS)?;
+        args::max_chars(
+            "expected_client_key",
+            &self.expected_client_key,
+            limits::CLIENT_KEY_MAX_CHARS,
+        )?;
         args::max_bytes("summary", &self.summary, limits::SUMMARY_MAX_BYTES)?;
         args::max_bytes("next_focus", &self.next_focus, limits::FOCUS_MAX_BYTES)?;
         if let Some(r) = &self.nothing_to_capture_reason {
@@ -100,5 +104,5 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
     let a: Args = args::parse(raw)?;
     let digest = args::digest(&a, &["dry_run"]);
     let req = a.into_request(digest)?;
-    Ok(ctx.store.end_session(&ctx.caller, req, ctx.grant).await?)
+    ctx.store.end_session(&ctx.caller, req, ctx.grant).await
 }

@@ -66,14 +66,18 @@ pub fn definition() -> Tool {
 
 pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
     let a: Args = args::parse(raw)?;
-    args::max_chars("to_client_key", &a.to_client_key, limits::CLIENT_KEY_MAX_CHARS)?;
+    args::max_chars(
+        "to_client_key",
+        &a.to_client_key,
+        limits::CLIENT_KEY_MAX_CHARS,
+    )?;
     let digest = args::digest(&a, &["dry_run"]);
     let (end, to_client_key) = a.split();
     let req = RelayRequest {
         end: end.into_request(digest)?,
         to_client_key,
     };
-    Ok(ctx.store.relay_session(&ctx.caller, req, ctx.grant).await?)
+    ctx.store.relay_session(&ctx.caller, req, ctx.grant).await
 }
 
 #[cfg(test)]
