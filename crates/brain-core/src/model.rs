@@ -137,6 +137,38 @@ pub struct Session {
 }
 
 impl Session {
+    /// A new open agent session for `caller`, started at base revision `base_revision`.
+    pub fn open_agent(
+        caller: &Caller,
+        project: ProjectKey,
+        client_key: ClientKey,
+        bound_slot: Option<SlotName>,
+        base_revision: Revision,
+    ) -> Self {
+        let now = now_micros();
+        Self {
+            session_id: SessionId::new_random(),
+            project,
+            client_key,
+            kind: SessionKind::Agent,
+            bound_slot,
+            started_focus_revision: base_revision,
+            status: SessionStatus::Open,
+            opened_at: now,
+            last_activity_at: now,
+            ended_at: None,
+            summary: None,
+            next_focus: None,
+            nothing_to_capture_reason: None,
+            focus_outcome: None,
+            abandon_reason: None,
+            opened_by: OpenedBy {
+                kind: caller.kind,
+                subject: caller.subject.clone(),
+            },
+        }
+    }
+
     pub fn is_open(&self) -> bool {
         self.status == SessionStatus::Open
     }

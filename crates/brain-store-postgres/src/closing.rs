@@ -12,9 +12,7 @@ use brain_core::store::{SlotView, Unattributed};
 use serde_json::Value;
 use sqlx::{PgConnection, Postgres, Row, Transaction};
 
-use crate::lifecycle::{
-    insert_session, load_focus, load_session, new_session, open_agent_sessions,
-};
+use crate::lifecycle::{insert_session, load_focus, load_session, open_agent_sessions};
 use crate::{PgStore, db, ledger};
 
 pub(crate) async fn end(
@@ -171,9 +169,9 @@ async fn close(
         ) => {
             let to = ClientKey::parse("to_client_key", to)?;
             let base = load_focus(&mut tx, tenant, &session.project, None, false).await?;
-            let next = new_session(
+            let next = Session::open_agent(
                 caller,
-                &session.project,
+                session.project.clone(),
                 to,
                 Some(slot.clone()),
                 base.revision,

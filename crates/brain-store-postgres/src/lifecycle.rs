@@ -2,7 +2,7 @@
 
 use brain_core::error::StoreError;
 use brain_core::ids::{ProjectKey, SessionId, SlotName, TenantId};
-use brain_core::model::{Caller, Focus, Session, SessionKind, SessionStatus, now_micros};
+use brain_core::model::{Caller, Focus, Session, SessionStatus, now_micros};
 use brain_core::requests::{BindRequest, ResumeRequest, StartRequest};
 use brain_core::rules::{self, CloseRecord};
 use brain_core::store::{
@@ -86,38 +86,6 @@ pub(crate) async fn insert_session(
     .await
     .map_err(db)?;
     Ok(())
-}
-
-/// A fresh open agent session for `caller`.
-pub(crate) fn new_session(
-    caller: &Caller,
-    project: &ProjectKey,
-    client_key: brain_core::ids::ClientKey,
-    slot: Option<SlotName>,
-    base_revision: i64,
-) -> Session {
-    let now = now_micros();
-    Session {
-        session_id: SessionId::new_random(),
-        project: project.clone(),
-        client_key,
-        kind: SessionKind::Agent,
-        bound_slot: slot,
-        started_focus_revision: base_revision,
-        status: SessionStatus::Open,
-        opened_at: now,
-        last_activity_at: now,
-        ended_at: None,
-        summary: None,
-        next_focus: None,
-        nothing_to_capture_reason: None,
-        focus_outcome: None,
-        abandon_reason: None,
-        opened_by: brain_core::model::OpenedBy {
-            kind: caller.kind,
-            subject: caller.subject.clone(),
-        },
-    }
 }
 
 pub(crate) async fn ledger_size(
@@ -245,9 +213,9 @@ pub(crate) async fn start(
         }
         None => None,
     };
-    let session = new_session(
+    let session = Session::open_agent(
         caller,
-        &req.project,
+        req.project.clone(),
         req.client_key,
         req.slot,
         base.revision,

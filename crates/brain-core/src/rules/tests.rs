@@ -1,30 +1,15 @@
 use super::*;
 use crate::ids::{ClientKey, ProjectKey, SessionId, SlotName, TenantId};
-use crate::model::{OpenedBy, SessionStatus, now_micros};
+use crate::model::SessionStatus;
 
 fn session(bound: Option<&str>) -> Session {
-    let now = now_micros();
-    Session {
-        session_id: SessionId::new_random(),
-        project: ProjectKey::parse("p").unwrap(),
-        client_key: ClientKey::parse("client_key", "agent-1").unwrap(),
-        kind: SessionKind::Agent,
-        bound_slot: bound.map(|s| SlotName::parse(s).unwrap()),
-        started_focus_revision: 0,
-        status: SessionStatus::Open,
-        opened_at: now,
-        last_activity_at: now,
-        ended_at: None,
-        summary: None,
-        next_focus: None,
-        nothing_to_capture_reason: None,
-        focus_outcome: None,
-        abandon_reason: None,
-        opened_by: OpenedBy {
-            kind: CredentialKind::Jwt,
-            subject: "s".into(),
-        },
-    }
+    Session::open_agent(
+        &caller(CredentialKind::Jwt, Role::Agent),
+        ProjectKey::parse("p").unwrap(),
+        ClientKey::parse("client_key", "agent-1").unwrap(),
+        bound.map(|s| SlotName::parse(s).unwrap()),
+        0,
+    )
 }
 
 fn focus(body: &str, revision: Revision) -> Focus {

@@ -51,3 +51,78 @@ pub async fn require_credential(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use axum::Router;
+    use axum::body::Body;
+    use axum::routing::get;
+    use brain_store_postgres::PgStore;
+    use tower::ServiceExt;
+
+    use super::*;
+    use crate::auth::{Authenticator, Principal};
+    use crate::config::{JwtConfig, Secret};
+
+    const SECRET: &str = "unit-secret-unit-secret-unit-secret-0123";
+
+    fn state() -> AppState {
+        let jwt = JwtConfig {
+            hs256_secret: Some(Secret::new(SECRET)),
+            public_keys: None,
+            issuer: "brain".into(),
+            audience: "brain".into(),
+        };
+        // Never connected: authentication needs no database.
+        let pool = sqlx::postgres::PgPoolOptions::new()
+            .connect_lazy("postgres://unused@127.0.0.1:1/unused")
+            .unwrap();
+        AppState {
+            store: Arc::new(PgStore::from_pool(pool, Default::default())),
+            auth: Arc::new(Authenticator::from_config(&jwt).unwrap()),
+            public_url: "http://brain.test".into(),
+            allowed_hosts: Arc::new(vec![]),
+            allowed_origins: Arc::new(vec![]),
+        }
+    }
+
+    /// What the next layer sees: whether a token is still present, and the principal.
+    async fn echo(req: Request) -> String {
+        let has_auth = req.headers().contains_key(http::header::AUTHORIZATION);
+        let sub = req
+            .extensions()
+            .get::<Principal>()
+            .map(|p| p.subject.clone());
+        format!("{has_auth} {}", sub.unwrap_or_default())
+    }
+
+    #[tokio::test]
+    async fn the_token_is_removed_before_anything_downstream_runs() {
+        let token = crate::token::mint(&crate::token::MintRequest {
+            secret: SECRET,
+            issuer: "brain",
+            audience: "brain",
+            tenant: "acme",
+            subject: "alice",
+            role: "agent",
+            ttl_secs: 60,
+        })
+        .unwrap();
+        let app = Router::new()
+            .route("/", get(echo))
+            .layer(axum::middleware::from_fn_with_state(
+                state(),
+                require_credential,
+            ));
+        let req = http::Request::get("/")
+            .header("authorization", format!("Bearer {token}"))
+            .body(Body::empty())
+            .unwrap();
+        let resp = app.oneshot(req).await.unwrap();
+        assert_eq!(resp.status(), StatusCode::OK);
+        let body = axum::body::to_bytes(resp.into_body(), 1024).await.unwrap();
+        assert_eq!(&body[..], b"false alice");
+    }
+}
