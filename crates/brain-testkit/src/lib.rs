@@ -3,11 +3,14 @@
 //!
 //! - [`db`]: a fresh PostgreSQL database per test, dropped afterwards.
 //! - [`app`]: the real server on port 0, tokens, and an rmcp client.
+//! - [`sqlite`]: a fresh SQLite file per test.
 //! - [`story`]: store-level behaviour, written once against `dyn Store`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod app;
 pub mod db;
+pub mod sqlite;
 pub mod story;
 
 pub use db::TestDb;
+pub use sqlite::TestSqlite;

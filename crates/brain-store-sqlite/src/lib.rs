@@ -1,0 +1,206 @@
+//! brain-store-sqlite: `brain_core::store::Store` on SQLite with sqlx, the embedded default.
+//!
+//! - [`rows`]: row ↔ domain mapping, the only place column names meet types.
+//! - [`ledger`]: tenant bootstrap and receipt appends under the ledger-tip lock.
+//! - [`lifecycle`]: start, bind, resume.
+//! - [`closing`]: end, relay, abandon — steps 1–8 of SPEC §2.4 in one transaction.
+//! - [`artifacts`]: recording artifacts with `brain_remember`.
+//! - [`reads`]: focus, sessions, receipts, the connection registry.
+//!
+//! Each mutation is one `BEGIN IMMEDIATE` transaction: it takes the database's
+//! write lock up front, so compare-and-swap can neither deadlock nor lose an
+//! update, asks brain-core to decide, applies the decision and its receipt, and
+//! commits. The file runs in WAL mode (readers never wait for the writer) with
+//! `synchronous = FULL`, so an acknowledged call survives a crash.
+#![forbid(unsafe_code)]
+
+mod artifacts;
+mod closing;
+mod ledger;
+mod lifecycle;
+mod reads;
+mod rows;
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use brain_core::error::StoreError;
+use brain_core::ids::{ProjectKey, SessionId, SlotName, TenantId};
+use brain_core::model::{Artifact, Caller, Focus};
+use brain_core::receipt::Receipt;
+use brain_core::requests::{
+    AbandonRequest, BindRequest, EndRequest, OverrideGrant, RelayRequest, RememberRequest,
+    ResumeRequest, StartRequest,
+};
+use brain_core::store::{
+    BindOutcome, ConnectionRecord, SessionBriefing, SessionDetail, Store, StoreSettings,
+};
+use serde_json::Value;
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
+
+/// The migrations of `migrations/sqlite`, embedded at build time.
+pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/sqlite");
+
+#[derive(Clone)]
+pub struct SqliteStore {
+    pool: SqlitePool,
+    settings: StoreSettings,
+}
+
+impl SqliteStore {
+    /// Open (creating if missing) the database file named by a `sqlite://` URL.
+    pub async fn connect(url: &str, settings: StoreSettings) -> Result<Self, StoreError> {
+        let options = SqliteConnectOptions::from_str(url)
+            .map_err(StoreError::backend)?
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Full)
+            .foreign_keys(true)
+            .busy_timeout(Duration::from_secs(10));
+        let pool = SqlitePoolOptions::new()
+            .max_connections(8)
+            .acquire_timeout(Duration::from_secs(10))
+            .connect_with(options)
+            .await
+            .map_err(StoreError::backend)?;
+        Ok(Self { pool, settings })
+    }
+
+    pub fn pool(&self) -> &SqlitePool {
+        &self.pool
+    }
+
+    /// Start a write transaction holding the write lock from its first statement.
+    pub(crate) async fn write(
+        &self,
+    ) -> Result<sqlx::Transaction<'static, sqlx::Sqlite>, StoreError> {
+        self.pool.begin_with("BEGIN IMMEDIATE").await.map_err(db)
+    }
+
+    /// Apply pending migrations (idempotent).
+    pub async fn migrate(&self) -> Result<(), StoreError> {
+        MIGRATOR.run(&self.pool).await.map_err(StoreError::backend)
+    }
+}
+
+/// sqlx errors become backend errors; their text stays on the server side.
+pub(crate) fn db(e: sqlx::Error) -> StoreError {
+    StoreError::backend(e)
+}
+
+#[async_trait]
+impl Store for SqliteStore {
+    async fn ping(&self) -> Result<(), StoreError> {
+        sqlx::query("SELECT 1")
+            .execute(&self.pool)
+            .await
+            .map_err(db)?;
+        Ok(())
+    }
+
+    async fn start_session(
+        &self,
+        caller: &Caller,
+        req: StartRequest,
+    ) -> Result<SessionBriefing, StoreError> {
+        lifecycle::start(self, caller, req).await
+    }
+
+    async fn bind_session(
+        &self,
+        caller: &Caller,
+        req: BindRequest,
+    ) -> Result<BindOutcome, StoreError> {
+        lifecycle::bind(self, caller, req).await
+    }
+
+    async fn resume_session(
+        &self,
+        caller: &Caller,
+        req: ResumeRequest,
+    ) -> Result<SessionBriefing, StoreError> {
+        lifecycle::resume(self, caller, req).await
+    }
+
+    async fn end_session(
+        &self,
+        caller: &Caller,
+        req: EndRequest,
+        grant: OverrideGrant,
+    ) -> Result<Value, StoreError> {
+        closing::end(self, caller, req, grant).await
+    }
+
+    async fn relay_session(
+        &self,
+        caller: &Caller,
+        req: RelayRequest,
+        grant: OverrideGrant,
+    ) -> Result<Value, StoreError> {
+        closing::relay(self, caller, req, grant).await
+    }
+
+    async fn abandon_session(
+        &self,
+        caller: &Caller,
+        req: AbandonRequest,
+    ) -> Result<Value, StoreError> {
+        closing::abandon(self, caller, req).await
+    }
+
+    async fn remember(
+        &self,
+        caller: &Caller,
+        req: RememberRequest,
+    ) -> Result<Artifact, StoreError> {
+        artifacts::remember(self, caller, req).await
+    }
+
+    async fn focus_get(
+        &self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+        slot: Option<&SlotName>,
+    ) -> Result<Focus, StoreError> {
+        reads::focus(&self.pool, tenant, project, slot).await
+    }
+
+    async fn session_get(
+        &self,
+        tenant: &TenantId,
+        session_id: SessionId,
+    ) -> Result<SessionDetail, StoreError> {
+        reads::session_detail(self, tenant, session_id).await
+    }
+
+    async fn receipts(&self, tenant: &TenantId) -> Result<Vec<Receipt>, StoreError> {
+        reads::receipts(&self.pool, tenant).await
+    }
+
+    async fn connection_open(
+        &self,
+        caller: &Caller,
+        connection_id: &str,
+    ) -> Result<(), StoreError> {
+        reads::connection_open(&self.pool, caller, connection_id).await
+    }
+
+    async fn connection_get(
+        &self,
+        tenant: &TenantId,
+        connection_id: &str,
+    ) -> Result<Option<ConnectionRecord>, StoreError> {
+        reads::connection_get(&self.pool, tenant, connection_id).await
+    }
+
+    async fn connection_close(
+        &self,
+        tenant: &TenantId,
+        connection_id: &str,
+    ) -> Result<(), StoreError> {
+        reads::connection_close(&self.pool, tenant, connection_id).await
+    }
+}
