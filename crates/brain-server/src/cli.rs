@@ -91,7 +91,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
-async fn run_serve(cfg: ServeConfig) -> anyhow::Result<()> {
+async fn run_serve(mut cfg: ServeConfig) -> anyhow::Result<()> {
+    if cfg.dev && cfg.jwt.hs256_secret.is_none() {
+        cfg.jwt.hs256_secret = Some(crate::dev::secret(&cfg.database.url)?);
+    }
     let auth = Authenticator::from_config(&cfg.jwt)?;
     if !auth.is_configured() {
         bail!(
@@ -126,6 +129,9 @@ async fn run_serve(cfg: ServeConfig) -> anyhow::Result<()> {
     let addr = listener.local_addr()?;
     tokio::spawn(signal_shutdown(shutdown.clone()));
     tracing::info!(%addr, "brain listening; MCP at /mcp");
+    if cfg.dev {
+        crate::dev::print_client_config(&cfg, addr)?;
+    }
     serve(listener, app, shutdown).await?;
     tracing::info!("brain stopped");
     Ok(())

@@ -89,6 +89,10 @@ pub struct ServeConfig {
     /// Seconds after which an open session is reported idle.
     #[arg(long, env = "BRAIN_SESSION_IDLE_SECS", default_value_t = 21_600)]
     pub session_idle_secs: i64,
+    /// One-command local start: a generated HS256 secret kept beside the database,
+    /// and a ready-to-paste MCP client configuration with a fresh token on stdout.
+    #[arg(long)]
+    pub dev: bool,
     /// Seconds an MCP connection may stay unused before the server forgets it.
     #[arg(long, env = "BRAIN_CONNECTION_IDLE_SECS", default_value_t = 1_800)]
     pub connection_idle_secs: u64,

@@ -8,12 +8,14 @@
 //! - [`tools`]: one module per MCP tool: its definition as data and its handler.
 //! - [`serve`]: store selection and the listener (with `TCP_NODELAY`).
 //! - [`cli`]: `brain serve | migrate | token mint`.
+//! - [`dev`]: `brain serve --dev`, the one-command local start.
 //! - [`telemetry`]: logging set-up.
 #![forbid(unsafe_code)]
 
 pub mod auth;
 pub mod cli;
 pub mod config;
+pub mod dev;
 pub mod http;
 pub mod mcp;
 pub mod serve;

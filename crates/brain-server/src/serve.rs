@@ -7,6 +7,7 @@ use axum::Router;
 use axum::serve::{ListenerExt, TapIo};
 use brain_core::store::{Store, StoreSettings};
 use brain_store_postgres::PgStore;
+use brain_store_sqlite::SqliteStore;
 use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
 
@@ -21,12 +22,14 @@ pub async fn open_store(url: &str, settings: StoreSettings) -> anyhow::Result<Ar
             store.migrate().await.context("cannot apply migrations")?;
             Ok(Arc::new(store))
         }
-        "sqlite" => bail!(
-            "the embedded SQLite store is not available yet; set DATABASE_URL=postgres://… (see README)"
-        ),
-        _ => bail!(
-            "DATABASE_URL must start with postgres:// (or sqlite:// once the embedded store lands)"
-        ),
+        "sqlite" => {
+            let store = SqliteStore::connect(url, settings)
+                .await
+                .context("cannot open the SQLite database at DATABASE_URL")?;
+            store.migrate().await.context("cannot apply migrations")?;
+            Ok(Arc::new(store))
+        }
+        _ => bail!("DATABASE_URL must start with sqlite:// or postgres://"),
     }
 }
 

@@ -96,3 +96,66 @@ async fn migrate_applies_the_schema() {
     assert!(again.status.success());
     pool.close().await;
 }
+
+/// `brain serve --dev` with nothing configured: SQLite in the working folder, a
+/// secret kept beside it, and a client configuration whose token works.
+#[tokio::test]
+async fn serve_dev_starts_with_nothing_configured() {
+    use std::io::{BufRead, BufReader};
+
+    let dir = std::env::temp_dir().join(format!("brain-dev-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut child = brain()
+        .args(["serve", "--dev", "--listen", "127.0.0.1:0"])
+        .current_dir(&dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let text = tokio::task::spawn_blocking(move || {
+        let mut lines = Vec::new();
+        for line in BufReader::new(stdout).lines() {
+            let line = line.unwrap();
+            let done = line == "}";
+            lines.push(line);
+            if done {
+                break;
+            }
+        }
+        lines
+    })
+    .await
+    .unwrap();
+    let json: serde_json::Value = serde_json::from_str(&text[1..].join("\n")).unwrap();
+    let server = &json["mcpServers"]["brain"];
+    let url = server["url"].as_str().unwrap().to_owned();
+    let auth = server["headers"]["Authorization"].as_str().unwrap();
+    let token = auth.strip_prefix("Bearer ").unwrap().to_owned();
+    assert!(dir.join("brain.db").exists() && dir.join("brain.db.secret").exists());
+    // A real MCP client starts and ends a session with what was printed.
+    let transport = rmcp::transport::StreamableHttpClientTransport::from_config(
+        rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(url)
+            .auth_header(token),
+    );
+    let client = rmcp::ServiceExt::serve((), transport).await.unwrap();
+    let started = brain_testkit::app::ok(
+        &client,
+        "brain_session_start",
+        serde_json::json!({"project": "hello", "client_key": "me"}),
+    )
+    .await;
+    let ended = brain_testkit::app::ok(
+        &client,
+        "brain_session_end",
+        serde_json::json!({
+        "session_id": started["session"]["session_id"], "expected_client_key": "me",
+        "summary": "first run", "next_focus": "keep going", "expected_focus_revision": 0}),
+    )
+    .await;
+    assert_eq!(ended["focus_outcome"], serde_json::json!("applied"));
+    client.cancel().await.unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -415,3 +415,10 @@ async fn tool_calls_work_over_a_raw_session_and_record_the_connection() {
     assert!(receipts[0].token_id.is_some(), "the jti is recorded");
     c.cancel().await.unwrap();
 }
+
+#[tokio::test]
+async fn the_requested_store_is_the_one_under_test() {
+    let app = spawn_app().await;
+    let want_sqlite = std::env::var("BRAIN_TEST_STORE").as_deref() == Ok("sqlite");
+    assert_eq!(app.db.url().starts_with("sqlite://"), want_sqlite);
+}

@@ -8,7 +8,6 @@ use brain_core::store::{Store, StoreSettings};
 use brain_server::auth::Authenticator;
 use brain_server::config::{JwtConfig, Secret};
 use brain_server::http::{AppState, HttpOptions, router};
-use brain_store_postgres::PgStore;
 use jsonwebtoken::{Algorithm, EncodingKey, Header, encode};
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, CallToolResult};
@@ -18,16 +17,49 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::TestDb;
+use crate::{TestDb, TestSqlite};
 
 pub const SECRET: &str = "test-secret-test-secret-test-secret-0123456789";
 pub const ISSUER: &str = "brain";
 pub const AUDIENCE: &str = "brain";
 
+/// The database behind a test app: PostgreSQL by default, SQLite when
+/// `BRAIN_TEST_STORE=sqlite`, so every black-box test runs on both stores.
+pub enum TestBackend {
+    Postgres(TestDb),
+    Sqlite(TestSqlite),
+}
+
+impl TestBackend {
+    pub async fn create() -> Self {
+        match std::env::var("BRAIN_TEST_STORE").as_deref() {
+            Ok("sqlite") => Self::Sqlite(TestSqlite::new()),
+            Ok("postgres") | Err(_) => {
+                Self::Postgres(TestDb::create().await.expect("test database"))
+            }
+            Ok(other) => panic!("BRAIN_TEST_STORE must be postgres or sqlite, not {other}"),
+        }
+    }
+
+    pub fn url(&self) -> &str {
+        match self {
+            Self::Postgres(db) => &db.url,
+            Self::Sqlite(f) => &f.url,
+        }
+    }
+
+    /// Open the store through the same selection the server uses.
+    pub async fn open(&self) -> Arc<dyn Store> {
+        brain_server::serve::open_store(self.url(), StoreSettings::default())
+            .await
+            .expect("open store")
+    }
+}
+
 pub struct TestApp {
     pub addr: std::net::SocketAddr,
     pub store: Arc<dyn Store>,
-    pub db: TestDb,
+    pub db: TestBackend,
     shutdown: CancellationToken,
 }
 
@@ -48,12 +80,8 @@ pub fn jwt_config() -> JwtConfig {
 
 /// Start the real server with the given JWT settings on a fresh database.
 pub async fn spawn_app_with(jwt: JwtConfig) -> TestApp {
-    let db = TestDb::create().await.expect("test database");
-    let store = PgStore::connect(&db.url, StoreSettings::default())
-        .await
-        .expect("connect");
-    store.migrate().await.expect("migrate");
-    let store: Arc<dyn Store> = Arc::new(store);
+    let db = TestBackend::create().await;
+    let store = db.open().await;
     // Bind first, then spawn: the address is known and accepting before any request.
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
@@ -194,11 +222,25 @@ pub fn fixture(name: &str) -> std::path::PathBuf {
 
 /// Count rows of a table in the app's database (to prove nothing was written).
 pub async fn count_rows(app: &TestApp, table: &str) -> i64 {
-    let pool = sqlx::PgPool::connect(&app.db.url).await.expect("connect");
-    let n: i64 = sqlx::query_scalar(&format!("SELECT count(*) FROM {table}"))
-        .fetch_one(&pool)
-        .await
-        .expect("count");
-    pool.close().await;
-    n
+    let sql = format!("SELECT count(*) FROM {table}");
+    match &app.db {
+        TestBackend::Postgres(db) => {
+            let pool = sqlx::PgPool::connect(&db.url).await.expect("connect");
+            let n = sqlx::query_scalar(&sql)
+                .fetch_one(&pool)
+                .await
+                .expect("count");
+            pool.close().await;
+            n
+        }
+        TestBackend::Sqlite(f) => {
+            let pool = sqlx::SqlitePool::connect(&f.url).await.expect("connect");
+            let n = sqlx::query_scalar(&sql)
+                .fetch_one(&pool)
+                .await
+                .expect("count");
+            pool.close().await;
+            n
+        }
+    }
 }
