@@ -10,6 +10,7 @@ pub enum ErrorCode {
     Unauthenticated,
     Forbidden,
     SessionNotFound,
+    NotFound,
     ClientKeyMismatch,
     SessionClosed,
     TracerSession,
@@ -31,6 +32,7 @@ impl ErrorCode {
             Self::Unauthenticated => "unauthenticated",
             Self::Forbidden => "forbidden",
             Self::SessionNotFound => "session_not_found",
+            Self::NotFound => "not_found",
             Self::ClientKeyMismatch => "client_key_mismatch",
             Self::SessionClosed => "session_closed",
             Self::TracerSession => "tracer_session",
@@ -52,7 +54,7 @@ impl ErrorCode {
         match self {
             Self::Unauthenticated => 401,
             Self::Forbidden | Self::FocusShrinkOverrideRefused => 403,
-            Self::SessionNotFound => 404,
+            Self::SessionNotFound | Self::NotFound => 404,
             Self::ClientKeyMismatch
             | Self::SessionClosed
             | Self::TracerSession

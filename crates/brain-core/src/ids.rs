@@ -171,6 +171,14 @@ prefixed_uuid!(
     /// A receipt (`rcpt_` + 32 hex).
     ReceiptId, "rcpt_", "receipt_id"
 );
+prefixed_uuid!(
+    /// An elevation granted through /brain-admin (`elv_` + 32 hex).
+    ElevationId, "elv_", "elevation_id"
+);
+prefixed_uuid!(
+    /// A shared token's public id (`stk_` + 32 hex); the secret part is never stored.
+    SharedTokenId, "stk_", "token_id"
+);
 
 #[cfg(test)]
 mod tests {

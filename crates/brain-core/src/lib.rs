@@ -7,6 +7,7 @@
 //! - [`digest`]: canonical JSON, request digests and receipt hashing.
 //! - [`receipt`]: receipts and the per-tenant hash chain.
 //! - [`diff`]: unified diffs between focus bodies.
+//! - [`operators`]: elevations and shared tokens.
 //! - [`outcome`]: results of closing calls and replays.
 //! - [`requests`]: what each tool asks of a store, already parsed.
 //! - [`store`]: the `Store` trait every backend implements.
@@ -20,6 +21,7 @@ pub mod digest;
 pub mod error;
 pub mod ids;
 pub mod model;
+pub mod operators;
 pub mod outcome;
 pub mod receipt;
 pub mod requests;

@@ -7,12 +7,13 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub use crate::error::StoreError;
-use crate::ids::{ArtifactId, ProjectKey, SessionId, SlotName, TenantId};
+use crate::ids::{ArtifactId, ElevationId, ProjectKey, SessionId, SlotName, TenantId};
 use crate::model::{Artifact, Caller, CredentialKind, Focus, Revision, Session, SessionStatus};
+use crate::operators::{Elevation, ElevationRequest, SharedToken};
 use crate::receipt::Receipt;
 use crate::requests::{
-    AbandonRequest, BindRequest, EndRequest, OverrideGrant, RelayRequest, RememberRequest,
-    ResumeRequest, StartRequest,
+    AbandonRequest, BindRequest, EndRequest, RelayRequest, RememberRequest, ResumeRequest,
+    StartRequest,
 };
 
 /// Settings every backend honours.
@@ -20,11 +21,17 @@ use crate::requests::{
 pub struct StoreSettings {
     /// SPEC §1: an open session idle longer than this is reported `idle: true`.
     pub idle_secs: i64,
+    /// An MCP connection unused for longer than this is closed; the client must
+    /// initialize a new one. Kept in the database so every replica agrees.
+    pub connection_idle_secs: i64,
 }
 
 impl Default for StoreSettings {
     fn default() -> Self {
-        Self { idle_secs: 21_600 }
+        Self {
+            idle_secs: 21_600,
+            connection_idle_secs: 1_800,
+        }
     }
 }
 
@@ -107,6 +114,8 @@ pub struct ConnectionRecord {
     pub credential_kind: CredentialKind,
     pub credential_id: String,
     pub closed: bool,
+    /// The client's initialize parameters, for restoring the connection elsewhere.
+    pub init_params: Option<Value>,
 }
 
 pub(crate) fn ser_time<S: serde::Serializer>(t: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
@@ -147,18 +156,11 @@ pub trait Store: Send + Sync + 'static {
         caller: &Caller,
         req: ResumeRequest,
     ) -> Result<SessionBriefing, StoreError>;
-    async fn end_session(
-        &self,
-        caller: &Caller,
-        req: EndRequest,
-        grant: OverrideGrant,
-    ) -> Result<Value, StoreError>;
-    async fn relay_session(
-        &self,
-        caller: &Caller,
-        req: RelayRequest,
-        grant: OverrideGrant,
-    ) -> Result<Value, StoreError>;
+    /// End a session. Whether `allow_focus_shrink` is authorized (an active
+    /// elevation for this credential on this connection) is decided inside the
+    /// same transaction, so a revoked or expired elevation never counts.
+    async fn end_session(&self, caller: &Caller, req: EndRequest) -> Result<Value, StoreError>;
+    async fn relay_session(&self, caller: &Caller, req: RelayRequest) -> Result<Value, StoreError>;
     async fn abandon_session(
         &self,
         caller: &Caller,
@@ -182,9 +184,14 @@ pub trait Store: Send + Sync + 'static {
     /// The tenant's receipts in `seq` order (verification, audits, tests).
     async fn receipts(&self, tenant: &TenantId) -> Result<Vec<Receipt>, StoreError>;
 
-    /// Record a newly initialized MCP connection for the caller.
-    async fn connection_open(&self, caller: &Caller, connection_id: &str)
-    -> Result<(), StoreError>;
+    /// Record a newly initialized MCP connection for the caller, with the
+    /// client's initialize parameters so another replica can restore it.
+    async fn connection_open(
+        &self,
+        caller: &Caller,
+        connection_id: &str,
+        init_params: Option<Value>,
+    ) -> Result<(), StoreError>;
     /// Look a connection up in the caller's tenant; another tenant's id is `None`.
     async fn connection_get(
         &self,
@@ -196,4 +203,40 @@ pub trait Store: Send + Sync + 'static {
         tenant: &TenantId,
         connection_id: &str,
     ) -> Result<(), StoreError>;
+
+    /// Grant an elevation (SPEC §4), writing a receipt whatever the outcome.
+    async fn elevation_grant(
+        &self,
+        caller: &Caller,
+        req: ElevationRequest,
+    ) -> Result<Elevation, StoreError>;
+    /// The caller's active elevations.
+    async fn elevation_list(&self, caller: &Caller) -> Result<Vec<Elevation>, StoreError>;
+    /// Revoke one of the caller's elevations, with a receipt.
+    async fn elevation_revoke(
+        &self,
+        caller: &Caller,
+        id: ElevationId,
+        digest: &str,
+    ) -> Result<Elevation, StoreError>;
+
+    /// Create a shared token; the secret is returned once and stored only as a hash.
+    async fn shared_token_create(
+        &self,
+        tenant: &TenantId,
+        name: &str,
+    ) -> Result<(SharedToken, String), StoreError>;
+    async fn shared_token_revoke(
+        &self,
+        tenant: &TenantId,
+        name: &str,
+    ) -> Result<SharedToken, StoreError>;
+    async fn shared_token_list(&self, tenant: &TenantId) -> Result<Vec<SharedToken>, StoreError>;
+    /// The live token with this hash, and its tenant.
+    async fn shared_token_find(
+        &self,
+        token_hash: &str,
+    ) -> Result<Option<(TenantId, SharedToken)>, StoreError>;
+    /// Whether any live shared token exists (a server with no JWT key needs one).
+    async fn shared_token_exists(&self) -> Result<bool, StoreError>;
 }

@@ -105,6 +105,7 @@ async fn run_serve(mut cfg: ServeConfig) -> anyhow::Result<()> {
         &cfg.database.url,
         StoreSettings {
             idle_secs: cfg.session_idle_secs,
+            connection_idle_secs: i64::try_from(cfg.connection_idle_secs).unwrap_or(i64::MAX),
         },
     )
     .await?;
@@ -118,6 +119,7 @@ async fn run_serve(mut cfg: ServeConfig) -> anyhow::Result<()> {
         public_url: cfg.public_url(),
         allowed_hosts: Arc::new(cfg.allowed_hosts.clone()),
         allowed_origins: Arc::new(cfg.allowed_origins.clone()),
+        init_params: crate::http::InitParams::new(Duration::from_secs(cfg.connection_idle_secs)),
     };
     let app = router(
         state,

@@ -13,24 +13,22 @@ use serde_json::Value;
 use sqlx::{PgConnection, Postgres, Row, Transaction};
 
 use crate::lifecycle::{insert_session, load_focus, load_session, open_agent_sessions};
-use crate::{PgStore, db, ledger};
+use crate::{PgStore, db, ledger, operators};
 
 pub(crate) async fn end(
     store: &PgStore,
     caller: &Caller,
     req: EndRequest,
-    grant: OverrideGrant,
 ) -> Result<Value, StoreError> {
-    close(store, caller, &req, None, grant).await
+    close(store, caller, &req, None).await
 }
 
 pub(crate) async fn relay(
     store: &PgStore,
     caller: &Caller,
     req: RelayRequest,
-    grant: OverrideGrant,
 ) -> Result<Value, StoreError> {
-    close(store, caller, &req.end, Some(&req.to_client_key), grant).await
+    close(store, caller, &req.end, Some(&req.to_client_key)).await
 }
 
 /// A refusal: on a dry run the bare error (no receipt, nothing written),
@@ -54,7 +52,6 @@ async fn close(
     caller: &Caller,
     req: &EndRequest,
     relay_to: Option<&str>,
-    grant: OverrideGrant,
 ) -> Result<Value, StoreError> {
     let kind = if relay_to.is_some() {
         CloseKind::Relay
@@ -103,6 +100,12 @@ async fn close(
     // Steps 4–7, against the current body, locked so that concurrent closers serialize here.
     let target = session.bound_slot.clone();
     let found = load_focus(&mut tx, tenant, &session.project, target.as_ref(), true).await?;
+    // Only looked up when asked for; inside this transaction, so an elevation
+    // revoked or expired before this point never counts.
+    let grant = OverrideGrant {
+        elevation_active: req.allow_focus_shrink
+            && operators::elevation_active(&mut tx, caller, req.session_id).await?,
+    };
     let authority = rules::may_override(caller, kind == CloseKind::Relay, grant);
     let outcome = match rules::decide_close(&session, req, kind, relay_to, authority, &found) {
         CloseDecision::Refuse(e) => {

@@ -5,6 +5,7 @@
 //! - [`lifecycle`]: start, bind, resume.
 //! - [`closing`]: end, relay, abandon — steps 1–8 of SPEC §2.4 in one transaction.
 //! - [`artifacts`]: recording artifacts with `brain_remember`.
+//! - [`operators`]: elevations and shared tokens.
 //! - [`reads`]: focus, sessions, receipts, the connection registry.
 //!
 //! Each mutation is one transaction that locks what it compares in a fixed
@@ -16,6 +17,7 @@ mod artifacts;
 mod closing;
 mod ledger;
 mod lifecycle;
+mod operators;
 mod reads;
 mod rows;
 
@@ -23,12 +25,13 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use brain_core::error::StoreError;
-use brain_core::ids::{ProjectKey, SessionId, SlotName, TenantId};
+use brain_core::ids::{ElevationId, ProjectKey, SessionId, SlotName, TenantId};
 use brain_core::model::{Artifact, Caller, Focus};
+use brain_core::operators::{Elevation, ElevationRequest, SharedToken};
 use brain_core::receipt::Receipt;
 use brain_core::requests::{
-    AbandonRequest, BindRequest, EndRequest, OverrideGrant, RelayRequest, RememberRequest,
-    ResumeRequest, StartRequest,
+    AbandonRequest, BindRequest, EndRequest, RelayRequest, RememberRequest, ResumeRequest,
+    StartRequest,
 };
 use brain_core::store::{
     BindOutcome, ConnectionRecord, SessionBriefing, SessionDetail, Store, StoreSettings,
@@ -111,22 +114,12 @@ impl Store for PgStore {
         lifecycle::resume(self, caller, req).await
     }
 
-    async fn end_session(
-        &self,
-        caller: &Caller,
-        req: EndRequest,
-        grant: OverrideGrant,
-    ) -> Result<Value, StoreError> {
-        closing::end(self, caller, req, grant).await
+    async fn end_session(&self, caller: &Caller, req: EndRequest) -> Result<Value, StoreError> {
+        closing::end(self, caller, req).await
     }
 
-    async fn relay_session(
-        &self,
-        caller: &Caller,
-        req: RelayRequest,
-        grant: OverrideGrant,
-    ) -> Result<Value, StoreError> {
-        closing::relay(self, caller, req, grant).await
+    async fn relay_session(&self, caller: &Caller, req: RelayRequest) -> Result<Value, StoreError> {
+        closing::relay(self, caller, req).await
     }
 
     async fn abandon_session(
@@ -170,8 +163,9 @@ impl Store for PgStore {
         &self,
         caller: &Caller,
         connection_id: &str,
+        init_params: Option<Value>,
     ) -> Result<(), StoreError> {
-        reads::connection_open(&self.pool, caller, connection_id).await
+        reads::connection_open(&self.pool, caller, connection_id, init_params).await
     }
 
     async fn connection_get(
@@ -179,7 +173,13 @@ impl Store for PgStore {
         tenant: &TenantId,
         connection_id: &str,
     ) -> Result<Option<ConnectionRecord>, StoreError> {
-        reads::connection_get(&self.pool, tenant, connection_id).await
+        reads::connection_get(
+            &self.pool,
+            tenant,
+            connection_id,
+            self.settings.connection_idle_secs,
+        )
+        .await
     }
 
     async fn connection_close(
@@ -188,5 +188,57 @@ impl Store for PgStore {
         connection_id: &str,
     ) -> Result<(), StoreError> {
         reads::connection_close(&self.pool, tenant, connection_id).await
+    }
+
+    async fn elevation_grant(
+        &self,
+        caller: &Caller,
+        req: ElevationRequest,
+    ) -> Result<Elevation, StoreError> {
+        operators::grant(self, caller, req).await
+    }
+
+    async fn elevation_list(&self, caller: &Caller) -> Result<Vec<Elevation>, StoreError> {
+        operators::list(self, caller).await
+    }
+
+    async fn elevation_revoke(
+        &self,
+        caller: &Caller,
+        id: ElevationId,
+        digest: &str,
+    ) -> Result<Elevation, StoreError> {
+        operators::revoke(self, caller, id, digest).await
+    }
+
+    async fn shared_token_create(
+        &self,
+        tenant: &TenantId,
+        name: &str,
+    ) -> Result<(SharedToken, String), StoreError> {
+        operators::token_create(self, tenant, name).await
+    }
+
+    async fn shared_token_revoke(
+        &self,
+        tenant: &TenantId,
+        name: &str,
+    ) -> Result<SharedToken, StoreError> {
+        operators::token_revoke(self, tenant, name).await
+    }
+
+    async fn shared_token_list(&self, tenant: &TenantId) -> Result<Vec<SharedToken>, StoreError> {
+        operators::token_list(self, tenant).await
+    }
+
+    async fn shared_token_find(
+        &self,
+        token_hash: &str,
+    ) -> Result<Option<(TenantId, SharedToken)>, StoreError> {
+        operators::token_find(self, token_hash).await
+    }
+
+    async fn shared_token_exists(&self) -> Result<bool, StoreError> {
+        operators::token_exists(self).await
     }
 }

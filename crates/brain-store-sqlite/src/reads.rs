@@ -58,36 +58,44 @@ pub(crate) async fn connection_open(
     pool: &SqlitePool,
     caller: &Caller,
     connection_id: &str,
+    init_params: Option<serde_json::Value>,
 ) -> Result<(), StoreError> {
     let now = now_micros();
     sqlx::query(
-        "INSERT INTO mcp_connections (tenant_id, connection_id, credential_kind, credential_id, opened_at, last_seen_at) \
-         VALUES (?1,?2,?3,?4,?5,?5) ON CONFLICT DO NOTHING",
+        "INSERT INTO mcp_connections (tenant_id, connection_id, credential_kind, credential_id, opened_at, last_seen_at, init_params) \
+         VALUES (?1,?2,?3,?4,?5,?5,?6) ON CONFLICT DO NOTHING",
     )
     .bind(caller.tenant.as_str())
     .bind(connection_id)
     .bind(caller.kind.as_str())
     .bind(&caller.credential_id)
     .bind(micros(now))
+    .bind(init_params.map(|v| v.to_string()))
     .execute(pool)
     .await
     .map_err(db)?;
     Ok(())
 }
 
-/// Look up a connection and mark it seen, in one round trip.
+/// Look up a connection and mark it seen, in one round trip. A connection
+/// unused for longer than `idle_secs` is closed here, on whichever replica sees it.
 pub(crate) async fn connection_get(
     pool: &SqlitePool,
     tenant: &TenantId,
     connection_id: &str,
+    idle_secs: i64,
 ) -> Result<Option<ConnectionRecord>, StoreError> {
     let row = sqlx::query(
-        "UPDATE mcp_connections SET last_seen_at = ?3 WHERE tenant_id = ?1 AND connection_id = ?2 \
-         RETURNING credential_kind, credential_id, closed_at IS NOT NULL AS closed",
+        "UPDATE mcp_connections SET \
+           closed_at = CASE WHEN closed_at IS NULL AND last_seen_at < ?4 THEN ?3 ELSE closed_at END, \
+           last_seen_at = CASE WHEN closed_at IS NULL AND last_seen_at >= ?4 THEN ?3 ELSE last_seen_at END \
+         WHERE tenant_id = ?1 AND connection_id = ?2 \
+         RETURNING credential_kind, credential_id, closed_at IS NOT NULL AS closed, init_params",
     )
     .bind(tenant.as_str())
     .bind(connection_id)
     .bind(micros(now_micros()))
+    .bind(micros(now_micros() - chrono::Duration::seconds(idle_secs)))
     .fetch_optional(pool)
     .await
     .map_err(db)?;
@@ -99,6 +107,10 @@ pub(crate) async fn connection_get(
             .ok_or_else(|| StoreError::Backend("stored credential kind does not parse".into()))?,
         credential_id: row.try_get("credential_id").map_err(db)?,
         closed: row.try_get("closed").map_err(db)?,
+        init_params: row
+            .try_get::<Option<String>, _>("init_params")
+            .map_err(db)?
+            .and_then(|t| serde_json::from_str(&t).ok()),
     }))
 }
 

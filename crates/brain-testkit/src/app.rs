@@ -97,6 +97,7 @@ pub async fn spawn_app_with(jwt: JwtConfig) -> TestApp {
             "http://localhost:*".into(),
             "http://127.0.0.1:*".into(),
         ]),
+        init_params: brain_server::http::InitParams::new(Duration::from_secs(600)),
     };
     let app = router(
         state,

@@ -9,8 +9,8 @@ use brain_core::ids::{ClientKey, ProjectKey, SessionId, SlotName, TenantId};
 use brain_core::model::{ArtifactKind, Caller, CredentialKind, Role, SessionStatus};
 use brain_core::receipt::verify_chain;
 use brain_core::requests::{
-    AbandonRequest, BindRequest, EndRequest, OverrideGrant, RelayRequest, RememberRequest,
-    ResumeRequest, StartRequest,
+    AbandonRequest, BindRequest, EndRequest, RelayRequest, RememberRequest, ResumeRequest,
+    StartRequest,
 };
 use brain_core::store::{SessionBriefing, Store};
 use serde_json::{Value, json};
@@ -133,11 +133,7 @@ pub async fn end_applies_then_stale_revision_conflicts(s: &dyn Store) {
     let a = start(s, &c, "p", "a", None).await.session;
     let b = start(s, &c, "p", "b", None).await.session;
     let out = s
-        .end_session(
-            &c,
-            end_req(a.session_id, "a", "focus one", 0),
-            OverrideGrant::default(),
-        )
+        .end_session(&c, end_req(a.session_id, "a", "focus one", 0))
         .await
         .unwrap();
     assert_eq!(out["focus_outcome"], json!("applied"));
@@ -147,11 +143,7 @@ pub async fn end_applies_then_stale_revision_conflicts(s: &dyn Store) {
     assert_eq!(base(s, &c, "p").await, ("focus one".to_owned(), 1));
     let before = receipt_count(s, &c).await;
     let out = s
-        .end_session(
-            &c,
-            end_req(b.session_id, "b", "focus two", 0),
-            OverrideGrant::default(),
-        )
+        .end_session(&c, end_req(b.session_id, "b", "focus two", 0))
         .await
         .unwrap();
     assert_eq!(out["focus_outcome"], json!("conflict"));
@@ -171,20 +163,12 @@ pub async fn end_applies_then_stale_revision_conflicts(s: &dyn Store) {
 pub async fn identical_body_is_unchanged(s: &dyn Store) {
     let c = agent(&tenant());
     let a = start(s, &c, "p", "a", None).await.session;
-    s.end_session(
-        &c,
-        end_req(a.session_id, "a", "same", 0),
-        OverrideGrant::default(),
-    )
-    .await
-    .unwrap();
+    s.end_session(&c, end_req(a.session_id, "a", "same", 0))
+        .await
+        .unwrap();
     let b = start(s, &c, "p", "b", None).await.session;
     let out = s
-        .end_session(
-            &c,
-            end_req(b.session_id, "b", "same", 1),
-            OverrideGrant::default(),
-        )
+        .end_session(&c, end_req(b.session_id, "b", "same", 1))
         .await
         .unwrap();
     assert_eq!(out["focus_outcome"], json!("unchanged"));
@@ -195,20 +179,15 @@ pub async fn identical_body_is_unchanged(s: &dyn Store) {
 pub async fn checks_run_in_order_and_refusals_write_only_a_receipt(s: &dyn Store) {
     let c = agent(&tenant());
     let a = start(s, &c, "p", "a", None).await.session;
-    s.end_session(
-        &c,
-        end_req(a.session_id, "a", "0123456789", 0),
-        OverrideGrant::default(),
-    )
-    .await
-    .unwrap();
+    s.end_session(&c, end_req(a.session_id, "a", "0123456789", 0))
+        .await
+        .unwrap();
     let b = start(s, &c, "p", "b", None).await.session;
-    let grant = OverrideGrant::default();
     let n0 = receipt_count(s, &c).await;
 
     // 1. unknown session
     let e = s
-        .end_session(&c, end_req(SessionId::new_random(), "b", "x", 1), grant)
+        .end_session(&c, end_req(SessionId::new_random(), "b", "x", 1))
         .await;
     assert_eq!(code(e.unwrap_err()), ErrorCode::SessionNotFound);
     // 2. wrong key — checked before blankness and shrink
@@ -216,7 +195,7 @@ pub async fn checks_run_in_order_and_refusals_write_only_a_receipt(s: &dyn Store
     r.summary = " ".into();
     redigest(&mut r);
     assert_eq!(
-        code(s.end_session(&c, r, grant).await.unwrap_err()),
+        code(s.end_session(&c, r).await.unwrap_err()),
         ErrorCode::ClientKeyMismatch
     );
     // 4. blank reason refused
@@ -224,7 +203,7 @@ pub async fn checks_run_in_order_and_refusals_write_only_a_receipt(s: &dyn Store
     r.nothing_to_capture_reason = Some("  ".into());
     redigest(&mut r);
     assert_eq!(
-        code(s.end_session(&c, r, grant).await.unwrap_err()),
+        code(s.end_session(&c, r).await.unwrap_err()),
         ErrorCode::InvalidArgument
     );
     // 5. override without authority, even when nothing shrinks
@@ -232,12 +211,12 @@ pub async fn checks_run_in_order_and_refusals_write_only_a_receipt(s: &dyn Store
     r.allow_focus_shrink = true;
     redigest(&mut r);
     assert_eq!(
-        code(s.end_session(&c, r, grant).await.unwrap_err()),
+        code(s.end_session(&c, r).await.unwrap_err()),
         ErrorCode::FocusShrinkOverrideRefused
     );
     // 6. shrink guard: 6 of 10 refused, before the (stale) revision is looked at
     match s
-        .end_session(&c, end_req(b.session_id, "b", "012345", 0), grant)
+        .end_session(&c, end_req(b.session_id, "b", "012345", 0))
         .await
     {
         Err(StoreError::Domain(d)) => {
@@ -275,7 +254,7 @@ pub async fn checks_run_in_order_and_refusals_write_only_a_receipt(s: &dyn Store
     assert_eq!(base(s, &c, "p").await, ("0123456789".to_owned(), 1));
     // 7 passes at exactly the floor, with an absent reason.
     let out = s
-        .end_session(&c, end_req(b.session_id, "b", "0123456", 1), grant)
+        .end_session(&c, end_req(b.session_id, "b", "0123456", 1))
         .await
         .unwrap();
     assert_eq!(out["focus_outcome"], json!("applied"));
@@ -285,24 +264,14 @@ pub async fn replay_answers_the_stored_result_and_writes_nothing(s: &dyn Store) 
     let c = agent(&tenant());
     let a = start(s, &c, "p", "a", None).await.session;
     let req = end_req(a.session_id, "a", "first focus", 0);
-    let first = s
-        .end_session(&c, req.clone(), OverrideGrant::default())
-        .await
-        .unwrap();
+    let first = s.end_session(&c, req.clone()).await.unwrap();
     // Someone else moves the focus on.
     let b = start(s, &c, "p", "b", None).await.session;
-    s.end_session(
-        &c,
-        end_req(b.session_id, "b", "second focus", 1),
-        OverrideGrant::default(),
-    )
-    .await
-    .unwrap();
-    let n = receipt_count(s, &c).await;
-    let again = s
-        .end_session(&c, req.clone(), OverrideGrant::default())
+    s.end_session(&c, end_req(b.session_id, "b", "second focus", 1))
         .await
         .unwrap();
+    let n = receipt_count(s, &c).await;
+    let again = s.end_session(&c, req.clone()).await.unwrap();
     assert_eq!(again["replayed"], json!(true));
     assert_eq!(again["focus_outcome"], first["focus_outcome"]);
     assert_eq!(again["focus_revision_at_end"], json!(1));
@@ -313,7 +282,7 @@ pub async fn replay_answers_the_stored_result_and_writes_nothing(s: &dyn Store) 
     let mut other = req.clone();
     other.summary = "another summary".into();
     redigest(&mut other);
-    match s.end_session(&c, other, OverrideGrant::default()).await {
+    match s.end_session(&c, other).await {
         Err(StoreError::Domain(d)) => {
             assert_eq!(d.code, ErrorCode::SessionClosed);
             assert_eq!(d.details["status"], json!("ended"));
@@ -326,13 +295,9 @@ pub async fn replay_answers_the_stored_result_and_writes_nothing(s: &dyn Store) 
 pub async fn bound_sessions_compare_the_slot_revision(s: &dyn Store) {
     let c = agent(&tenant());
     let a = start(s, &c, "p", "a", None).await.session;
-    s.end_session(
-        &c,
-        end_req(a.session_id, "a", "base body", 0),
-        OverrideGrant::default(),
-    )
-    .await
-    .unwrap();
+    s.end_session(&c, end_req(a.session_id, "a", "base body", 0))
+        .await
+        .unwrap();
     let b = start(s, &c, "p", "b", None).await.session;
     assert_eq!(b.started_focus_revision, 1);
     let bound = s
@@ -350,11 +315,7 @@ pub async fn bound_sessions_compare_the_slot_revision(s: &dyn Store) {
     assert_eq!(bound.slot.revision, 0);
     // Passing started_focus_revision (1) instead of the slot revision (0): conflict.
     let out = s
-        .end_session(
-            &c,
-            end_req(b.session_id, "b", "slot body", 1),
-            OverrideGrant::default(),
-        )
+        .end_session(&c, end_req(b.session_id, "b", "slot body", 1))
         .await
         .unwrap();
     assert_eq!(out["focus_outcome"], json!("conflict"));
@@ -371,11 +332,7 @@ pub async fn bound_sessions_compare_the_slot_revision(s: &dyn Store) {
     let d = start(s, &c, "p", "d", Some("ui")).await;
     assert_eq!(d.slot.as_ref().map(|v| v.revision), Some(0));
     let out = s
-        .end_session(
-            &c,
-            end_req(d.session.session_id, "d", "slot body", 0),
-            OverrideGrant::default(),
-        )
+        .end_session(&c, end_req(d.session.session_id, "d", "slot body", 0))
         .await
         .unwrap();
     assert_eq!(out["focus_outcome"], json!("applied"));
@@ -426,11 +383,7 @@ pub async fn window_counts_are_right(s: &dyn Store) {
         .unwrap();
     assert_eq!(mine.session_id, Some(a.session_id));
     let out = s
-        .end_session(
-            &c,
-            end_req(a.session_id, "a", "next", 0),
-            OverrideGrant::default(),
-        )
+        .end_session(&c, end_req(a.session_id, "a", "next", 0))
         .await
         .unwrap();
     assert_eq!(out["unattributed_in_window"]["count"], json!(2));
@@ -456,19 +409,12 @@ pub async fn dry_run_writes_nothing(s: &dyn Store) {
     let n = receipt_count(s, &c).await;
     let mut r = end_req(a.session_id, "a", "next", 0);
     r.dry_run = true;
-    let out = s
-        .end_session(&c, r.clone(), OverrideGrant::default())
-        .await
-        .unwrap();
+    let out = s.end_session(&c, r.clone()).await.unwrap();
     assert_eq!(out["dry_run"], json!(true));
     assert_eq!(out["would"], json!("applied"));
     r.next_focus = " ".into();
     assert_eq!(
-        code(
-            s.end_session(&c, r, OverrideGrant::default())
-                .await
-                .unwrap_err()
-        ),
+        code(s.end_session(&c, r).await.unwrap_err()),
         ErrorCode::InvalidArgument
     );
     assert_eq!(receipt_count(s, &c).await, n);
@@ -485,11 +431,7 @@ pub async fn relay_hands_the_slot_over(s: &dyn Store) {
         to_client_key: to.to_owned(),
     };
     let out = s
-        .relay_session(
-            &c,
-            relay(a.session_id, "a", "0123456789", 0, "b"),
-            OverrideGrant::default(),
-        )
+        .relay_session(&c, relay(a.session_id, "a", "0123456789", 0, "b"))
         .await
         .unwrap();
     assert_eq!(out["session"]["status"], json!("relayed"));
@@ -502,19 +444,12 @@ pub async fn relay_hands_the_slot_over(s: &dyn Store) {
     shrink.end.allow_focus_shrink = true;
     redigest(&mut shrink.end);
     assert_eq!(
-        code(
-            s.relay_session(&c, shrink.clone(), OverrideGrant::default())
-                .await
-                .unwrap_err()
-        ),
+        code(s.relay_session(&c, shrink.clone()).await.unwrap_err()),
         ErrorCode::FocusShrinkOverrideRefused
     );
     // …an operator relay may, and its receipt says so.
     let op = caller(c.tenant.as_str(), "op", Role::Operator);
-    let out = s
-        .relay_session(&op, shrink, OverrideGrant::default())
-        .await
-        .unwrap();
+    let out = s.relay_session(&op, shrink).await.unwrap();
     assert_eq!(out["focus_outcome"], json!("applied"));
     let last = s.receipts(&c.tenant).await.unwrap().pop().unwrap();
     assert!(last.elevated);
@@ -522,23 +457,15 @@ pub async fn relay_hands_the_slot_over(s: &dyn Store) {
     let u = start(s, &c, "p", "u", None).await.session;
     assert_eq!(
         code(
-            s.relay_session(
-                &c,
-                relay(u.session_id, "u", "x", 0, "z"),
-                OverrideGrant::default()
-            )
-            .await
-            .unwrap_err()
+            s.relay_session(&c, relay(u.session_id, "u", "x", 0, "z"))
+                .await
+                .unwrap_err()
         ),
         ErrorCode::RelayRequiresSlot
     );
     let cc = SessionId::parse(out["new_session"]["session_id"].as_str().unwrap()).unwrap();
     let out = s
-        .relay_session(
-            &c,
-            relay(cc, "c", "stale body", 0, "d"),
-            OverrideGrant::default(),
-        )
+        .relay_session(&c, relay(cc, "c", "stale body", 0, "d"))
         .await
         .unwrap();
     assert_eq!(out["focus_outcome"], json!("conflict"));
@@ -588,23 +515,15 @@ pub async fn tenants_are_walled(s: &dyn Store) {
     let e = s.session_get(&tb.tenant, a.session_id).await.unwrap_err();
     assert_eq!(code(e), ErrorCode::SessionNotFound);
     let e = s
-        .end_session(
-            &tb,
-            end_req(a.session_id, "k", "x", 0),
-            OverrideGrant::default(),
-        )
+        .end_session(&tb, end_req(a.session_id, "k", "x", 0))
         .await
         .unwrap_err();
     assert_eq!(code(e), ErrorCode::SessionNotFound);
     // The same project name in two tenants is two projects.
     let b = start(s, &tb, "shared-name", "k", None).await.session;
-    s.end_session(
-        &tb,
-        end_req(b.session_id, "k", "tenant b focus", 0),
-        OverrideGrant::default(),
-    )
-    .await
-    .unwrap();
+    s.end_session(&tb, end_req(b.session_id, "k", "tenant b focus", 0))
+        .await
+        .unwrap();
     assert_eq!(base(s, &tb, "shared-name").await.1, 1);
     assert_eq!(base(s, &ta, "shared-name").await, (String::new(), 0));
     // The session in tenant A is untouched and its chain is its own.
@@ -640,7 +559,7 @@ pub async fn concurrent_ends_apply_once(s: Arc<dyn Store>) {
         tasks.push(tokio::spawn(async move {
             barrier.wait().await;
             let r = end_req(id, &format!("k{i}"), &format!("focus from {i}"), 0);
-            s.end_session(&c, r, OverrideGrant::default()).await
+            s.end_session(&c, r).await
         }));
     }
     let mut applied = 0;

@@ -85,6 +85,7 @@ mod tests {
             public_url: "http://brain.test".into(),
             allowed_hosts: Arc::new(vec![]),
             allowed_origins: Arc::new(vec![]),
+            init_params: Default::default(),
         }
     }
 

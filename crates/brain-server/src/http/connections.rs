@@ -48,7 +48,13 @@ pub async fn bind(State(state): State<AppState>, req: Request, next: Next) -> Re
                 Ok(Some(c))
                     if !c.closed
                         && c.credential_kind == principal.kind
-                        && c.credential_id == principal.credential_id => {}
+                        && c.credential_id == principal.credential_id =>
+                {
+                    // Lets rmcp restore a connection another replica initialized.
+                    if let Some(params) = &c.init_params {
+                        state.init_params.remember_json(&id, params);
+                    }
+                }
                 Ok(_) => return not_found(),
                 Err(e) => {
                     tracing::error!(error = %e, "connection lookup failed");
@@ -57,11 +63,11 @@ pub async fn bind(State(state): State<AppState>, req: Request, next: Next) -> Re
             }
             let is_delete = req.method() == Method::DELETE;
             let resp = next.run(req).await;
-            if is_delete
-                && resp.status().is_success()
-                && let Err(e) = state.store.connection_close(&principal.tenant, &id).await
-            {
-                tracing::error!(error = %e, "could not record a closed connection");
+            if is_delete && resp.status().is_success() {
+                state.init_params.forget(&id);
+                if let Err(e) = state.store.connection_close(&principal.tenant, &id).await {
+                    tracing::error!(error = %e, "could not record a closed connection");
+                }
             }
             resp
         }
@@ -78,7 +84,8 @@ pub async fn bind(State(state): State<AppState>, req: Request, next: Next) -> Re
                 .map(str::to_owned);
             if let Some(id) = new_id {
                 let caller = principal.caller(Some(id.clone()));
-                if let Err(e) = state.store.connection_open(&caller, &id).await {
+                let params = state.init_params.take_json(&id);
+                if let Err(e) = state.store.connection_open(&caller, &id, params).await {
                     tracing::error!(error = %e, "could not record a new connection");
                     return unavailable();
                 }

@@ -8,6 +8,7 @@ mod authn;
 mod connections;
 mod guard;
 mod meta;
+mod restore;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -25,6 +26,7 @@ use tower::ServiceBuilder;
 use tower_http::trace::TraceLayer;
 
 pub use guard::{host_allowed, origin_allowed};
+pub use restore::InitParams;
 
 use crate::auth::Authenticator;
 use crate::mcp::BrainMcp;
@@ -39,6 +41,8 @@ pub struct AppState {
     pub public_url: String,
     pub allowed_hosts: Arc<Vec<String>>,
     pub allowed_origins: Arc<Vec<String>>,
+    /// Initialize parameters handed between the database and rmcp (see `restore`).
+    pub init_params: InitParams,
 }
 
 /// What the router needs beyond the state.
@@ -61,11 +65,12 @@ pub fn router(state: AppState, opts: HttpOptions) -> Router {
     sessions.session_config.keep_alive = Some(opts.connection_idle);
     // Host and Origin are checked by our own guard (before authentication);
     // rmcp's copy of the check is switched off so there is one rule, not two.
-    let config = StreamableHttpServerConfig::default()
+    let mut config = StreamableHttpServerConfig::default()
         .with_cancellation_token(opts.shutdown.child_token())
         .with_max_request_body_bytes(MAX_BODY_BYTES)
         .disable_allowed_hosts()
         .disable_allowed_origins();
+    config.session_store = Some(Arc::new(state.init_params.clone()));
     let mcp = StreamableHttpService::new(move || Ok(handler.clone()), Arc::new(sessions), config);
     let mcp = ServiceBuilder::new()
         .layer(axum::middleware::from_fn_with_state(

@@ -13,7 +13,6 @@ use std::sync::Arc;
 
 use brain_core::DomainError;
 use brain_core::model::Caller;
-use brain_core::requests::OverrideGrant;
 use brain_core::store::Store;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
@@ -108,8 +107,6 @@ impl ServerHandler for BrainMcp {
         let ctx = ToolCtx {
             store: self.inner.store.as_ref(),
             caller,
-            // Elevations arrive with /brain-admin; until then nobody holds one.
-            grant: OverrideGrant::default(),
         };
         let started = std::time::Instant::now();
         let args = request.arguments.unwrap_or_default();

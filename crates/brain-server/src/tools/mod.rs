@@ -5,7 +5,6 @@ use std::sync::Arc;
 
 use brain_core::error::StoreError;
 use brain_core::model::Caller;
-use brain_core::requests::OverrideGrant;
 use brain_core::store::Store;
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use schemars::JsonSchema;
@@ -21,11 +20,10 @@ mod session_relay;
 mod session_resume;
 mod session_start;
 
-/// What a tool handler gets: the store, who is calling, and the caller's override grant.
+/// What a tool handler gets: the store and who is calling.
 pub struct ToolCtx<'a> {
     pub store: &'a dyn Store,
     pub caller: Caller,
-    pub grant: OverrideGrant,
 }
 
 pub type ToolResult = Result<Value, StoreError>;

@@ -104,5 +104,5 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
     let a: Args = args::parse(raw)?;
     let digest = args::digest(&a, &["dry_run"]);
     let req = a.into_request(digest)?;
-    ctx.store.end_session(&ctx.caller, req, ctx.grant).await
+    ctx.store.end_session(&ctx.caller, req).await
 }

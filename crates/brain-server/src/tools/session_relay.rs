@@ -77,7 +77,7 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
         end: end.into_request(digest)?,
         to_client_key,
     };
-    ctx.store.relay_session(&ctx.caller, req, ctx.grant).await
+    ctx.store.relay_session(&ctx.caller, req).await
 }
 
 #[cfg(test)]

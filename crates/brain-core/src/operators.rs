@@ -1,0 +1,193 @@
+//! Who may elevate, and shared tokens (SPEC §1 Credential and Elevation, §4).
+
+use chrono::{DateTime, Utc};
+use serde::{Serialize, Serializer};
+use serde_json::json;
+
+use crate::digest::sha256_hex;
+use crate::error::{DomainError, ErrorCode};
+use crate::ids::{ElevationId, SessionId, SharedTokenId};
+use crate::model::{Caller, CredentialKind, Role, rfc3339};
+
+/// The default lifetime of an elevation.
+pub const ELEVATION_DEFAULT_SECS: i64 = 15 * 60;
+
+/// What an elevation names: one MCP connection, or — for a client on the
+/// sessionless protocol revision — one of its brain sessions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ElevationTarget {
+    Connection(String),
+    Session(SessionId),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ElevationRequest {
+    pub target: ElevationTarget,
+    pub reason: String,
+    pub ttl_secs: i64,
+    /// `BRAIN_ELEVATION_MAX_SECS`.
+    pub max_secs: i64,
+    pub digest: String,
+}
+
+fn ser_time<S: Serializer>(t: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&rfc3339(t))
+}
+
+fn ser_opt_time<S: Serializer>(t: &Option<DateTime<Utc>>, s: S) -> Result<S::Ok, S::Error> {
+    match t {
+        Some(t) => s.serialize_str(&rfc3339(t)),
+        None => s.serialize_none(),
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Elevation {
+    pub id: ElevationId,
+    pub subject: String,
+    pub mcp_session_id: Option<String>,
+    pub session_id: Option<SessionId>,
+    pub reason: String,
+    #[serde(serialize_with = "ser_time")]
+    pub granted_at: DateTime<Utc>,
+    #[serde(serialize_with = "ser_time")]
+    pub expires_at: DateTime<Utc>,
+    #[serde(serialize_with = "ser_opt_time")]
+    pub revoked_at: Option<DateTime<Utc>>,
+}
+
+/// Only a `jwt` credential with role `operator` can be elevated; the lifetime is
+/// 1 s to `max_secs`. Checked before the target is looked at.
+pub fn check_elevation_request(caller: &Caller, req: &ElevationRequest) -> Result<(), DomainError> {
+    match caller.kind {
+        CredentialKind::SharedToken | CredentialKind::Stdio => {
+            return Err(DomainError::new(
+                ErrorCode::Forbidden,
+                "shared-token and stdio callers can never be elevated; use an operator JWT",
+            ));
+        }
+        CredentialKind::Jwt if caller.role != Role::Operator => {
+            return Err(DomainError::new(
+                ErrorCode::Forbidden,
+                format!(
+                    "only role operator can be elevated, this credential has role {}",
+                    caller.role
+                ),
+            ));
+        }
+        CredentialKind::Jwt => {}
+    }
+    if req.reason.trim().is_empty() {
+        return Err(DomainError::invalid_argument("reason", "must not be blank"));
+    }
+    if req.ttl_secs < 1 || req.ttl_secs > req.max_secs {
+        return Err(DomainError::invalid_argument(
+            "ttl_secs",
+            format!("must be between 1 and {} seconds", req.max_secs),
+        )
+        .with_details(json!({"field": "ttl_secs", "max": req.max_secs})));
+    }
+    Ok(())
+}
+
+/// The refusal for a target that is unknown, closed, or opened by another
+/// credential: all answered alike, so the answer reveals nothing.
+pub fn target_not_found() -> DomainError {
+    DomainError::new(
+        ErrorCode::SessionNotFound,
+        "no open connection or session with this id was opened by your credential; elevate one of your own",
+    )
+}
+
+/// A shared token as listed (its secret is never stored).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SharedToken {
+    pub token_id: SharedTokenId,
+    pub name: String,
+    #[serde(serialize_with = "ser_time")]
+    pub created_at: DateTime<Utc>,
+    #[serde(serialize_with = "ser_opt_time")]
+    pub revoked_at: Option<DateTime<Utc>>,
+}
+
+pub const SHARED_TOKEN_PREFIX: &str = "brain_st_";
+
+/// A new shared token secret: the prefix and 64 hex digits from two v4 UUIDs
+/// (244 random bits from the OS generator).
+pub fn new_shared_token_secret() -> String {
+    format!(
+        "{SHARED_TOKEN_PREFIX}{}{}",
+        uuid::Uuid::new_v4().simple(),
+        uuid::Uuid::new_v4().simple()
+    )
+}
+
+/// The only form in which a shared token is stored or looked up.
+pub fn shared_token_hash(token: &str) -> String {
+    sha256_hex(token.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::TenantId;
+
+    fn caller(kind: CredentialKind, role: Role) -> Caller {
+        Caller {
+            tenant: TenantId::parse("t").unwrap(),
+            kind,
+            credential_id: "c".into(),
+            subject: "s".into(),
+            role,
+            connection_id: None,
+            token_id: None,
+        }
+    }
+
+    fn req(ttl: i64) -> ElevationRequest {
+        ElevationRequest {
+            target: ElevationTarget::Connection("c".into()),
+            reason: "fix the focus".into(),
+            ttl_secs: ttl,
+            max_secs: 3600,
+            digest: "d".into(),
+        }
+    }
+
+    #[test]
+    fn only_operator_jwts_may_be_elevated() {
+        let ok = check_elevation_request(&caller(CredentialKind::Jwt, Role::Operator), &req(900));
+        assert!(ok.is_ok());
+        for c in [
+            caller(CredentialKind::Jwt, Role::Agent),
+            caller(CredentialKind::Jwt, Role::Relay),
+            caller(CredentialKind::SharedToken, Role::Operator),
+            caller(CredentialKind::Stdio, Role::Operator),
+        ] {
+            let e = check_elevation_request(&c, &req(900)).err().map(|e| e.code);
+            assert_eq!(e, Some(ErrorCode::Forbidden), "{c:?}");
+        }
+    }
+
+    #[test]
+    fn ttl_is_bounded_by_the_maximum() {
+        let op = caller(CredentialKind::Jwt, Role::Operator);
+        assert!(check_elevation_request(&op, &req(3600)).is_ok());
+        for bad in [0, -5, 3601] {
+            let e = check_elevation_request(&op, &req(bad))
+                .err()
+                .map(|e| e.code);
+            assert_eq!(e, Some(ErrorCode::InvalidArgument), "{bad}");
+        }
+    }
+
+    #[test]
+    fn shared_tokens_are_random_and_hashed() {
+        let a = new_shared_token_secret();
+        let b = new_shared_token_secret();
+        assert!(a.starts_with(SHARED_TOKEN_PREFIX) && a.len() == SHARED_TOKEN_PREFIX.len() + 64);
+        assert_ne!(a, b);
+        assert_eq!(shared_token_hash(&a).len(), 64);
+        assert_ne!(shared_token_hash(&a), shared_token_hash(&b));
+    }
+}
