@@ -4,6 +4,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
+use brain_core::error::StoreError;
+use brain_core::ids::TenantId;
 use brain_core::store::StoreSettings;
 use clap::{Parser, Subcommand};
 use tokio::net::TcpListener;
@@ -37,6 +39,14 @@ pub enum Command {
     /// Tokens.
     #[command(subcommand)]
     Token(TokenCommand),
+    /// Serve the same tools over stdin/stdout for one local user (logs go to stderr).
+    Stdio {
+        /// The tenant every call acts in.
+        #[arg(long)]
+        tenant: String,
+        #[command(flatten)]
+        database: DatabaseConfig,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -55,6 +65,38 @@ pub enum TokenCommand {
         ttl: u64,
         #[command(flatten)]
         jwt: JwtConfig,
+    },
+    /// Shared tokens: one opaque token used by many agents of a tenant.
+    #[command(subcommand)]
+    Shared(SharedCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SharedCommand {
+    /// Create a token and print it once; only its hash is stored.
+    Create {
+        #[arg(long)]
+        tenant: String,
+        #[arg(long)]
+        name: String,
+        #[command(flatten)]
+        database: DatabaseConfig,
+    },
+    /// Revoke the live token with this name.
+    Revoke {
+        #[arg(long)]
+        tenant: String,
+        #[arg(long)]
+        name: String,
+        #[command(flatten)]
+        database: DatabaseConfig,
+    },
+    /// List the tenant's tokens (never their secrets).
+    List {
+        #[arg(long)]
+        tenant: String,
+        #[command(flatten)]
+        database: DatabaseConfig,
     },
 }
 
@@ -88,7 +130,69 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             println!("{token}");
             Ok(())
         }
+        Command::Token(TokenCommand::Shared(cmd)) => run_shared(cmd).await,
+        Command::Stdio { tenant, database } => crate::stdio::run(&tenant, &database.url).await,
     }
+}
+
+fn tenant_arg(t: &str) -> anyhow::Result<TenantId> {
+    TenantId::parse(t).map_err(|e| anyhow::anyhow!("--tenant: {}", e.message))
+}
+
+async fn run_shared(cmd: SharedCommand) -> anyhow::Result<()> {
+    let fail = |e: StoreError| anyhow::anyhow!("{e}");
+    match cmd {
+        SharedCommand::Create {
+            tenant,
+            name,
+            database,
+        } => {
+            let store = open_store(&database.url, StoreSettings::default()).await?;
+            let (t, secret) = store
+                .shared_token_create(&tenant_arg(&tenant)?, &name)
+                .await
+                .map_err(fail)?;
+            eprintln!(
+                "created shared token {} ({}); it is shown once:",
+                t.name, t.token_id
+            );
+            println!("{secret}");
+        }
+        SharedCommand::Revoke {
+            tenant,
+            name,
+            database,
+        } => {
+            let store = open_store(&database.url, StoreSettings::default()).await?;
+            let t = store
+                .shared_token_revoke(&tenant_arg(&tenant)?, &name)
+                .await
+                .map_err(fail)?;
+            println!("revoked {} ({})", t.name, t.token_id);
+        }
+        SharedCommand::List { tenant, database } => {
+            let store = open_store(&database.url, StoreSettings::default()).await?;
+            for t in store
+                .shared_token_list(&tenant_arg(&tenant)?)
+                .await
+                .map_err(fail)?
+            {
+                let state = if t.revoked_at.is_some() {
+                    "revoked"
+                } else {
+                    "live"
+                };
+                println!(
+                    "{}\t{}\t{}\t{}",
+                    t.token_id,
+                    t.name,
+                    state,
+                    brain_core::model::rfc3339(&t.created_at)
+                );
+            }
+        }
+    }
+    Ok(())
 }
 
 async fn run_serve(mut cfg: ServeConfig) -> anyhow::Result<()> {
@@ -96,11 +200,6 @@ async fn run_serve(mut cfg: ServeConfig) -> anyhow::Result<()> {
         cfg.jwt.hs256_secret = Some(crate::dev::secret(&cfg.database.url)?);
     }
     let auth = Authenticator::from_config(&cfg.jwt)?;
-    if !auth.is_configured() {
-        bail!(
-            "no credential is configured: set BRAIN_JWT_HS256_SECRET or BRAIN_JWT_PUBLIC_KEYS; brain never starts open to anyone"
-        );
-    }
     let store = open_store(
         &cfg.database.url,
         StoreSettings {
@@ -109,6 +208,11 @@ async fn run_serve(mut cfg: ServeConfig) -> anyhow::Result<()> {
         },
     )
     .await?;
+    if !auth.is_configured() && !store.shared_token_exists().await? {
+        bail!(
+            "no credential is configured: set BRAIN_JWT_HS256_SECRET or BRAIN_JWT_PUBLIC_KEYS, or create a shared token; brain never starts open to anyone"
+        );
+    }
     let listener = TcpListener::bind(cfg.listen)
         .await
         .with_context(|| format!("cannot listen on {}", cfg.listen))?;
@@ -120,6 +224,8 @@ async fn run_serve(mut cfg: ServeConfig) -> anyhow::Result<()> {
         allowed_hosts: Arc::new(cfg.allowed_hosts.clone()),
         allowed_origins: Arc::new(cfg.allowed_origins.clone()),
         init_params: crate::http::InitParams::new(Duration::from_secs(cfg.connection_idle_secs)),
+        elevation_max_secs: cfg.elevation_max_secs,
+        admin_limiter: crate::http::admin_limiter(),
     };
     let app = router(
         state,

@@ -93,6 +93,9 @@ pub struct ServeConfig {
     /// and a ready-to-paste MCP client configuration with a fresh token on stdout.
     #[arg(long)]
     pub dev: bool,
+    /// Longest elevation an operator may grant, in seconds.
+    #[arg(long, env = "BRAIN_ELEVATION_MAX_SECS", default_value_t = 3_600)]
+    pub elevation_max_secs: i64,
     /// Seconds an MCP connection may stay unused before the server forgets it.
     #[arg(long, env = "BRAIN_CONNECTION_IDLE_SECS", default_value_t = 1_800)]
     pub connection_idle_secs: u64,

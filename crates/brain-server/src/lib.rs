@@ -7,6 +7,7 @@
 //! - [`mcp`]: the rmcp `ServerHandler`, argument parsing, error mapping, output schemas.
 //! - [`tools`]: one module per MCP tool: its definition as data and its handler.
 //! - [`serve`]: store selection and the listener (with `TCP_NODELAY`).
+//! - [`stdio`]: `brain stdio`, the same tools over stdin/stdout.
 //! - [`cli`]: `brain serve | migrate | token mint`.
 //! - [`dev`]: `brain serve --dev`, the one-command local start.
 //! - [`telemetry`]: logging set-up.
@@ -19,6 +20,7 @@ pub mod dev;
 pub mod http;
 pub mod mcp;
 pub mod serve;
+pub mod stdio;
 pub mod telemetry;
 pub mod token;
 pub mod tools;

@@ -98,6 +98,8 @@ pub async fn spawn_app_with(jwt: JwtConfig) -> TestApp {
             "http://127.0.0.1:*".into(),
         ]),
         init_params: brain_server::http::InitParams::new(Duration::from_secs(600)),
+        elevation_max_secs: 3600,
+        admin_limiter: brain_server::http::admin_limiter(),
     };
     let app = router(
         state,
@@ -244,4 +246,139 @@ pub async fn count_rows(app: &TestApp, table: &str) -> i64 {
             n
         }
     }
+}
+
+/// Run one statement on the app's database (to age an elevation, say).
+pub async fn exec(app: &TestApp, sql: &str) {
+    match &app.db {
+        TestBackend::Postgres(db) => {
+            let pool = sqlx::PgPool::connect(&db.url).await.expect("connect");
+            sqlx::query(sql).execute(&pool).await.expect("exec");
+            pool.close().await;
+        }
+        TestBackend::Sqlite(f) => {
+            let pool = sqlx::SqlitePool::connect(&f.url).await.expect("connect");
+            sqlx::query(sql).execute(&pool).await.expect("exec");
+            pool.close().await;
+        }
+    }
+}
+
+/// The newest MCP connection opened by `credential_id` (e.g. `brain|op`).
+pub async fn latest_connection(app: &TestApp, credential_id: &str) -> String {
+    let sql = "SELECT connection_id FROM mcp_connections WHERE credential_id = $1 ORDER BY opened_at DESC LIMIT 1";
+    match &app.db {
+        TestBackend::Postgres(db) => {
+            let pool = sqlx::PgPool::connect(&db.url).await.expect("connect");
+            let id = sqlx::query_scalar(sql)
+                .bind(credential_id)
+                .fetch_one(&pool)
+                .await
+                .expect("connection");
+            pool.close().await;
+            id
+        }
+        TestBackend::Sqlite(f) => {
+            let pool = sqlx::SqlitePool::connect(&f.url).await.expect("connect");
+            let id = sqlx::query_scalar(&sql.replace("$1", "?1"))
+                .bind(credential_id)
+                .fetch_one(&pool)
+                .await
+                .expect("connection");
+            pool.close().await;
+            id
+        }
+    }
+}
+
+/// One JSON-RPC request over raw HTTP on an existing connection; the `result`
+/// (or `error`) of the response, whether it came as JSON or as an SSE event.
+pub async fn raw_rpc(
+    base: &str,
+    token: &str,
+    connection: &str,
+    method: &str,
+    params: Value,
+) -> (u16, Value) {
+    let body = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params});
+    let resp = reqwest::Client::new()
+        .post(format!("{base}/mcp"))
+        .bearer_auth(token)
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .header("mcp-session-id", connection)
+        .header("mcp-protocol-version", "2025-11-25")
+        .json(&body)
+        .send()
+        .await
+        .expect("send");
+    let status = resp.status().as_u16();
+    let text = resp.text().await.unwrap_or_default();
+    let message = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+        .find_map(|d| serde_json::from_str::<Value>(d).ok())
+        .or_else(|| serde_json::from_str::<Value>(&text).ok())
+        .unwrap_or(Value::Null);
+    (status, message)
+}
+
+/// A raw initialize (and `initialized` notification) at `base`; the connection id.
+pub async fn raw_connect(base: &str, token: &str) -> String {
+    let http = reqwest::Client::new();
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}});
+    let resp = http
+        .post(format!("{base}/mcp"))
+        .bearer_auth(token)
+        .header("accept", "application/json, text/event-stream")
+        .json(&init)
+        .send()
+        .await
+        .expect("initialize");
+    assert_eq!(resp.status().as_u16(), 200, "initialize");
+    let id = resp.headers()["mcp-session-id"]
+        .to_str()
+        .expect("id")
+        .to_owned();
+    let _ = resp.text().await;
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let resp = http
+        .post(format!("{base}/mcp"))
+        .bearer_auth(token)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-session-id", &id)
+        .header("mcp-protocol-version", "2025-11-25")
+        .json(&note)
+        .send()
+        .await
+        .expect("initialized");
+    assert_eq!(resp.status().as_u16(), 202);
+    id
+}
+
+/// `tools/call` over raw HTTP; the tool result's structured content and isError.
+pub async fn raw_tool(
+    base: &str,
+    token: &str,
+    connection: &str,
+    tool: &str,
+    args: Value,
+) -> (Value, bool) {
+    let (status, msg) = raw_rpc(
+        base,
+        token,
+        connection,
+        "tools/call",
+        json!({"name": tool, "arguments": args}),
+    )
+    .await;
+    assert_eq!(status, 200, "{msg}");
+    let result = &msg["result"];
+    (
+        result["structuredContent"].clone(),
+        result["isError"] == json!(true),
+    )
 }

@@ -538,6 +538,60 @@ pub async fn tenants_are_walled(s: &dyn Store) {
     assert_eq!(receipt_count(s, &ta).await, 1);
 }
 
+/// A client on the sessionless protocol revision has no connection: its
+/// elevation names its brain session, and counts for that session only.
+pub async fn sessionless_elevation_authorizes_its_session(s: &dyn Store) {
+    use brain_core::operators::{ElevationRequest, ElevationTarget};
+    let op = caller(&tenant(), "op", Role::Operator);
+    let a = start(s, &op, "p", "a", None).await.session;
+    s.end_session(&op, end_req(a.session_id, "a", "0123456789", 0))
+        .await
+        .unwrap();
+    let b = start(s, &op, "p", "b", None).await.session;
+    let other = start(s, &op, "p", "o", None).await.session;
+    let e = s
+        .elevation_grant(
+            &op,
+            ElevationRequest {
+                target: ElevationTarget::Session(b.session_id),
+                reason: "trim".into(),
+                ttl_secs: 60,
+                max_secs: 3600,
+                digest: "g".into(),
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(e.session_id, Some(b.session_id));
+    let shrink = |id, key: &str| {
+        let mut r = end_req(id, key, "01", 1);
+        r.allow_focus_shrink = true;
+        redigest(&mut r);
+        r
+    };
+    assert_eq!(
+        code(
+            s.end_session(&op, shrink(other.session_id, "o"))
+                .await
+                .unwrap_err()
+        ),
+        ErrorCode::FocusShrinkOverrideRefused,
+        "another session of the same credential"
+    );
+    let out = s.end_session(&op, shrink(b.session_id, "b")).await.unwrap();
+    assert_eq!(out["focus_outcome"], json!("applied"));
+    assert!(
+        s.receipts(&op.tenant)
+            .await
+            .unwrap()
+            .iter()
+            .any(|r| r.elevated)
+    );
+    // A revoked elevation is worth nothing.
+    s.elevation_revoke(&op, e.id, "r").await.unwrap();
+    assert!(s.elevation_list(&op).await.unwrap().is_empty());
+}
+
 /// SPEC §2.4 concurrency: exactly one `applied` per revision, the rest `conflict`,
 /// and the receipt chain linear and gap-free.
 pub async fn concurrent_ends_apply_once(s: Arc<dyn Store>) {
@@ -596,6 +650,7 @@ macro_rules! store_story {
             relay_hands_the_slot_over,
             abandon_needs_consent_and_replays,
             tenants_are_walled,
+            sessionless_elevation_authorizes_its_session,
         );
         #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
         async fn concurrent_ends_apply_once() {

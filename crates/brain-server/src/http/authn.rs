@@ -7,8 +7,35 @@ use axum::middleware::Next;
 use axum::response::Response;
 use http::{HeaderValue, StatusCode};
 
+use brain_core::model::{CredentialKind, Role};
+use brain_core::operators::{SHARED_TOKEN_PREFIX, shared_token_hash};
+
 use super::{AppState, error_response};
-use crate::auth::{AuthError, bearer};
+use crate::auth::{AuthError, Principal, bearer};
+
+/// A shared token authenticates as `shared_token` in the tenant of its row; it
+/// is looked up by hash only, and carries no role beyond agent.
+async fn shared_token(state: &AppState, token: &str) -> Result<Principal, AuthError> {
+    match state
+        .store
+        .shared_token_find(&shared_token_hash(token))
+        .await
+    {
+        Ok(Some((tenant, t))) => Ok(Principal {
+            tenant,
+            kind: CredentialKind::SharedToken,
+            credential_id: t.token_id.to_string(),
+            subject: t.name,
+            role: Role::Agent,
+            token_id: Some(t.token_id.to_string()),
+        }),
+        Ok(None) => Err(AuthError::Invalid("unknown or revoked shared token".into())),
+        Err(e) => {
+            tracing::error!(error = %e, "shared token lookup failed");
+            Err(AuthError::Invalid("shared token lookup failed".into()))
+        }
+    }
+}
 
 pub async fn require_credential(
     State(state): State<AppState>,
@@ -22,6 +49,7 @@ pub async fn require_credential(
         .and_then(bearer);
     let result = match token {
         None => Err(AuthError::Missing),
+        Some(t) if t.starts_with(SHARED_TOKEN_PREFIX) => shared_token(&state, t).await,
         Some(t) => state.auth.authenticate(t),
     };
     match result {
@@ -86,6 +114,8 @@ mod tests {
             allowed_hosts: Arc::new(vec![]),
             allowed_origins: Arc::new(vec![]),
             init_params: Default::default(),
+            elevation_max_secs: 3600,
+            admin_limiter: crate::http::admin_limiter(),
         }
     }
 

@@ -4,6 +4,7 @@
 //! bearer authentication → connection binding → rmcp's Streamable HTTP service
 //! (1 MiB body limit, enforced while streaming) → `BrainMcp` → store.
 
+mod admin;
 mod authn;
 mod connections;
 mod guard;
@@ -25,6 +26,7 @@ use tokio_util::sync::CancellationToken;
 use tower::ServiceBuilder;
 use tower_http::trace::TraceLayer;
 
+pub use admin::limiter as admin_limiter;
 pub use guard::{host_allowed, origin_allowed};
 pub use restore::InitParams;
 
@@ -43,6 +45,9 @@ pub struct AppState {
     pub allowed_origins: Arc<Vec<String>>,
     /// Initialize parameters handed between the database and rmcp (see `restore`).
     pub init_params: InitParams,
+    /// `BRAIN_ELEVATION_MAX_SECS`.
+    pub elevation_max_secs: i64,
+    pub admin_limiter: admin::Limiter,
 }
 
 /// What the router needs beyond the state.
@@ -87,7 +92,19 @@ pub fn router(state: AppState, opts: HttpOptions) -> Router {
         ))
         .service(mcp);
 
+    let admin = admin::routes()
+        .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            authn::require_credential,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            guard::host_and_origin,
+        ));
+
     Router::new()
+        .merge(admin)
         .route("/healthz", get(meta::live))
         .route("/readyz", get(meta::ready))
         .route(

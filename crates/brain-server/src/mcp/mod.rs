@@ -42,6 +42,8 @@ pub struct BrainMcp {
 struct Inner {
     store: Arc<dyn Store>,
     tools: Vec<Tool>,
+    /// The caller when there is no HTTP request at all (`brain stdio`).
+    local: Option<Principal>,
 }
 
 impl BrainMcp {
@@ -50,14 +52,28 @@ impl BrainMcp {
             inner: Arc::new(Inner {
                 store,
                 tools: tools::definitions(),
+                local: None,
+            }),
+        }
+    }
+
+    /// A handler for a local transport, acting as `principal` on every call.
+    pub fn local(store: Arc<dyn Store>, principal: Principal) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                store,
+                tools: tools::definitions(),
+                local: Some(principal),
             }),
         }
     }
 
     /// The calling principal and connection, as the front door recorded them
     /// in the HTTP request's extensions.
-    fn caller(ctx: &RequestContext<RoleServer>) -> Option<Caller> {
-        let parts = ctx.extensions.get::<http::request::Parts>()?;
+    fn caller(&self, ctx: &RequestContext<RoleServer>) -> Option<Caller> {
+        let Some(parts) = ctx.extensions.get::<http::request::Parts>() else {
+            return self.inner.local.as_ref().map(|p| p.caller(None));
+        };
         let principal = parts.extensions.get::<Principal>()?;
         let connection = parts
             .headers
@@ -99,7 +115,7 @@ impl ServerHandler for BrainMcp {
                 None,
             ));
         }
-        let Some(caller) = Self::caller(&context) else {
+        let Some(caller) = self.caller(&context) else {
             // The front door always authenticates first; reaching here means a wiring bug.
             tracing::error!(tool = name, "tool call without an authenticated principal");
             return Ok(errors::tool_error(&DomainError::internal()).into());

@@ -1,0 +1,175 @@
+//! `/brain-admin`: elevations (SPEC §1 Elevation, §4), for operator JWTs.
+//!
+//! An elevation names one MCP connection opened by the same credential — or,
+//! for a client on the sessionless protocol revision, one of its brain
+//! sessions. Grants and revocations write receipts whatever their outcome;
+//! each credential is rate-limited.
+
+use std::num::NonZeroU32;
+use std::sync::Arc;
+
+use axum::extract::{Path, State};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{delete, get};
+use axum::{Extension, Json, Router};
+use brain_core::DomainError;
+use brain_core::error::{ErrorCode, StoreError};
+use brain_core::ids::{ElevationId, SessionId};
+use brain_core::model::{CredentialKind, Role};
+use brain_core::operators::{ELEVATION_DEFAULT_SECS, ElevationRequest, ElevationTarget};
+use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
+use http::StatusCode;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::{AppState, error_response};
+use crate::auth::Principal;
+
+/// Admin calls per credential per minute, on each replica.
+const PER_MINUTE: u32 = 30;
+
+pub type Limiter = Arc<DefaultKeyedRateLimiter<String>>;
+
+pub fn limiter() -> Limiter {
+    let quota = Quota::per_minute(NonZeroU32::new(PER_MINUTE).unwrap_or(NonZeroU32::MIN));
+    Arc::new(RateLimiter::keyed(quota))
+}
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/brain-admin/elevations", get(list).post(grant))
+        .route("/brain-admin/elevations/{id}", delete(revoke))
+}
+
+fn domain_response(e: &DomainError) -> Response {
+    let status = StatusCode::from_u16(e.code.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let body = json!({"error": {"code": e.code.as_str(), "message": e.message,
+                                "status": e.code.status(), "details": e.details}});
+    (status, Json(body)).into_response()
+}
+
+fn store_response(e: StoreError) -> Response {
+    match e {
+        StoreError::Domain(d) => domain_response(&d),
+        StoreError::Backend(detail) => {
+            tracing::error!(error = %detail, "admin call failed in the store");
+            domain_response(&DomainError::internal())
+        }
+    }
+}
+
+fn limited(state: &AppState, p: &Principal) -> Option<Response> {
+    state
+        .admin_limiter
+        .check_key(&p.credential_id)
+        .err()
+        .map(|_| {
+            error_response(
+                StatusCode::TOO_MANY_REQUESTS,
+                "rate_limited",
+                "too many admin calls from this credential; wait a minute and retry",
+            )
+        })
+}
+
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct GrantBody {
+    /// The MCP connection to elevate (its `Mcp-Session-Id`).
+    #[serde(default)]
+    pub mcp_session_id: Option<String>,
+    /// For sessionless clients: the brain session to elevate instead.
+    #[serde(default)]
+    pub session_id: Option<String>,
+    pub reason: String,
+    #[serde(default)]
+    pub ttl_secs: Option<i64>,
+}
+
+async fn grant(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    body: Result<Json<GrantBody>, axum::extract::rejection::JsonRejection>,
+) -> Response {
+    if let Some(r) = limited(&state, &p) {
+        return r;
+    }
+    let Ok(Json(body)) = body else {
+        return domain_response(&DomainError::invalid_argument(
+            "body",
+            "must be JSON {mcp_session_id | session_id, reason, ttl_secs}",
+        ));
+    };
+    let digest = crate::mcp::args::digest(&body, &[]);
+    let target = match (&body.mcp_session_id, &body.session_id) {
+        (Some(c), None) if !c.is_empty() && c.len() <= 256 => {
+            ElevationTarget::Connection(c.clone())
+        }
+        (None, Some(s)) => match SessionId::parse(s) {
+            Ok(id) => ElevationTarget::Session(id),
+            Err(e) => return domain_response(&e),
+        },
+        _ => {
+            return domain_response(&DomainError::invalid_argument(
+                "mcp_session_id",
+                "give exactly one of mcp_session_id or session_id",
+            ));
+        }
+    };
+    if body.reason.len() > 4096 {
+        return domain_response(&DomainError::invalid_argument(
+            "reason",
+            "must be at most 4 KiB",
+        ));
+    }
+    let req = ElevationRequest {
+        target,
+        reason: body.reason,
+        ttl_secs: body.ttl_secs.unwrap_or(ELEVATION_DEFAULT_SECS),
+        max_secs: state.elevation_max_secs,
+        digest,
+    };
+    match state.store.elevation_grant(&p.caller(None), req).await {
+        Ok(e) => (StatusCode::CREATED, Json(json!(e))).into_response(),
+        Err(e) => store_response(e),
+    }
+}
+
+async fn list(State(state): State<AppState>, Extension(p): Extension<Principal>) -> Response {
+    if let Some(r) = limited(&state, &p) {
+        return r;
+    }
+    if p.kind != CredentialKind::Jwt || p.role != Role::Operator {
+        return domain_response(&DomainError::new(
+            ErrorCode::Forbidden,
+            "only operator credentials hold elevations",
+        ));
+    }
+    match state.store.elevation_list(&p.caller(None)).await {
+        Ok(list) => Json(json!({ "elevations": list })).into_response(),
+        Err(e) => store_response(e),
+    }
+}
+
+async fn revoke(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    Path(id): Path<String>,
+) -> Response {
+    if let Some(r) = limited(&state, &p) {
+        return r;
+    }
+    let id = match ElevationId::parse(&id) {
+        Ok(id) => id,
+        Err(e) => return domain_response(&e),
+    };
+    let digest = brain_core::digest::request_digest(&json!({ "elevation_id": id.to_string() }));
+    match state
+        .store
+        .elevation_revoke(&p.caller(None), id, &digest)
+        .await
+    {
+        Ok(e) => Json(json!(e)).into_response(),
+        Err(e) => store_response(e),
+    }
+}
