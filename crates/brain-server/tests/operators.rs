@@ -41,7 +41,7 @@ async fn grant(app: &TestApp, token: &str, body: Value) -> (StatusCode, Value) {
     .await
 }
 
-/// Base focus "0123456789" at revision 1, written by an agent.
+/// Make the base focus "0123456789", written by an agent at the current revision.
 async fn ten_chars(app: &TestApp) {
     let c = app.client(&token("acme", "writer")).await;
     let s = ok(
@@ -50,13 +50,15 @@ async fn ten_chars(app: &TestApp) {
         json!({"project": "p", "client_key": "w"}),
     )
     .await;
-    ok(
+    let out = ok(
         &c,
         "brain_session_end",
         json!({"session_id": s["session"]["session_id"], "expected_client_key": "w",
-        "summary": "s", "next_focus": "0123456789", "expected_focus_revision": 1 - 1}),
+        "summary": "s", "next_focus": "0123456789",
+        "expected_focus_revision": s["briefing"]["base_focus"]["revision"]}),
     )
     .await;
+    assert_ne!(out["focus_outcome"], json!("conflict"));
     c.cancel().await.unwrap();
 }
 
