@@ -21,13 +21,72 @@ fn brain() -> Command {
 
 #[test]
 fn serve_refuses_to_start_without_a_key() {
+    let file = brain_testkit::TestSqlite::new();
     let out = brain()
-        .args(["serve", "--listen", "127.0.0.1:0"])
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--database-url",
+            &file.url,
+        ])
         .output()
         .unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("BRAIN_JWT_HS256_SECRET"), "{err}");
+}
+
+/// Shared tokens from the CLI: shown once, listed without their secret, revocable;
+/// a live one lets `brain serve` start with no JWT key at all.
+#[test]
+fn shared_tokens_from_the_cli() {
+    let file = brain_testkit::TestSqlite::new();
+    let run = |args: &[&str]| {
+        let out = brain()
+            .args(args)
+            .args(["--database-url", &file.url])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let secret = run(&[
+        "token", "shared", "create", "--tenant", "acme", "--name", "bots",
+    ]);
+    let secret = secret.trim();
+    assert!(secret.starts_with("brain_st_"));
+    let listed = run(&["token", "shared", "list", "--tenant", "acme"]);
+    assert!(listed.contains("bots") && listed.contains("live") && !listed.contains(secret));
+    // With a live shared token and no JWT key, serve starts (and is stopped here).
+    let mut child = brain()
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--database-url",
+            &file.url,
+        ])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stderr.take().unwrap()),
+        &mut first,
+    )
+    .unwrap();
+    assert!(first.contains("listening"), "{first}");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    run(&[
+        "token", "shared", "revoke", "--tenant", "acme", "--name", "bots",
+    ]);
+    assert!(run(&["token", "shared", "list", "--tenant", "acme"]).contains("revoked"));
 }
 
 #[test]

@@ -300,7 +300,10 @@ pub async fn raw_rpc(
     method: &str,
     params: Value,
 ) -> (u16, Value) {
-    let body = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params});
+    // Ids must be unique among a connection's in-flight requests.
+    static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(100);
+    let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
     let resp = reqwest::Client::new()
         .post(format!("{base}/mcp"))
         .bearer_auth(token)

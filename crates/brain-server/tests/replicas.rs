@@ -1,0 +1,182 @@
+//! Two real `brain serve` processes on one PostgreSQL behave as one server
+//! (SPEC §6): connections, elevations and compare-and-swap span replicas.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::process::Stdio;
+use std::sync::Arc;
+
+use brain_testkit::TestDb;
+use brain_testkit::app::{SECRET, raw_connect, raw_rpc, raw_tool, token, token_with};
+use serde_json::json;
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+struct Replica {
+    base: String,
+    child: tokio::process::Child,
+}
+
+impl Drop for Replica {
+    fn drop(&mut self) {
+        let _ = self.child.start_kill();
+    }
+}
+
+async fn replica(db: &TestDb) -> Replica {
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_brain"))
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .env("BRAIN_JWT_HS256_SECRET", SECRET)
+        .env("DATABASE_URL", &db.url)
+        .env("BRAIN_LOG_FORMAT", "text")
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let addr = loop {
+        let line = lines
+            .next_line()
+            .await
+            .unwrap()
+            .expect("replica exited before listening");
+        if let Some(rest) = line.split("addr=").nth(1) {
+            break rest.split_whitespace().next().unwrap().to_owned();
+        }
+    };
+    // Keep draining the log so the replica never blocks on a full pipe.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    Replica {
+        base: format!("http://{addr}"),
+        child,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_replicas_behave_as_one_server() {
+    let db = TestDb::create().await.unwrap();
+    let a = replica(&db).await;
+    let b = replica(&db).await;
+    let alice = token("acme", "alice");
+    // A connection initialized on A keeps working when its requests go to B.
+    let conn = raw_connect(&a.base, &alice).await;
+    let (status, listed) = raw_rpc(&b.base, &alice, &conn, "tools/list", json!({})).await;
+    assert_eq!(status, 200, "{listed}");
+    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 9);
+    let (s, err) = raw_tool(
+        &b.base,
+        &alice,
+        &conn,
+        "brain_session_start",
+        json!({"project": "p", "client_key": "k"}),
+    )
+    .await;
+    assert!(!err, "{s}");
+    let (s2, _) = raw_tool(
+        &a.base,
+        &alice,
+        &conn,
+        "brain_session_get",
+        json!({"session_id": s["session"]["session_id"]}),
+    )
+    .await;
+    assert_eq!(s2["session"]["status"], json!("open"));
+    // …and stays bound to its credential on both.
+    let (status, _) = raw_rpc(
+        &b.base,
+        &token("acme", "bob"),
+        &conn,
+        "tools/list",
+        json!({}),
+    )
+    .await;
+    assert_eq!(status, 404);
+
+    // An elevation granted through A is honoured on B.
+    let op = token_with(json!({"tenant": "acme", "sub": "op", "role": "operator"}));
+    let op_conn = raw_connect(&a.base, &op).await;
+    let (w, _) = raw_tool(
+        &a.base,
+        &op,
+        &op_conn,
+        "brain_session_start",
+        json!({"project": "p", "client_key": "w"}),
+    )
+    .await;
+    raw_tool(&a.base, &op, &op_conn, "brain_session_end", json!({"session_id": w["session"]["session_id"],
+        "expected_client_key": "w", "summary": "s", "next_focus": "0123456789", "expected_focus_revision": 0})).await;
+    let grant = reqwest::Client::new()
+        .post(format!("{}/brain-admin/elevations", a.base))
+        .bearer_auth(&op)
+        .json(&json!({"mcp_session_id": op_conn, "reason": "trim", "ttl_secs": 300}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(grant.status().as_u16(), 201);
+    let (t, _) = raw_tool(
+        &b.base,
+        &op,
+        &op_conn,
+        "brain_session_start",
+        json!({"project": "p", "client_key": "t"}),
+    )
+    .await;
+    let (out, err) = raw_tool(&b.base, &op, &op_conn, "brain_session_end", json!({"session_id": t["session"]["session_id"],
+        "expected_client_key": "t", "summary": "s", "next_focus": "01", "expected_focus_revision": 1,
+        "allow_focus_shrink": true})).await;
+    assert!(!err, "{out}");
+    assert_eq!(out["focus_outcome"], json!("applied"));
+
+    // A compare-and-swap race spread over both replicas: exactly one applied.
+    const N: usize = 20;
+    let mut sessions = Vec::new();
+    for i in 0..N {
+        let base = if i % 2 == 0 { &a.base } else { &b.base };
+        let (s, _) = raw_tool(
+            base,
+            &alice,
+            &conn,
+            "brain_session_start",
+            json!({"project": "race", "client_key": format!("k{i}")}),
+        )
+        .await;
+        sessions.push(s["session"]["session_id"].as_str().unwrap().to_owned());
+    }
+    let barrier = Arc::new(tokio::sync::Barrier::new(N));
+    let mut tasks = Vec::new();
+    for (i, sid) in sessions.into_iter().enumerate() {
+        let base = if i % 2 == 0 {
+            a.base.clone()
+        } else {
+            b.base.clone()
+        };
+        let (alice, conn, barrier) = (alice.clone(), conn.clone(), barrier.clone());
+        tasks.push(tokio::spawn(async move {
+            barrier.wait().await;
+            let (out, err) = raw_tool(&base, &alice, &conn, "brain_session_end", json!({"session_id": sid,
+                "expected_client_key": format!("k{i}"), "summary": "raced", "next_focus": format!("from {i}"),
+                "expected_focus_revision": 0})).await;
+            assert!(!err, "{out}");
+            out["focus_outcome"].as_str().unwrap().to_owned()
+        }));
+    }
+    let mut outcomes: Vec<String> = Vec::new();
+    for t in tasks {
+        outcomes.push(t.await.unwrap());
+    }
+    let applied = outcomes.iter().filter(|o| *o == "applied").count();
+    assert_eq!(
+        (applied, outcomes.len() - applied),
+        (1, N - 1),
+        "{outcomes:?}"
+    );
+    let store = brain_server::serve::open_store(&db.url, Default::default())
+        .await
+        .unwrap();
+    let receipts = store
+        .receipts(&brain_core::ids::TenantId::parse("acme").unwrap())
+        .await
+        .unwrap();
+    assert_eq!(
+        brain_core::receipt::verify_chain(&receipts),
+        Ok(receipts.len())
+    );
+}
