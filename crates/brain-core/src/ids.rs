@@ -63,6 +63,13 @@ string_id!(
     /// A project inside a tenant (`[A-Za-z0-9._/-]`, 1–128).
     ProjectKey, "project", 128
 );
+
+impl ProjectKey {
+    /// A project name the server itself uses; valid by construction.
+    pub(crate) fn reserved(name: &str) -> Self {
+        Self(name.to_owned())
+    }
+}
 string_id!(
     /// A named sub-focus of a project (same charset, ≤ 64).
     SlotName, "slot", 64
@@ -70,7 +77,7 @@ string_id!(
 
 /// The client identity chosen at start: an isolation guard, not authentication.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct ClientKey(String);
+pub struct ClientKey(pub(crate) String);
 
 impl ClientKey {
     pub const MAX_CHARS: usize = 200;

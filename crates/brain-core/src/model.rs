@@ -5,6 +5,12 @@ use serde::{Serialize, Serializer};
 
 use crate::ids::{ArtifactId, ClientKey, ProjectKey, SessionId, SlotName, TenantId};
 
+/// The reserved project that holds tracer sessions; agent-facing counts and
+/// listings only ever consider agent sessions.
+pub fn tracer_project() -> ProjectKey {
+    ProjectKey::reserved("_mcp")
+}
+
 /// A revision of the base focus or of a slot body; 0 is the empty body at creation.
 pub type Revision = i64;
 
@@ -103,6 +109,9 @@ pub struct Caller {
     pub connection_id: Option<String>,
     /// The JWT's `jti`, recorded in receipts.
     pub token_id: Option<String>,
+    /// The tracer session of the caller's MCP connection: receipts of calls that
+    /// address no session of their own are filed under it.
+    pub tracer_session: Option<SessionId>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -167,6 +176,20 @@ impl Session {
                 subject: caller.subject.clone(),
             },
         }
+    }
+
+    /// The tracer session of an MCP connection (SPEC §1): opened at initialize,
+    /// closed with the connection, refused by every lifecycle tool.
+    pub fn open_tracer(caller: &Caller, connection_id: &str) -> Self {
+        let mut s = Self::open_agent(
+            caller,
+            tracer_project(),
+            ClientKey(format!("mcp:{connection_id}")),
+            None,
+            0,
+        );
+        s.kind = SessionKind::Tracer;
+        s
     }
 
     pub fn is_open(&self) -> bool {

@@ -141,6 +141,7 @@ mod tests {
             role,
             connection_id: None,
             token_id: None,
+            tracer_session: None,
         }
     }
 

@@ -64,7 +64,7 @@ impl Receipt {
             at,
             tool: draft.tool,
             project: draft.project,
-            session_id: draft.session_id,
+            session_id: draft.session_id.or(caller.tracer_session),
             credential_kind: caller.kind,
             subject: caller.subject.clone(),
             token_id: caller.token_id.clone(),
@@ -148,6 +148,7 @@ mod tests {
             role: Role::Agent,
             connection_id: Some("c1".into()),
             token_id: None,
+            tracer_session: None,
         }
     }
 

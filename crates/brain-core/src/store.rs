@@ -116,6 +116,8 @@ pub struct ConnectionRecord {
     pub closed: bool,
     /// The client's initialize parameters, for restoring the connection elsewhere.
     pub init_params: Option<Value>,
+    /// The connection's tracer session.
+    pub tracer_session: Option<SessionId>,
 }
 
 pub(crate) fn ser_time<S: serde::Serializer>(t: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {

@@ -29,7 +29,17 @@ pub struct Principal {
 
 impl Principal {
     pub fn caller(&self, connection_id: Option<String>) -> Caller {
+        self.caller_on(connection_id, None)
+    }
+
+    /// The caller on an MCP connection with its tracer session.
+    pub fn caller_on(
+        &self,
+        connection_id: Option<String>,
+        tracer_session: Option<brain_core::ids::SessionId>,
+    ) -> Caller {
         Caller {
+            tracer_session,
             tenant: self.tenant.clone(),
             kind: self.kind,
             credential_id: self.credential_id.clone(),
@@ -40,6 +50,11 @@ impl Principal {
         }
     }
 }
+
+/// The tracer session of the MCP connection a request came on, put in the
+/// request's extensions by the connection registry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tracer(pub brain_core::ids::SessionId);
 
 #[derive(Debug, Deserialize)]
 struct Claims {

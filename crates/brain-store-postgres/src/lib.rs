@@ -165,7 +165,7 @@ impl Store for PgStore {
         connection_id: &str,
         init_params: Option<Value>,
     ) -> Result<(), StoreError> {
-        reads::connection_open(&self.pool, caller, connection_id, init_params).await
+        reads::connection_open(self, caller, connection_id, init_params).await
     }
 
     async fn connection_get(

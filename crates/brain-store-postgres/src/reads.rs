@@ -2,13 +2,13 @@
 
 use brain_core::error::{DomainError, StoreError};
 use brain_core::ids::{ProjectKey, SessionId, SlotName, TenantId};
-use brain_core::model::{Caller, CredentialKind, Focus, now_micros};
+use brain_core::model::{Caller, CredentialKind, Focus, Session, now_micros};
 use brain_core::receipt::Receipt;
 use brain_core::store::{ConnectionRecord, SessionDetail};
 use sqlx::{PgPool, Row};
 
-use crate::lifecycle::{ledger_size, load_focus, load_session};
-use crate::{PgStore, db, rows};
+use crate::lifecycle::{insert_session, ledger_size, load_focus, load_session};
+use crate::{PgStore, db, ledger, rows};
 
 pub(crate) async fn focus(
     pool: &PgPool,
@@ -50,16 +50,23 @@ pub(crate) async fn receipts(pool: &PgPool, tenant: &TenantId) -> Result<Vec<Rec
     rows.iter().map(rows::receipt).collect()
 }
 
+/// Record a new connection and open its tracer session, in one transaction.
 pub(crate) async fn connection_open(
-    pool: &PgPool,
+    store: &PgStore,
     caller: &Caller,
     connection_id: &str,
     init_params: Option<serde_json::Value>,
 ) -> Result<(), StoreError> {
+    let mut tx = store.pool().begin().await.map_err(db)?;
+    ledger::ensure_tenant(&mut tx, &caller.tenant).await?;
+    let tracer = Session::open_tracer(caller, connection_id);
+    ledger::ensure_project(&mut tx, &caller.tenant, &tracer.project).await?;
+    insert_session(&mut tx, &caller.tenant, &tracer).await?;
     let now = now_micros();
     sqlx::query(
-        "INSERT INTO mcp_connections (tenant_id, connection_id, credential_kind, credential_id, opened_at, last_seen_at, init_params) \
-         VALUES ($1,$2,$3,$4,$5,$5,$6) ON CONFLICT DO NOTHING",
+        "INSERT INTO mcp_connections (tenant_id, connection_id, credential_kind, credential_id, \
+         opened_at, last_seen_at, init_params, tracer_session_id) \
+         VALUES ($1,$2,$3,$4,$5,$5,$6,$7)",
     )
     .bind(caller.tenant.as_str())
     .bind(connection_id)
@@ -67,6 +74,29 @@ pub(crate) async fn connection_open(
     .bind(&caller.credential_id)
     .bind(now)
     .bind(init_params)
+    .bind(tracer.session_id.as_uuid())
+    .execute(&mut *tx)
+    .await
+    .map_err(db)?;
+    tx.commit().await.map_err(db)?;
+    Ok(())
+}
+
+/// Close a connection's tracer session (on DELETE or expiry).
+async fn close_tracer(
+    pool: &PgPool,
+    tenant: &TenantId,
+    tracer: Option<SessionId>,
+) -> Result<(), StoreError> {
+    let Some(tracer) = tracer else { return Ok(()) };
+    let now = now_micros();
+    sqlx::query(
+        "UPDATE sessions SET status = 'ended', ended_at = $3, last_activity_at = $3 \
+         WHERE tenant_id = $1 AND session_id = $2 AND kind = 'tracer' AND status = 'open'",
+    )
+    .bind(tenant.as_str())
+    .bind(tracer.as_uuid())
+    .bind(now)
     .execute(pool)
     .await
     .map_err(db)?;
@@ -86,7 +116,7 @@ pub(crate) async fn connection_get(
            closed_at = CASE WHEN closed_at IS NULL AND last_seen_at < $4 THEN $3 ELSE closed_at END, \
            last_seen_at = CASE WHEN closed_at IS NULL AND last_seen_at >= $4 THEN $3 ELSE last_seen_at END \
          WHERE tenant_id = $1 AND connection_id = $2 \
-         RETURNING credential_kind, credential_id, closed_at IS NOT NULL AS closed, init_params",
+         RETURNING credential_kind, credential_id, closed_at IS NOT NULL AS closed, init_params, tracer_session_id",
     )
     .bind(tenant.as_str())
     .bind(connection_id)
@@ -97,14 +127,22 @@ pub(crate) async fn connection_get(
     .map_err(db)?;
     let Some(row) = row else { return Ok(None) };
     let kind: String = row.try_get("credential_kind").map_err(db)?;
-    Ok(Some(ConnectionRecord {
+    let record = ConnectionRecord {
         tenant: tenant.clone(),
         credential_kind: CredentialKind::parse(&kind)
             .ok_or_else(|| StoreError::Backend("stored credential kind does not parse".into()))?,
         credential_id: row.try_get("credential_id").map_err(db)?,
         closed: row.try_get("closed").map_err(db)?,
         init_params: row.try_get("init_params").map_err(db)?,
-    }))
+        tracer_session: row
+            .try_get::<Option<uuid::Uuid>, _>("tracer_session_id")
+            .map_err(db)?
+            .map(SessionId::from_uuid),
+    };
+    if record.closed {
+        close_tracer(pool, tenant, record.tracer_session).await?;
+    }
+    Ok(Some(record))
 }
 
 pub(crate) async fn connection_close(
@@ -112,14 +150,15 @@ pub(crate) async fn connection_close(
     tenant: &TenantId,
     connection_id: &str,
 ) -> Result<(), StoreError> {
-    sqlx::query(
-        "UPDATE mcp_connections SET closed_at = $3 WHERE tenant_id = $1 AND connection_id = $2 AND closed_at IS NULL",
+    let tracer: Option<Option<uuid::Uuid>> = sqlx::query_scalar(
+        "UPDATE mcp_connections SET closed_at = COALESCE(closed_at, $3) \
+         WHERE tenant_id = $1 AND connection_id = $2 RETURNING tracer_session_id",
     )
     .bind(tenant.as_str())
     .bind(connection_id)
     .bind(now_micros())
-    .execute(pool)
+    .fetch_optional(pool)
     .await
     .map_err(db)?;
-    Ok(())
+    close_tracer(pool, tenant, tracer.flatten().map(SessionId::from_uuid)).await
 }

@@ -179,7 +179,7 @@ impl Store for SqliteStore {
         connection_id: &str,
         init_params: Option<Value>,
     ) -> Result<(), StoreError> {
-        reads::connection_open(&self.pool, caller, connection_id, init_params).await
+        reads::connection_open(self, caller, connection_id, init_params).await
     }
 
     async fn connection_get(

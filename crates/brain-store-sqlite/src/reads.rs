@@ -2,14 +2,14 @@
 
 use brain_core::error::{DomainError, StoreError};
 use brain_core::ids::{ProjectKey, SessionId, SlotName, TenantId};
-use brain_core::model::{Caller, CredentialKind, Focus, now_micros};
+use brain_core::model::{Caller, CredentialKind, Focus, Session, now_micros};
 use brain_core::receipt::Receipt;
 use brain_core::store::{ConnectionRecord, SessionDetail};
 use sqlx::{Row, SqlitePool};
 
-use crate::lifecycle::{ledger_size, load_focus, load_session};
+use crate::lifecycle::{insert_session, ledger_size, load_focus, load_session};
 use crate::rows::micros;
-use crate::{SqliteStore, db, rows};
+use crate::{SqliteStore, db, ledger, rows};
 
 pub(crate) async fn focus(
     pool: &SqlitePool,
@@ -54,16 +54,23 @@ pub(crate) async fn receipts(
     rows.iter().map(rows::receipt).collect()
 }
 
+/// Record a new connection and open its tracer session, in one transaction.
 pub(crate) async fn connection_open(
-    pool: &SqlitePool,
+    store: &SqliteStore,
     caller: &Caller,
     connection_id: &str,
     init_params: Option<serde_json::Value>,
 ) -> Result<(), StoreError> {
+    let mut tx = store.write().await?;
+    ledger::ensure_tenant(&mut tx, &caller.tenant).await?;
+    let tracer = Session::open_tracer(caller, connection_id);
+    ledger::ensure_project(&mut tx, &caller.tenant, &tracer.project).await?;
+    insert_session(&mut tx, &caller.tenant, &tracer).await?;
     let now = now_micros();
     sqlx::query(
-        "INSERT INTO mcp_connections (tenant_id, connection_id, credential_kind, credential_id, opened_at, last_seen_at, init_params) \
-         VALUES (?1,?2,?3,?4,?5,?5,?6) ON CONFLICT DO NOTHING",
+        "INSERT INTO mcp_connections (tenant_id, connection_id, credential_kind, credential_id, \
+         opened_at, last_seen_at, init_params, tracer_session_id) \
+         VALUES (?1,?2,?3,?4,?5,?5,?6,?7)",
     )
     .bind(caller.tenant.as_str())
     .bind(connection_id)
@@ -71,6 +78,29 @@ pub(crate) async fn connection_open(
     .bind(&caller.credential_id)
     .bind(micros(now))
     .bind(init_params.map(|v| v.to_string()))
+    .bind(tracer.session_id.as_uuid())
+    .execute(&mut *tx)
+    .await
+    .map_err(db)?;
+    tx.commit().await.map_err(db)?;
+    Ok(())
+}
+
+/// Close a connection's tracer session (on DELETE or expiry).
+async fn close_tracer(
+    pool: &SqlitePool,
+    tenant: &TenantId,
+    tracer: Option<SessionId>,
+) -> Result<(), StoreError> {
+    let Some(tracer) = tracer else { return Ok(()) };
+    let now = now_micros();
+    sqlx::query(
+        "UPDATE sessions SET status = 'ended', ended_at = ?3, last_activity_at = ?3 \
+         WHERE tenant_id = ?1 AND session_id = ?2 AND kind = 'tracer' AND status = 'open'",
+    )
+    .bind(tenant.as_str())
+    .bind(tracer.as_uuid())
+    .bind(micros(now))
     .execute(pool)
     .await
     .map_err(db)?;
@@ -90,7 +120,7 @@ pub(crate) async fn connection_get(
            closed_at = CASE WHEN closed_at IS NULL AND last_seen_at < ?4 THEN ?3 ELSE closed_at END, \
            last_seen_at = CASE WHEN closed_at IS NULL AND last_seen_at >= ?4 THEN ?3 ELSE last_seen_at END \
          WHERE tenant_id = ?1 AND connection_id = ?2 \
-         RETURNING credential_kind, credential_id, closed_at IS NOT NULL AS closed, init_params",
+         RETURNING credential_kind, credential_id, closed_at IS NOT NULL AS closed, init_params, tracer_session_id",
     )
     .bind(tenant.as_str())
     .bind(connection_id)
@@ -101,7 +131,7 @@ pub(crate) async fn connection_get(
     .map_err(db)?;
     let Some(row) = row else { return Ok(None) };
     let kind: String = row.try_get("credential_kind").map_err(db)?;
-    Ok(Some(ConnectionRecord {
+    let record = ConnectionRecord {
         tenant: tenant.clone(),
         credential_kind: CredentialKind::parse(&kind)
             .ok_or_else(|| StoreError::Backend("stored credential kind does not parse".into()))?,
@@ -111,7 +141,15 @@ pub(crate) async fn connection_get(
             .try_get::<Option<String>, _>("init_params")
             .map_err(db)?
             .and_then(|t| serde_json::from_str(&t).ok()),
-    }))
+        tracer_session: row
+            .try_get::<Option<uuid::Uuid>, _>("tracer_session_id")
+            .map_err(db)?
+            .map(SessionId::from_uuid),
+    };
+    if record.closed {
+        close_tracer(pool, tenant, record.tracer_session).await?;
+    }
+    Ok(Some(record))
 }
 
 pub(crate) async fn connection_close(
@@ -119,14 +157,15 @@ pub(crate) async fn connection_close(
     tenant: &TenantId,
     connection_id: &str,
 ) -> Result<(), StoreError> {
-    sqlx::query(
-        "UPDATE mcp_connections SET closed_at = ?3 WHERE tenant_id = ?1 AND connection_id = ?2 AND closed_at IS NULL",
+    let tracer: Option<Option<uuid::Uuid>> = sqlx::query_scalar(
+        "UPDATE mcp_connections SET closed_at = COALESCE(closed_at, ?3) \
+         WHERE tenant_id = ?1 AND connection_id = ?2 RETURNING tracer_session_id",
     )
     .bind(tenant.as_str())
     .bind(connection_id)
     .bind(micros(now_micros()))
-    .execute(pool)
+    .fetch_optional(pool)
     .await
     .map_err(db)?;
-    Ok(())
+    close_tracer(pool, tenant, tracer.flatten().map(SessionId::from_uuid)).await
 }

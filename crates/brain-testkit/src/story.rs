@@ -24,6 +24,7 @@ pub fn caller(tenant: &str, sub: &str, role: Role) -> Caller {
         role,
         connection_id: None,
         token_id: None,
+        tracer_session: None,
     }
 }
 

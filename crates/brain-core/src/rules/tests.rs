@@ -44,6 +44,7 @@ fn caller(kind: CredentialKind, role: Role) -> Caller {
         role,
         connection_id: None,
         token_id: None,
+        tracer_session: None,
     }
 }
 

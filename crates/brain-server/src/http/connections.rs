@@ -9,7 +9,7 @@ use axum::response::Response;
 use http::{Method, StatusCode};
 
 use super::{AppState, error_response};
-use crate::auth::Principal;
+use crate::auth::{Principal, Tracer};
 
 const SESSION_HEADER: &str = "mcp-session-id";
 
@@ -29,7 +29,7 @@ fn unavailable() -> Response {
     )
 }
 
-pub async fn bind(State(state): State<AppState>, req: Request, next: Next) -> Response {
+pub async fn bind(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
     let Some(principal) = req.extensions().get::<Principal>().cloned() else {
         return error_response(
             StatusCode::UNAUTHORIZED,
@@ -53,6 +53,9 @@ pub async fn bind(State(state): State<AppState>, req: Request, next: Next) -> Re
                     // Lets rmcp restore a connection another replica initialized.
                     if let Some(params) = &c.init_params {
                         state.init_params.remember_json(&id, params);
+                    }
+                    if let Some(t) = c.tracer_session {
+                        req.extensions_mut().insert(Tracer(t));
                     }
                 }
                 Ok(_) => return not_found(),

@@ -21,7 +21,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
-use crate::auth::Principal;
+use crate::auth::{Principal, Tracer};
 use crate::tools::{self, ToolCtx};
 
 pub const INSTRUCTIONS: &str = "brain keeps durable working sessions over a shared, revisioned focus. \
@@ -80,7 +80,8 @@ impl BrainMcp {
             .get("mcp-session-id")
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
-        Some(principal.caller(connection))
+        let tracer = parts.extensions.get::<Tracer>().map(|t| t.0);
+        Some(principal.caller_on(connection, tracer))
     }
 }
 
