@@ -107,6 +107,16 @@ pub struct Unattributed {
     pub ids: Vec<ArtifactId>,
 }
 
+/// What `/metrics` reads from the store on each scrape.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StoreStats {
+    pub open_sessions: i64,
+    pub open_connections: i64,
+    /// Connections in the pool, and how many of them are idle.
+    pub pool_size: u32,
+    pub pool_idle: u32,
+}
+
 /// An MCP connection as the registry holds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConnectionRecord {
@@ -142,6 +152,10 @@ pub(crate) fn ser_opt_time<S: serde::Serializer>(
 pub trait Store: Send + Sync + 'static {
     /// Readiness: the database answers.
     async fn ping(&self) -> Result<(), StoreError>;
+    /// Gauges for `/metrics`, across all tenants (operators' view, never a tool's).
+    async fn stats(&self) -> Result<StoreStats, StoreError>;
+    /// Close the pool after in-flight calls have finished (graceful shutdown).
+    async fn close(&self);
 
     async fn start_session(
         &self,

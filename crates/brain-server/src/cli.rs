@@ -216,9 +216,12 @@ async fn run_serve(mut cfg: ServeConfig) -> anyhow::Result<()> {
     let listener = TcpListener::bind(cfg.listen)
         .await
         .with_context(|| format!("cannot listen on {}", cfg.listen))?;
-    let shutdown = CancellationToken::new();
+    // `stop` ends accepting and lets in-flight calls finish; `cut`, fired after
+    // the grace period, ends MCP connections and streams that are still open.
+    let stop = CancellationToken::new();
+    let cut = CancellationToken::new();
     let state = AppState {
-        store,
+        store: store.clone(),
         auth: Arc::new(auth),
         public_url: cfg.public_url(),
         allowed_hosts: Arc::new(cfg.allowed_hosts.clone()),
@@ -227,20 +230,48 @@ async fn run_serve(mut cfg: ServeConfig) -> anyhow::Result<()> {
         elevation_max_secs: cfg.elevation_max_secs,
         admin_limiter: crate::http::admin_limiter(),
     };
+    if let Some(addr) = cfg.metrics_listen {
+        let metrics = TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("cannot listen on {addr} for metrics"))?;
+        tracing::info!(%addr, "metrics listening");
+        tokio::spawn(serve(
+            metrics,
+            crate::http::metrics_router(state.clone()),
+            stop.clone(),
+        ));
+    }
     let app = router(
         state,
         HttpOptions {
             connection_idle: Duration::from_secs(cfg.connection_idle_secs),
-            shutdown: shutdown.clone(),
+            shutdown: cut.clone(),
+            metrics: cfg.metrics_listen.is_none(),
         },
     );
     let addr = listener.local_addr()?;
-    tokio::spawn(signal_shutdown(shutdown.clone()));
+    tokio::spawn(signal_shutdown(stop.clone()));
+    let grace = Duration::from_secs(cfg.shutdown_grace_secs);
+    let cutter = {
+        let (stop, cut) = (stop.clone(), cut.clone());
+        tokio::spawn(async move {
+            stop.cancelled().await;
+            tracing::info!(
+                grace_secs = grace.as_secs(),
+                "shutting down: finishing in-flight calls"
+            );
+            tokio::time::sleep(grace).await;
+            cut.cancel();
+        })
+    };
     tracing::info!(%addr, "brain listening; MCP at /mcp");
     if cfg.dev {
         crate::dev::print_client_config(&cfg, addr)?;
     }
-    serve(listener, app, shutdown).await?;
+    serve(listener, app, stop).await?;
+    cut.cancel();
+    cutter.abort();
+    store.close().await;
     tracing::info!("brain stopped");
     Ok(())
 }

@@ -93,6 +93,13 @@ pub struct ServeConfig {
     /// and a ready-to-paste MCP client configuration with a fresh token on stdout.
     #[arg(long)]
     pub dev: bool,
+    /// Serve `GET /metrics` on this address instead of the front door, so it is
+    /// never exposed by accident.
+    #[arg(long, env = "BRAIN_METRICS_LISTEN")]
+    pub metrics_listen: Option<SocketAddr>,
+    /// On SIGTERM/SIGINT, how long in-flight calls may take before connections are cut.
+    #[arg(long, env = "BRAIN_SHUTDOWN_GRACE_SECS", default_value_t = 10)]
+    pub shutdown_grace_secs: u64,
     /// Longest elevation an operator may grant, in seconds.
     #[arg(long, env = "BRAIN_ELEVATION_MAX_SECS", default_value_t = 3_600)]
     pub elevation_max_secs: i64,

@@ -6,6 +6,7 @@
 //!   connection registry, health, RFC 9728 metadata.
 //! - [`mcp`]: the rmcp `ServerHandler`, argument parsing, error mapping, output schemas.
 //! - [`tools`]: one module per MCP tool: its definition as data and its handler.
+//! - [`metrics`]: Prometheus metrics.
 //! - [`serve`]: store selection and the listener (with `TCP_NODELAY`).
 //! - [`stdio`]: `brain stdio`, the same tools over stdin/stdout.
 //! - [`cli`]: `brain serve | migrate | token mint`.
@@ -19,6 +20,7 @@ pub mod config;
 pub mod dev;
 pub mod http;
 pub mod mcp;
+pub mod metrics;
 pub mod serve;
 pub mod stdio;
 pub mod telemetry;

@@ -124,6 +124,8 @@ pub(crate) async fn append(
         .execute(&mut *tx)
         .await
         .map_err(db)?;
+    // Counted when appended; the caller commits it in the same transaction.
+    metrics::counter!("brain_receipts_written_total").increment(1);
     Ok(r)
 }
 

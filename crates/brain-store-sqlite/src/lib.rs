@@ -37,7 +37,7 @@ use brain_core::requests::{
     StartRequest,
 };
 use brain_core::store::{
-    BindOutcome, ConnectionRecord, SessionBriefing, SessionDetail, Store, StoreSettings,
+    BindOutcome, ConnectionRecord, SessionBriefing, SessionDetail, Store, StoreSettings, StoreStats,
 };
 use serde_json::Value;
 use sqlx::sqlite::{
@@ -96,6 +96,26 @@ pub(crate) fn db(e: sqlx::Error) -> StoreError {
 
 #[async_trait]
 impl Store for SqliteStore {
+    async fn stats(&self) -> Result<StoreStats, StoreError> {
+        let (open_sessions, open_connections): (i64, i64) = sqlx::query_as(
+            "SELECT (SELECT count(*) FROM sessions WHERE status = 'open' AND kind = 'agent'), \
+                    (SELECT count(*) FROM mcp_connections WHERE closed_at IS NULL)",
+        )
+        .fetch_one(&self.pool)
+        .await
+        .map_err(db)?;
+        Ok(StoreStats {
+            open_sessions,
+            open_connections,
+            pool_size: self.pool.size(),
+            pool_idle: u32::try_from(self.pool.num_idle()).unwrap_or(u32::MAX),
+        })
+    }
+
+    async fn close(&self) {
+        self.pool.close().await;
+    }
+
     async fn ping(&self) -> Result<(), StoreError> {
         sqlx::query("SELECT 1")
             .execute(&self.pool)

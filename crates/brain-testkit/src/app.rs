@@ -106,6 +106,7 @@ pub async fn spawn_app_with(jwt: JwtConfig) -> TestApp {
         HttpOptions {
             connection_idle: Duration::from_secs(600),
             shutdown: shutdown.clone(),
+            metrics: true,
         },
     );
     tokio::spawn(brain_server::serve::serve(listener, app, shutdown.clone()));

@@ -44,8 +44,16 @@ pub fn span_for<B>(req: &Request<B>) -> tracing::Span {
         "request",
         method = %req.method(),
         path = %req.uri().path(),
-        request_id = %uuid::Uuid::new_v4().simple(),
+        request_id = %request_id(req.headers()),
     )
+}
+
+/// The request id set by the outermost layer (`x-request-id`).
+pub fn request_id(headers: &http::HeaderMap) -> &str {
+    headers
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("-")
 }
 
 impl AppState {

@@ -8,7 +8,7 @@ mod admin;
 mod authn;
 mod connections;
 mod guard;
-mod meta;
+pub mod meta;
 mod restore;
 
 use std::sync::Arc;
@@ -24,6 +24,7 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use tower::ServiceBuilder;
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
 
 pub use admin::limiter as admin_limiter;
@@ -56,6 +57,15 @@ pub struct HttpOptions {
     pub connection_idle: Duration,
     /// Cancelled on shutdown: ends MCP connections and their streams.
     pub shutdown: CancellationToken,
+    /// Serve `GET /metrics` on this router (false when it has a listener of its own).
+    pub metrics: bool,
+}
+
+/// A router with only `GET /metrics`, for `BRAIN_METRICS_LISTEN`.
+pub fn metrics_router(state: AppState) -> Router {
+    Router::new()
+        .route("/metrics", get(crate::metrics::scrape))
+        .with_state(state)
 }
 
 /// A JSON error body in the same shape as tool errors.
@@ -65,6 +75,8 @@ pub fn error_response(status: StatusCode, code: &str, message: &str) -> Response
 }
 
 pub fn router(state: AppState, opts: HttpOptions) -> Router {
+    // Install the recorder before anything records.
+    let _ = crate::metrics::handle();
     let handler = BrainMcp::new(state.store.clone());
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(opts.connection_idle);
@@ -103,7 +115,11 @@ pub fn router(state: AppState, opts: HttpOptions) -> Router {
             guard::host_and_origin,
         ));
 
-    Router::new()
+    let mut router = Router::new();
+    if opts.metrics {
+        router = router.route("/metrics", get(crate::metrics::scrape));
+    }
+    router
         .merge(admin)
         .route("/healthz", get(meta::live))
         .route("/readyz", get(meta::ready))
@@ -118,7 +134,12 @@ pub fn router(state: AppState, opts: HttpOptions) -> Router {
         .route_service("/mcp", mcp)
         .fallback(|| async { error_response(StatusCode::NOT_FOUND, "not_found", "no such route") })
         .layer(axum::middleware::from_fn(security_headers))
+        .layer(axum::middleware::from_fn(crate::metrics::track_http))
         .layer(TraceLayer::new_for_http().make_span_with(meta::span_for))
+        // Outermost: every request gets an id before its span is made; rmcp hands
+        // the request's headers to the tool, which logs the same id.
+        .layer(PropagateRequestIdLayer::x_request_id())
+        .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
         .with_state(state)
 }
 

@@ -116,6 +116,11 @@ impl ServerHandler for BrainMcp {
                 None,
             ));
         }
+        let request_id = context
+            .extensions
+            .get::<http::request::Parts>()
+            .map(|p| crate::http::meta::request_id(&p.headers).to_owned())
+            .unwrap_or_else(|| "-".to_owned());
         let Some(caller) = self.caller(&context) else {
             // The front door always authenticates first; reaching here means a wiring bug.
             tracing::error!(tool = name, "tool call without an authenticated principal");
@@ -147,7 +152,9 @@ impl ServerHandler for BrainMcp {
         } else {
             "ok".to_owned()
         };
+        crate::metrics::tool_call(name, &outcome, started.elapsed().as_secs_f64());
         tracing::info!(
+            request_id,
             tool = name,
             tenant = %ctx.caller.tenant,
             outcome,
