@@ -134,6 +134,22 @@ pub fn verify_chain<'a>(
     Ok(count)
 }
 
+/// Verify a chain and that its last receipt is the recorded tip, which also
+/// catches receipts deleted from the end. `Ok(count)` or the first bad seq.
+pub fn verify_with_tip(receipts: &[Receipt], tip: (i64, &str)) -> Result<usize, (i64, ChainFault)> {
+    let count = verify_chain(receipts)?;
+    let (last_seq, last_hash) = receipts
+        .last()
+        .map_or((0, GENESIS_HASH), |r| (r.seq, r.hash.as_str()));
+    if last_seq != tip.0 {
+        return Err((last_seq + 1, ChainFault::SeqGap));
+    }
+    if last_hash != tip.1 {
+        return Err((last_seq, ChainFault::HashMismatch));
+    }
+    Ok(count)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -208,6 +224,15 @@ mod tests {
         c[1].seq = 2;
         c[2].seq = 3;
         assert_eq!(verify_chain(&c), Err((2, ChainFault::PrevHashMismatch)));
+    }
+
+    #[test]
+    fn a_truncated_chain_is_caught_by_the_tip() {
+        let c = chain(4);
+        let tip = (c[3].seq, c[3].hash.as_str());
+        assert_eq!(verify_with_tip(&c, tip), Ok(4));
+        assert_eq!(verify_with_tip(&c[..3], tip), Err((4, ChainFault::SeqGap)));
+        assert_eq!(verify_with_tip(&[], (0, GENESIS_HASH)), Ok(0));
     }
 
     #[test]

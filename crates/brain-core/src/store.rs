@@ -199,6 +199,9 @@ pub trait Store: Send + Sync + 'static {
 
     /// The tenant's receipts in `seq` order (verification, audits, tests).
     async fn receipts(&self, tenant: &TenantId) -> Result<Vec<Receipt>, StoreError>;
+    /// The tenant's ledger tip as recorded beside the chain: `(seq, hash)`,
+    /// `(0, GENESIS_HASH)` for a tenant with no receipts.
+    async fn ledger_tip(&self, tenant: &TenantId) -> Result<(i64, String), StoreError>;
 
     /// Record a newly initialized MCP connection for the caller, with the
     /// client's initialize parameters so another replica can restore it.

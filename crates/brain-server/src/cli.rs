@@ -39,6 +39,14 @@ pub enum Command {
     /// Tokens.
     #[command(subcommand)]
     Token(TokenCommand),
+    /// Receipts: verify a tenant's hash chain.
+    #[command(subcommand)]
+    Receipts(ReceiptsCommand),
+    /// Exit 0 when the server's readiness endpoint answers 200 (container healthchecks).
+    Healthcheck {
+        #[arg(long, default_value = "http://127.0.0.1:8080/readyz")]
+        url: String,
+    },
     /// Serve the same tools over stdin/stdout for one local user (logs go to stderr).
     Stdio {
         /// The tenant every call acts in.
@@ -69,6 +77,18 @@ pub enum TokenCommand {
     /// Shared tokens: one opaque token used by many agents of a tenant.
     #[command(subcommand)]
     Shared(SharedCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ReceiptsCommand {
+    /// Walk the tenant's chain: OK with the count and tip, or the first bad seq
+    /// and why (hash_mismatch, prev_hash_mismatch, seq_gap); non-zero exit when bad.
+    Verify {
+        #[arg(long)]
+        tenant: String,
+        #[command(flatten)]
+        database: DatabaseConfig,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -131,6 +151,28 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Token(TokenCommand::Shared(cmd)) => run_shared(cmd).await,
+        Command::Healthcheck { url } => crate::health::check(&url).await,
+        Command::Receipts(ReceiptsCommand::Verify { tenant, database }) => {
+            let tenant = tenant_arg(&tenant)?;
+            let store = open_store(&database.url, StoreSettings::default()).await?;
+            let fail = |e: StoreError| anyhow::anyhow!("{e}");
+            let receipts = store.receipts(&tenant).await.map_err(fail)?;
+            let (seq, hash) = store.ledger_tip(&tenant).await.map_err(fail)?;
+            match brain_core::receipt::verify_with_tip(&receipts, (seq, &hash)) {
+                Ok(n) => {
+                    println!("OK tenant={tenant} receipts={n} tip_seq={seq} tip={hash}");
+                    Ok(())
+                }
+                Err((bad, fault)) => {
+                    let why = serde_json::to_value(fault)?;
+                    println!(
+                        "BAD tenant={tenant} seq={bad} reason={}",
+                        why.as_str().unwrap_or("?")
+                    );
+                    bail!("the receipt chain of {tenant} is broken at seq {bad}")
+                }
+            }
+        }
         Command::Stdio { tenant, database } => crate::stdio::run(&tenant, &database.url).await,
     }
 }

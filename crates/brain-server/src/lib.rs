@@ -10,6 +10,7 @@
 //! - [`serve`]: store selection and the listener (with `TCP_NODELAY`).
 //! - [`stdio`]: `brain stdio`, the same tools over stdin/stdout.
 //! - [`cli`]: `brain serve | migrate | token mint`.
+//! - [`health`]: `brain healthcheck`, for container runtimes without curl.
 //! - [`dev`]: `brain serve --dev`, the one-command local start.
 //! - [`telemetry`]: logging set-up.
 #![forbid(unsafe_code)]
@@ -18,6 +19,7 @@ pub mod auth;
 pub mod cli;
 pub mod config;
 pub mod dev;
+pub mod health;
 pub mod http;
 pub mod mcp;
 pub mod metrics;

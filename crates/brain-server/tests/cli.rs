@@ -218,3 +218,22 @@ async fn serve_dev_starts_with_nothing_configured() {
     child.wait().unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[tokio::test]
+async fn healthcheck_reports_readiness() {
+    let app = brain_testkit::app::spawn_app().await;
+    let url = app.url("/readyz");
+    let ok = tokio::process::Command::new(env!("CARGO_BIN_EXE_brain"))
+        .args(["healthcheck", "--url", &url])
+        .status()
+        .await
+        .unwrap();
+    assert!(ok.success());
+    let down = tokio::process::Command::new(env!("CARGO_BIN_EXE_brain"))
+        .args(["healthcheck", "--url", "http://127.0.0.1:1/readyz"])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .await
+        .unwrap();
+    assert!(!down.success());
+}

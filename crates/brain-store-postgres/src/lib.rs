@@ -175,6 +175,16 @@ impl Store for PgStore {
         reads::session_detail(self, tenant, session_id).await
     }
 
+    async fn ledger_tip(&self, tenant: &TenantId) -> Result<(i64, String), StoreError> {
+        let tip: Option<(i64, String)> =
+            sqlx::query_as("SELECT seq, hash FROM receipt_heads WHERE tenant_id = $1")
+                .bind(tenant.as_str())
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(db)?;
+        Ok(tip.unwrap_or((0, brain_core::receipt::GENESIS_HASH.to_owned())))
+    }
+
     async fn receipts(&self, tenant: &TenantId) -> Result<Vec<Receipt>, StoreError> {
         reads::receipts(&self.pool, tenant).await
     }
