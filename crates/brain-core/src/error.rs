@@ -20,6 +20,7 @@ pub enum ErrorCode {
     PayloadTooLarge,
     Internal,
     AlreadyBound,
+    DocumentConflict,
     RelayRequiresSlot,
     FocusShrinkOverrideRefused,
     BaseFocusShrink,
@@ -42,6 +43,7 @@ impl ErrorCode {
             Self::PayloadTooLarge => "payload_too_large",
             Self::Internal => "internal",
             Self::AlreadyBound => "already_bound",
+            Self::DocumentConflict => "document_conflict",
             Self::RelayRequiresSlot => "relay_requires_slot",
             Self::FocusShrinkOverrideRefused => "focus_shrink_override_refused",
             Self::BaseFocusShrink => "base_focus_shrink",
@@ -59,6 +61,7 @@ impl ErrorCode {
             | Self::SessionClosed
             | Self::TracerSession
             | Self::AlreadyBound
+            | Self::DocumentConflict
             | Self::RelayRequiresSlot
             | Self::BaseFocusShrink
             | Self::SlotFocusShrink => 409,

@@ -2,6 +2,7 @@
 //!
 //! - [`ids`]: validated newtypes for every identifier a caller can send.
 //! - [`error`]: the SPEC's error codes and the domain error carrying them.
+//! - [`memory`]: documents, recall hits, history, the daily brief.
 //! - [`model`]: sessions, focus bodies, artifacts, receipts as plain data.
 //! - [`rules`]: the shrink guard, the order of checks of end/relay/abandon, compare-and-swap.
 //! - [`digest`]: canonical JSON, request digests and receipt hashing.
@@ -20,6 +21,7 @@ pub mod diff;
 pub mod digest;
 pub mod error;
 pub mod ids;
+pub mod memory;
 pub mod model;
 pub mod operators;
 pub mod outcome;

@@ -8,6 +8,8 @@ use serde_json::Value;
 
 pub use crate::error::StoreError;
 use crate::ids::{ArtifactId, ElevationId, ProjectKey, SessionId, SlotName, TenantId};
+use crate::memory::{Brief, Document, DocumentKind, DocumentPut, HistoryEntry, RecallHit};
+use crate::model::ArtifactKind;
 use crate::model::{Artifact, Caller, CredentialKind, Focus, Revision, Session, SessionStatus};
 use crate::operators::{Elevation, ElevationRequest, SharedToken};
 use crate::receipt::Receipt;
@@ -71,17 +73,38 @@ pub struct Recovery {
 
 /// SPEC §5, recalculated from its sources on every call. Fields whose sources do
 /// not exist yet (documents, brief, recall, inbox) are added with them.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Briefing {
     pub base_focus: FocusRef,
     pub slot: Option<SlotView>,
+    /// The parsed executive state, or null when none was written.
+    pub executive_state: Option<Value>,
+    pub brief: Option<Brief>,
+    pub mental_models: Vec<NamedBody>,
+    /// For each of the first 3 missions, its top 3 artifacts.
+    pub recall: Vec<MissionRecall>,
+    /// Todo artifacts not yet acknowledged.
+    pub inbox_count: i64,
+    pub sync_note: Option<String>,
     pub open_sessions: i64,
     pub recent_sessions: Vec<RecentSession>,
     pub recovery: Option<Recovery>,
 }
 
-/// Start and resume answer the same shape.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NamedBody {
+    pub name: String,
+    pub body: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MissionRecall {
+    pub mission: String,
+    pub artifacts: Vec<RecallHit>,
+}
+
+/// Start and resume answer the same shape.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SessionBriefing {
     pub session: Session,
     pub briefing: Briefing,
@@ -258,4 +281,72 @@ pub trait Store: Send + Sync + 'static {
     ) -> Result<Option<(TenantId, SharedToken)>, StoreError>;
     /// Whether any live shared token exists (a server with no JWT key needs one).
     async fn shared_token_exists(&self) -> Result<bool, StoreError>;
+
+    /// Full-text search over a project's artifacts, best first.
+    async fn recall(
+        &self,
+        tenant: &TenantId,
+        q: &RecallQuery,
+    ) -> Result<Vec<RecallHit>, StoreError>;
+    /// Replace a document under compare-and-swap on its revision, with a receipt.
+    async fn document_put(&self, caller: &Caller, put: DocumentPut)
+    -> Result<Document, StoreError>;
+    async fn document_get(
+        &self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+        kind: DocumentKind,
+        name: &str,
+    ) -> Result<Document, StoreError>;
+    /// Revisions of the base focus or a slot, newest first, below `before` (a
+    /// revision) when given; `limit + 1` rows so the last one's diff has a base.
+    async fn focus_history(
+        &self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+        slot: Option<&SlotName>,
+        before: Option<Revision>,
+        limit: i64,
+    ) -> Result<Vec<HistoryEntry>, StoreError>;
+    /// Agent sessions of a project, newest first, after the keyset cursor when given.
+    async fn session_list(
+        &self,
+        tenant: &TenantId,
+        q: &SessionListQuery,
+    ) -> Result<Vec<SessionDetail>, StoreError>;
+    /// Receipts with `seq > after_seq`, oldest first, filtered by project or session.
+    async fn receipts_page(
+        &self,
+        tenant: &TenantId,
+        q: &ReceiptQuery,
+    ) -> Result<Vec<Receipt>, StoreError>;
+    /// Write today's brief (UTC) for every project active in the last 24 h that
+    /// has none yet; safe on several replicas (the day's row is written once).
+    async fn generate_daily_briefs(&self, now: DateTime<Utc>) -> Result<usize, StoreError>;
+}
+
+#[derive(Debug, Clone)]
+pub struct RecallQuery {
+    pub project: ProjectKey,
+    pub query: String,
+    pub kinds: Vec<ArtifactKind>,
+    pub limit: i64,
+    pub offset: i64,
+}
+
+#[derive(Debug, Clone)]
+pub struct SessionListQuery {
+    pub project: ProjectKey,
+    pub status: Option<SessionStatus>,
+    /// `(opened_at, session_id)` of the last row of the previous page.
+    pub after: Option<(DateTime<Utc>, SessionId)>,
+    pub limit: i64,
+}
+
+#[derive(Debug, Clone)]
+pub struct ReceiptQuery {
+    pub project: Option<ProjectKey>,
+    pub session_id: Option<SessionId>,
+    pub after_seq: i64,
+    pub limit: i64,
 }

@@ -5,6 +5,7 @@
 //! - [`lifecycle`]: start, bind, resume.
 //! - [`closing`]: end, relay, abandon — steps 1–8 of SPEC §2.4 in one transaction.
 //! - [`artifacts`]: recording artifacts with `brain_remember`.
+//! - [`memory`]: recall, documents, history, listings, receipt pages, daily briefs.
 //! - [`operators`]: elevations and shared tokens.
 //! - [`reads`]: focus, sessions, receipts, the connection registry.
 //!
@@ -17,6 +18,7 @@ mod artifacts;
 mod closing;
 mod ledger;
 mod lifecycle;
+mod memory;
 mod operators;
 mod reads;
 mod rows;
@@ -26,6 +28,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use brain_core::error::StoreError;
 use brain_core::ids::{ElevationId, ProjectKey, SessionId, SlotName, TenantId};
+use brain_core::memory::{Document, DocumentKind, DocumentPut, HistoryEntry, RecallHit};
+use brain_core::model::Revision;
 use brain_core::model::{Artifact, Caller, Focus};
 use brain_core::operators::{Elevation, ElevationRequest, SharedToken};
 use brain_core::receipt::Receipt;
@@ -34,7 +38,8 @@ use brain_core::requests::{
     StartRequest,
 };
 use brain_core::store::{
-    BindOutcome, ConnectionRecord, SessionBriefing, SessionDetail, Store, StoreSettings, StoreStats,
+    BindOutcome, ConnectionRecord, RecallQuery, ReceiptQuery, SessionBriefing, SessionDetail,
+    SessionListQuery, Store, StoreSettings, StoreStats,
 };
 use serde_json::Value;
 use sqlx::postgres::{PgPool, PgPoolOptions};
@@ -270,5 +275,65 @@ impl Store for PgStore {
 
     async fn shared_token_exists(&self) -> Result<bool, StoreError> {
         operators::token_exists(self).await
+    }
+
+    async fn recall(
+        &self,
+        tenant: &TenantId,
+        q: &RecallQuery,
+    ) -> Result<Vec<RecallHit>, StoreError> {
+        memory::recall(self, tenant, q).await
+    }
+
+    async fn document_put(
+        &self,
+        caller: &Caller,
+        put: DocumentPut,
+    ) -> Result<Document, StoreError> {
+        memory::document_put(self, caller, put).await
+    }
+
+    async fn document_get(
+        &self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+        kind: DocumentKind,
+        name: &str,
+    ) -> Result<Document, StoreError> {
+        memory::document_get(self, tenant, project, kind, name).await
+    }
+
+    async fn focus_history(
+        &self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+        slot: Option<&SlotName>,
+        before: Option<Revision>,
+        limit: i64,
+    ) -> Result<Vec<HistoryEntry>, StoreError> {
+        memory::focus_history(self, tenant, project, slot, before, limit).await
+    }
+
+    async fn session_list(
+        &self,
+        tenant: &TenantId,
+        q: &SessionListQuery,
+    ) -> Result<Vec<SessionDetail>, StoreError> {
+        memory::session_list(self, tenant, q).await
+    }
+
+    async fn receipts_page(
+        &self,
+        tenant: &TenantId,
+        q: &ReceiptQuery,
+    ) -> Result<Vec<Receipt>, StoreError> {
+        memory::receipts_page(self, tenant, q).await
+    }
+
+    async fn generate_daily_briefs(
+        &self,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<usize, StoreError> {
+        memory::generate_daily_briefs(self, now).await
     }
 }

@@ -2,16 +2,18 @@
 
 use brain_core::error::StoreError;
 use brain_core::ids::{ProjectKey, SessionId, SlotName, TenantId};
+use brain_core::memory::{DocumentKind, parse_executive_state, top_missions};
 use brain_core::model::{Caller, Focus, Session, SessionStatus, now_micros};
 use brain_core::requests::{BindRequest, ResumeRequest, StartRequest};
 use brain_core::rules::{self, CloseRecord};
 use brain_core::store::{
-    BindOutcome, Briefing, FocusRef, RecentSession, Recovery, SessionBriefing, SlotView,
+    BindOutcome, Briefing, FocusRef, MissionRecall, NamedBody, RecallQuery, RecentSession,
+    Recovery, SessionBriefing, SlotView,
 };
 use sqlx::{PgConnection, Row};
 
 use crate::ledger::{self, slot_key};
-use crate::{PgStore, db, rows};
+use crate::{PgStore, db, memory, rows};
 
 /// Load a session of this tenant, locking its row when `lock` is set.
 pub(crate) async fn load_session(
@@ -175,12 +177,55 @@ async fn briefing(
             })
         }
     };
+    let project = &session.project;
+    let exec_doc = memory::document_get_in(
+        conn,
+        tenant,
+        project,
+        DocumentKind::ExecutiveState,
+        "",
+        false,
+    )
+    .await?;
+    let executive_state = (exec_doc.revision > 0)
+        .then(|| parse_executive_state(&exec_doc.body).ok())
+        .flatten();
+    let mut recall = Vec::new();
+    if let Some(state) = &executive_state {
+        for mission in top_missions(state, 3) {
+            let q = RecallQuery {
+                project: project.clone(),
+                query: mission.clone(),
+                kinds: Vec::new(),
+                limit: 3,
+                offset: 0,
+            };
+            let artifacts = memory::recall_in(conn, tenant, &q).await?;
+            recall.push(MissionRecall { mission, artifacts });
+        }
+    }
+    let sync =
+        memory::document_get_in(conn, tenant, project, DocumentKind::SyncNote, "", false).await?;
+    let mental_models = memory::mental_models_in(conn, tenant, project)
+        .await?
+        .into_iter()
+        .map(|d| NamedBody {
+            name: d.name,
+            body: d.body,
+        })
+        .collect();
     Ok(Briefing {
         base_focus: FocusRef {
             body: base.body,
             revision: base.revision,
         },
         slot: slot.cloned(),
+        executive_state,
+        brief: memory::brief_in(conn, tenant, project).await?,
+        mental_models,
+        recall,
+        inbox_count: memory::inbox_count_in(conn, tenant, project).await?,
+        sync_note: (sync.revision > 0).then_some(sync.body),
         open_sessions,
         recent_sessions,
         recovery,

@@ -106,3 +106,26 @@ pub(crate) fn receipt(row: &PgRow) -> Result<Receipt, StoreError> {
         hash: row.try_get("hash").map_err(db)?,
     })
 }
+
+pub(crate) const ARTIFACT_COLUMNS: &str =
+    "artifact_id, project, session_id, kind, text, tags, created_at";
+
+pub(crate) fn artifact(row: &PgRow) -> Result<brain_core::model::Artifact, StoreError> {
+    let project: String = row.try_get("project").map_err(db)?;
+    let kind: String = row.try_get("kind").map_err(db)?;
+    Ok(brain_core::model::Artifact {
+        artifact_id: brain_core::ids::ArtifactId::from_uuid(
+            row.try_get("artifact_id").map_err(db)?,
+        ),
+        project: ProjectKey::parse(&project).map_err(|_| corrupt("project"))?,
+        session_id: row
+            .try_get::<Option<uuid::Uuid>, _>("session_id")
+            .map_err(db)?
+            .map(SessionId::from_uuid),
+        kind: brain_core::model::ArtifactKind::parse(&kind)
+            .ok_or_else(|| corrupt("artifact kind"))?,
+        text: row.try_get("text").map_err(db)?,
+        tags: row.try_get("tags").map_err(db)?,
+        created_at: row.try_get("created_at").map_err(db)?,
+    })
+}

@@ -1,0 +1,312 @@
+//! Memory: documents, recall results, history entries, and the daily brief's
+//! text (SPEC §2.8–2.9, §5, §6).
+
+use chrono::{DateTime, NaiveDate, Utc};
+use serde::{Serialize, Serializer};
+use serde_json::{Value, json};
+
+use crate::error::{DomainError, ErrorCode};
+use crate::ids::{ProjectKey, SessionId};
+use crate::model::{Artifact, ArtifactKind, Caller, CredentialKind, Revision, Role, rfc3339};
+
+fn ser_opt_time<S: Serializer>(t: &Option<DateTime<Utc>>, s: S) -> Result<S::Ok, S::Error> {
+    match t {
+        Some(t) => s.serialize_str(&rfc3339(t)),
+        None => s.serialize_none(),
+    }
+}
+
+fn ser_time<S: Serializer>(t: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&rfc3339(t))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DocumentKind {
+    ExecutiveState,
+    Critique,
+    SyncNote,
+    MentalModel,
+}
+
+impl DocumentKind {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::ExecutiveState => "executive_state",
+            Self::Critique => "critique",
+            Self::SyncNote => "sync_note",
+            Self::MentalModel => "mental_model",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "executive_state" => Self::ExecutiveState,
+            "critique" => Self::Critique,
+            "sync_note" => Self::SyncNote,
+            "mental_model" => Self::MentalModel,
+            _ => return None,
+        })
+    }
+}
+
+/// A project document with its revision; revision 0 and an empty body when never written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Document {
+    pub kind: DocumentKind,
+    /// The model's name for `mental_model`; empty for the others.
+    pub name: String,
+    pub body: String,
+    pub revision: Revision,
+    #[serde(serialize_with = "ser_opt_time")]
+    pub updated_at: Option<DateTime<Utc>>,
+    pub updated_by: Option<String>,
+}
+
+impl Document {
+    pub fn empty(kind: DocumentKind, name: &str) -> Self {
+        Self {
+            kind,
+            name: name.to_owned(),
+            body: String::new(),
+            revision: 0,
+            updated_at: None,
+            updated_by: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct DocumentPut {
+    pub project: ProjectKey,
+    pub kind: DocumentKind,
+    pub name: String,
+    pub body: String,
+    pub expected_revision: Revision,
+    pub digest: String,
+}
+
+/// Who may write which document, and what an executive state must hold.
+pub fn check_document_put(caller: &Caller, put: &DocumentPut) -> Result<(), DomainError> {
+    if put.kind == DocumentKind::MentalModel {
+        if caller.kind != CredentialKind::Jwt || caller.role != Role::Operator {
+            return Err(DomainError::new(
+                ErrorCode::Forbidden,
+                "mental models are set by operators only; write critique or sync_note instead",
+            ));
+        }
+        if put.name.trim().is_empty() || put.name.chars().count() > 128 {
+            return Err(DomainError::invalid_argument(
+                "name",
+                "a mental model needs a name of 1 to 128 characters",
+            ));
+        }
+    } else if !put.name.is_empty() {
+        return Err(DomainError::invalid_argument(
+            "name",
+            "only mental_model documents are named",
+        ));
+    }
+    if put.kind == DocumentKind::ExecutiveState {
+        parse_executive_state(&put.body)?;
+    }
+    Ok(())
+}
+
+/// The refusal for a stale `expected_revision`.
+pub fn document_conflict(current: Revision) -> DomainError {
+    DomainError::new(
+        ErrorCode::DocumentConflict,
+        format!("the document is at revision {current}; read it again, merge, and write with that revision"),
+    )
+    .with_details(json!({ "current_revision": current }))
+}
+
+/// `executive_state` is a JSON object with `objective` (string), `missions[]` and
+/// `pending_decisions[]` (strings, or objects with a `title`).
+pub fn parse_executive_state(body: &str) -> Result<Value, DomainError> {
+    let bad = |why: &str| DomainError::invalid_argument("body", why.to_owned());
+    let v: Value =
+        serde_json::from_str(body).map_err(|_| bad("executive_state must be a JSON object"))?;
+    let obj = v
+        .as_object()
+        .ok_or_else(|| bad("executive_state must be a JSON object"))?;
+    if !obj.get("objective").is_some_and(Value::is_string) {
+        return Err(bad("executive_state needs objective (a string)"));
+    }
+    for list in ["missions", "pending_decisions"] {
+        let items = obj
+            .get(list)
+            .and_then(Value::as_array)
+            .ok_or_else(|| bad(&format!("executive_state needs {list} (an array)")))?;
+        if !items.iter().all(|i| item_title(i).is_some()) {
+            return Err(bad(&format!(
+                "each of {list} must be a string or an object with a title"
+            )));
+        }
+    }
+    Ok(v)
+}
+
+fn item_title(v: &Value) -> Option<&str> {
+    v.as_str()
+        .or_else(|| v.get("title").and_then(Value::as_str))
+}
+
+/// The first `n` missions' titles, for the briefing's recall.
+pub fn top_missions(executive_state: &Value, n: usize) -> Vec<String> {
+    executive_state
+        .get("missions")
+        .and_then(Value::as_array)
+        .map(|m| {
+            m.iter()
+                .filter_map(item_title)
+                .take(n)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RecallHit {
+    pub artifact: Artifact,
+    pub rank: f64,
+    /// Matching text with hits between « and ».
+    pub snippet: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HistoryEntry {
+    pub revision: Revision,
+    pub body: String,
+    pub session_id: SessionId,
+    pub receipt_seq: i64,
+    #[serde(serialize_with = "ser_time")]
+    pub created_at: DateTime<Utc>,
+}
+
+/// The daily brief as stored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Brief {
+    pub body: String,
+    #[serde(serialize_with = "ser_time")]
+    pub generated_at: DateTime<Utc>,
+    pub stale: bool,
+}
+
+/// A brief older than this is `stale` (SPEC §5).
+pub const BRIEF_STALE_HOURS: i64 = 26;
+
+/// What a day looked like in one project, as the brief's source.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DayActivity {
+    /// `(status, summary)` of sessions closed in the window, oldest first.
+    pub closed: Vec<(String, String)>,
+    /// `(slot or "base", revision)` of focus revisions written, oldest first.
+    pub focus_changes: Vec<(String, Revision)>,
+    /// Artifacts created in the window, by kind.
+    pub artifacts: Vec<(ArtifactKind, i64)>,
+    pub open_sessions: i64,
+}
+
+impl DayActivity {
+    pub fn is_empty(&self) -> bool {
+        self.closed.is_empty() && self.focus_changes.is_empty() && self.artifacts.is_empty()
+    }
+}
+
+/// The brief's text: deterministic (same activity, same text), no model calls.
+pub fn daily_brief_text(project: &ProjectKey, day: NaiveDate, a: &DayActivity) -> String {
+    let mut out = format!("Daily brief for {project}, {day} (last 24 h, UTC)\n");
+    out.push_str(&format!(
+        "Sessions closed: {}; open now: {}\n",
+        a.closed.len(),
+        a.open_sessions
+    ));
+    for (status, summary) in &a.closed {
+        let line = summary
+            .lines()
+            .next()
+            .unwrap_or("")
+            .chars()
+            .take(200)
+            .collect::<String>();
+        out.push_str(&format!("- [{status}] {line}\n"));
+    }
+    if a.focus_changes.is_empty() {
+        out.push_str("Focus: unchanged\n");
+    } else {
+        let changes: Vec<String> = a
+            .focus_changes
+            .iter()
+            .map(|(slot, rev)| format!("{slot}@{rev}"))
+            .collect();
+        out.push_str(&format!("Focus revisions: {}\n", changes.join(", ")));
+    }
+    let total: i64 = a.artifacts.iter().map(|(_, n)| n).sum();
+    let kinds: Vec<String> = a
+        .artifacts
+        .iter()
+        .map(|(k, n)| format!("{n} {k}"))
+        .collect();
+    out.push_str(&format!(
+        "Artifacts recorded: {total}{}\n",
+        if kinds.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", kinds.join(", "))
+        }
+    ));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn executive_state_is_validated() {
+        assert!(
+            parse_executive_state(
+                r#"{"objective":"ship","missions":["a",{"title":"b"}],"pending_decisions":[]}"#
+            )
+            .is_ok()
+        );
+        for bad in [
+            "not json",
+            "[]",
+            r#"{"missions":[],"pending_decisions":[]}"#,
+            r#"{"objective":"x","missions":{},"pending_decisions":[]}"#,
+            r#"{"objective":"x","missions":[1],"pending_decisions":[]}"#,
+            r#"{"objective":"x","missions":[]}"#,
+        ] {
+            let e = parse_executive_state(bad).err().map(|e| e.code);
+            assert_eq!(e, Some(ErrorCode::InvalidArgument), "{bad}");
+        }
+    }
+
+    #[test]
+    fn top_missions_take_titles_in_order() {
+        let v = serde_json::json!({"missions": ["one", {"title": "two"}, "three", "four"]});
+        assert_eq!(top_missions(&v, 3), ["one", "two", "three"]);
+    }
+
+    #[test]
+    fn the_brief_is_deterministic() {
+        let p = ProjectKey::parse("p").unwrap();
+        let day = NaiveDate::from_ymd_opt(2026, 11, 29).unwrap();
+        let a = DayActivity {
+            closed: vec![("ended".into(), "did x\nmore".into())],
+            focus_changes: vec![("base".into(), 3)],
+            artifacts: vec![(ArtifactKind::Fact, 2)],
+            open_sessions: 1,
+        };
+        let t = daily_brief_text(&p, day, &a);
+        assert_eq!(t, daily_brief_text(&p, day, &a));
+        assert_eq!(
+            t,
+            "Daily brief for p, 2026-11-29 (last 24 h, UTC)\nSessions closed: 1; open now: 1\n- [ended] did x\nFocus revisions: base@3\nArtifacts recorded: 2 (2 fact)\n"
+        );
+    }
+}
