@@ -593,6 +593,377 @@ pub async fn sessionless_elevation_authorizes_its_session(s: &dyn Store) {
     assert!(s.elevation_list(&op).await.unwrap().is_empty());
 }
 
+fn remember_req(project: &str, kind: ArtifactKind, text: &str) -> RememberRequest {
+    RememberRequest {
+        project: ProjectKey::parse(project).unwrap(),
+        kind,
+        text: text.to_owned(),
+        tags: vec![],
+        session: None,
+        digest: format!("rem-{text}"),
+    }
+}
+
+fn recall_q(
+    project: &str,
+    query: &str,
+    kinds: Vec<ArtifactKind>,
+    limit: i64,
+    offset: i64,
+) -> brain_core::store::RecallQuery {
+    brain_core::store::RecallQuery {
+        project: ProjectKey::parse(project).unwrap(),
+        query: query.to_owned(),
+        kinds,
+        limit,
+        offset,
+    }
+}
+
+pub async fn recall_is_ranked_filtered_paged_and_multilingual(s: &dyn Store) {
+    let c = agent(&tenant());
+    for (kind, text) in [
+        (
+            ArtifactKind::Decision,
+            "We chose PostgreSQL for the ledger because of row locks",
+        ),
+        (
+            ArtifactKind::Fact,
+            "The ledger tip is locked last; the ledger never forks",
+        ),
+        (ArtifactKind::Note, "Lunch was good"),
+        (ArtifactKind::Fact, "日本語 の テキスト も 検索 できる"),
+        (ArtifactKind::Note, "Русский текст тоже находится"),
+        (ArtifactKind::Todo, "migrate the ledger docs"),
+    ] {
+        s.remember(&c, remember_req("p", kind, text)).await.unwrap();
+    }
+    s.remember(
+        &c,
+        remember_req("other", ArtifactKind::Fact, "ledger in another project"),
+    )
+    .await
+    .unwrap();
+    let hits = s
+        .recall(&c.tenant, &recall_q("p", "ledger", vec![], 10, 0))
+        .await
+        .unwrap();
+    assert_eq!(hits.len(), 3, "{hits:?}");
+    assert!(hits.windows(2).all(|w| w[0].rank >= w[1].rank), "ranked");
+    assert!(
+        hits[0].artifact.text.contains("ledger never forks"),
+        "most matches first: {hits:?}"
+    );
+    assert!(
+        hits.iter()
+            .all(|h| h.snippet.contains("«") && h.snippet.to_lowercase().contains("ledger"))
+    );
+    let facts = s
+        .recall(
+            &c.tenant,
+            &recall_q("p", "ledger", vec![ArtifactKind::Fact], 10, 0),
+        )
+        .await
+        .unwrap();
+    assert_eq!(facts.len(), 1);
+    let page1 = s
+        .recall(&c.tenant, &recall_q("p", "ledger", vec![], 2, 0))
+        .await
+        .unwrap();
+    let page2 = s
+        .recall(&c.tenant, &recall_q("p", "ledger", vec![], 2, 2))
+        .await
+        .unwrap();
+    assert_eq!((page1.len(), page2.len()), (2, 1));
+    assert!(
+        !page1
+            .iter()
+            .any(|h| h.artifact.artifact_id == page2[0].artifact.artifact_id)
+    );
+    assert_eq!(
+        s.recall(&c.tenant, &recall_q("p", "текст", vec![], 10, 0))
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(
+        s.recall(&c.tenant, &recall_q("p", "検索", vec![], 10, 0))
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(
+        s.recall(
+            &c.tenant,
+            &recall_q("p", "ledger -postgresql", vec![], 10, 0)
+        )
+        .await
+        .unwrap()
+        .len(),
+        2
+    );
+    assert_eq!(
+        s.recall(&c.tenant, &recall_q("p", "lunch or forks", vec![], 10, 0))
+            .await
+            .unwrap()
+            .len(),
+        2
+    );
+    for odd in [
+        "\"unbalanced",
+        "*",
+        "-",
+        "OR",
+        "a AND (",
+        "NEAR(",
+        "'; DROP TABLE artifacts; --",
+        "",
+    ] {
+        s.recall(&c.tenant, &recall_q("p", odd, vec![], 10, 0))
+            .await
+            .unwrap();
+    }
+    // Another tenant finds nothing.
+    let other = agent(&tenant());
+    assert!(
+        s.recall(&other.tenant, &recall_q("p", "ledger", vec![], 10, 0))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+pub async fn documents_are_compare_and_swap(s: &dyn Store) {
+    use brain_core::memory::{DocumentKind, DocumentPut};
+    let c = agent(&tenant());
+    let put = |kind, name: &str, body: &str, rev| DocumentPut {
+        project: ProjectKey::parse("p").unwrap(),
+        kind,
+        name: name.to_owned(),
+        body: body.to_owned(),
+        expected_revision: rev,
+        digest: "d".into(),
+    };
+    let state = r#"{"objective":"ship","missions":["ledger"],"pending_decisions":[]}"#;
+    let d = s
+        .document_put(&c, put(DocumentKind::ExecutiveState, "", state, 0))
+        .await
+        .unwrap();
+    assert_eq!(d.revision, 1);
+    let n = receipt_count(s, &c).await;
+    let e = s
+        .document_put(&c, put(DocumentKind::ExecutiveState, "", state, 0))
+        .await
+        .unwrap_err();
+    assert_eq!(code(e), ErrorCode::DocumentConflict);
+    let e = s
+        .document_put(&c, put(DocumentKind::ExecutiveState, "", "{}", 1))
+        .await
+        .unwrap_err();
+    assert_eq!(code(e), ErrorCode::InvalidArgument);
+    let e = s
+        .document_put(&c, put(DocumentKind::MentalModel, "m", "body", 0))
+        .await
+        .unwrap_err();
+    assert_eq!(code(e), ErrorCode::Forbidden);
+    assert_eq!(
+        receipt_count(s, &c).await,
+        n + 3,
+        "each refusal has its receipt"
+    );
+    let op = caller(c.tenant.as_str(), "op", Role::Operator);
+    s.document_put(&op, put(DocumentKind::MentalModel, "m", "a model", 0))
+        .await
+        .unwrap();
+    s.document_put(&c, put(DocumentKind::SyncNote, "", "hello team", 0))
+        .await
+        .unwrap();
+    let got = s
+        .document_get(
+            &c.tenant,
+            &ProjectKey::parse("p").unwrap(),
+            DocumentKind::ExecutiveState,
+            "",
+        )
+        .await
+        .unwrap();
+    assert_eq!((got.revision, got.body.as_str()), (1, state));
+    let empty = s
+        .document_get(
+            &c.tenant,
+            &ProjectKey::parse("p").unwrap(),
+            DocumentKind::Critique,
+            "",
+        )
+        .await
+        .unwrap();
+    assert_eq!(empty.revision, 0);
+    // The briefing carries them.
+    s.remember(
+        &c,
+        remember_req("p", ArtifactKind::Todo, "fix the ledger index"),
+    )
+    .await
+    .unwrap();
+    s.remember(
+        &c,
+        remember_req("p", ArtifactKind::Fact, "the ledger is linear"),
+    )
+    .await
+    .unwrap();
+    let b = start(s, &c, "p", "k", None).await.briefing;
+    assert_eq!(
+        b.executive_state.as_ref().map(|v| v["objective"].clone()),
+        Some(json!("ship"))
+    );
+    assert_eq!(b.recall.len(), 1);
+    assert_eq!(b.recall[0].mission, "ledger");
+    assert_eq!(b.recall[0].artifacts.len(), 2);
+    assert_eq!(b.inbox_count, 1);
+    assert_eq!(b.sync_note.as_deref(), Some("hello team"));
+    assert_eq!(b.mental_models.len(), 1);
+    assert!(b.brief.is_none());
+}
+
+pub async fn history_and_lists_page_newest_first(s: &dyn Store) {
+    use brain_core::store::{ReceiptQuery, SessionListQuery};
+    let c = agent(&tenant());
+    for i in 0..3 {
+        let a = start(s, &c, "p", &format!("k{i}"), None).await.session;
+        s.end_session(
+            &c,
+            end_req(a.session_id, &format!("k{i}"), &format!("focus {i}"), i),
+        )
+        .await
+        .unwrap();
+    }
+    let p = ProjectKey::parse("p").unwrap();
+    let h = s.focus_history(&c.tenant, &p, None, None, 2).await.unwrap();
+    assert_eq!(
+        h.iter().map(|e| e.revision).collect::<Vec<_>>(),
+        [3, 2, 1],
+        "limit + 1 rows"
+    );
+    assert_eq!(h[0].body, "focus 2");
+    let older = s
+        .focus_history(&c.tenant, &p, None, Some(2), 2)
+        .await
+        .unwrap();
+    assert_eq!(older.iter().map(|e| e.revision).collect::<Vec<_>>(), [1]);
+    // Keyset paging is stable while new sessions arrive.
+    let q = |after, status| SessionListQuery {
+        project: p.clone(),
+        status,
+        after,
+        limit: 2,
+    };
+    let page1 = s.session_list(&c.tenant, &q(None, None)).await.unwrap();
+    assert_eq!(page1.len(), 2);
+    start(s, &c, "p", "newcomer", None).await;
+    let last = &page1[1].session;
+    let page2 = s
+        .session_list(&c.tenant, &q(Some((last.opened_at, last.session_id)), None))
+        .await
+        .unwrap();
+    assert_eq!(page2.len(), 1);
+    assert!(
+        !page1
+            .iter()
+            .any(|d| d.session.session_id == page2[0].session.session_id)
+    );
+    let open = s
+        .session_list(&c.tenant, &q(None, Some(SessionStatus::Open)))
+        .await
+        .unwrap();
+    assert_eq!(open.len(), 1);
+    assert_eq!(open[0].session.client_key.as_str(), "newcomer");
+    // Receipts: filtered, oldest first, after a seq.
+    let all = s
+        .receipts_page(
+            &c.tenant,
+            &ReceiptQuery {
+                project: None,
+                session_id: None,
+                after_seq: 0,
+                limit: 100,
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(all.len(), 7);
+    let tail = s
+        .receipts_page(
+            &c.tenant,
+            &ReceiptQuery {
+                project: None,
+                session_id: None,
+                after_seq: 5,
+                limit: 100,
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(tail.iter().map(|r| r.seq).collect::<Vec<_>>(), [6, 7]);
+    let one = s
+        .receipts_page(
+            &c.tenant,
+            &ReceiptQuery {
+                project: Some(p.clone()),
+                session_id: all[0].session_id,
+                after_seq: 0,
+                limit: 100,
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(one.len(), 2, "start and end of the first session");
+}
+
+pub async fn the_daily_brief_is_written_once_per_day(s: Arc<dyn Store>) {
+    let c = agent(&tenant());
+    let a = start(s.as_ref(), &c, "p", "k", None).await.session;
+    s.end_session(&c, end_req(a.session_id, "k", "focus", 0))
+        .await
+        .unwrap();
+    s.remember(&c, remember_req("p", ArtifactKind::Fact, "a fact"))
+        .await
+        .unwrap();
+    let now = chrono::Utc::now();
+    // Several replicas' schedulers racing on the same day: one write.
+    let mut tasks = Vec::new();
+    for _ in 0..4 {
+        let s = s.clone();
+        tasks.push(tokio::spawn(
+            async move { s.generate_daily_briefs(now).await },
+        ));
+    }
+    let mut written = 0;
+    for t in tasks {
+        written += t.await.unwrap().unwrap();
+    }
+    assert!(written >= 1);
+    assert_eq!(
+        s.generate_daily_briefs(now).await.unwrap(),
+        0,
+        "once per day"
+    );
+    let b = start(s.as_ref(), &c, "p", "k2", None).await.briefing;
+    let brief = b.brief.expect("brief");
+    assert!(!brief.stale);
+    assert!(
+        brief.body.starts_with("Daily brief for p, "),
+        "{}",
+        brief.body
+    );
+    assert!(
+        brief.body.contains("Sessions closed: 1") && brief.body.contains("1 fact"),
+        "{}",
+        brief.body
+    );
+}
+
 /// SPEC §2.4 concurrency: exactly one `applied` per revision, the rest `conflict`,
 /// and the receipt chain linear and gap-free.
 pub async fn concurrent_ends_apply_once(s: Arc<dyn Store>) {
@@ -652,7 +1023,15 @@ macro_rules! store_story {
             abandon_needs_consent_and_replays,
             tenants_are_walled,
             sessionless_elevation_authorizes_its_session,
+            recall_is_ranked_filtered_paged_and_multilingual,
+            documents_are_compare_and_swap,
+            history_and_lists_page_newest_first,
         );
+        #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+        async fn the_daily_brief_is_written_once_per_day() {
+            let (store, _guard) = $make.await;
+            $crate::story::the_daily_brief_is_written_once_per_day(store).await;
+        }
         #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
         async fn concurrent_ends_apply_once() {
             let (store, _guard) = $make.await;
