@@ -293,6 +293,11 @@ async fn run_serve(mut cfg: ServeConfig) -> anyhow::Result<()> {
     );
     let addr = listener.local_addr()?;
     tokio::spawn(signal_shutdown(stop.clone()));
+    tokio::spawn(crate::briefs::schedule(
+        store.clone(),
+        Duration::from_secs(cfg.brief_interval_secs.max(1)),
+        stop.clone(),
+    ));
     let grace = Duration::from_secs(cfg.shutdown_grace_secs);
     let cutter = {
         let (stop, cut) = (stop.clone(), cut.clone());

@@ -100,6 +100,9 @@ pub struct ServeConfig {
     /// On SIGTERM/SIGINT, how long in-flight calls may take before connections are cut.
     #[arg(long, env = "BRAIN_SHUTDOWN_GRACE_SECS", default_value_t = 10)]
     pub shutdown_grace_secs: u64,
+    /// How often the daily-brief scheduler looks for projects without today's brief.
+    #[arg(long, env = "BRAIN_BRIEF_INTERVAL_SECS", default_value_t = 900)]
+    pub brief_interval_secs: u64,
     /// Longest elevation an operator may grant, in seconds.
     #[arg(long, env = "BRAIN_ELEVATION_MAX_SECS", default_value_t = 3_600)]
     pub elevation_max_secs: i64,

@@ -1,5 +1,6 @@
 //! brain-server: the front door of brain.
 //!
+//! - [`briefs`]: the daily-brief scheduler.
 //! - [`config`]: flags and `BRAIN_*` environment (SPEC §7).
 //! - [`auth`]: JWT validation into a `Principal`.
 //! - [`http`]: routes and layers — Host/Origin guard, authentication, the MCP
@@ -16,6 +17,7 @@
 #![forbid(unsafe_code)]
 
 pub mod auth;
+pub mod briefs;
 pub mod cli;
 pub mod config;
 pub mod dev;

@@ -55,12 +55,18 @@ async fn server_identifies_itself_and_lists_described_tools() {
     assert_eq!(
         names,
         [
+            "brain_document_get",
+            "brain_document_put",
             "brain_focus_get",
+            "brain_focus_history",
+            "brain_recall",
+            "brain_receipts",
             "brain_remember",
             "brain_session_abandon",
             "brain_session_bind",
             "brain_session_end",
             "brain_session_get",
+            "brain_session_list",
             "brain_session_relay",
             "brain_session_resume",
             "brain_session_start"

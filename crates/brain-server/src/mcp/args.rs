@@ -64,6 +64,37 @@ pub fn max_chars(field: &str, value: &str, max: usize) -> Result<(), DomainError
     }
 }
 
+/// A page size: `default` when absent, else 1..=`max`.
+pub fn bounded(
+    field: &str,
+    value: Option<i64>,
+    default: i64,
+    max: i64,
+) -> Result<i64, DomainError> {
+    match value {
+        None => Ok(default),
+        Some(v) if (1..=max).contains(&v) => Ok(v),
+        Some(_) => Err(DomainError::invalid_argument(
+            field,
+            format!("must be between 1 and {max}"),
+        )),
+    }
+}
+
+/// An offset cursor (recall's pages).
+pub fn cursor_offset(cursor: Option<&str>) -> Result<i64, DomainError> {
+    match cursor {
+        None => Ok(0),
+        Some(c) => c
+            .parse::<i64>()
+            .ok()
+            .filter(|n| (0..=10_000).contains(n))
+            .ok_or_else(|| {
+                DomainError::invalid_argument("cursor", "is not a cursor from this tool")
+            }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

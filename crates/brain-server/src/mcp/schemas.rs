@@ -87,6 +87,28 @@ pub fn briefing() -> Value {
         "properties": {
             "base_focus": focus_ref("The project's base focus."),
             "slot": nullable(slot_view()),
+            "executive_state": {"type": ["object", "null"], "description": "objective, missions[], pending_decisions[]; null until written."},
+            "brief": {
+                "type": ["object", "null"],
+                "description": "The server's daily brief; stale when older than 26 h.",
+                "properties": {
+                    "body": {"type": "string"},
+                    "generated_at": {"type": "string", "format": "date-time"},
+                    "stale": {"type": "boolean"}
+                },
+                "required": ["body", "generated_at", "stale"]
+            },
+            "mental_models": {
+                "type": "array",
+                "items": {"type": "object", "properties": {"name": {"type": "string"}, "body": {"type": "string"}}, "required": ["name", "body"]}
+            },
+            "recall": {
+                "type": "array",
+                "description": "For each of the first 3 missions, its top 3 artifacts.",
+                "items": {"type": "object", "properties": {"mission": {"type": "string"}, "artifacts": {"type": "array"}}, "required": ["mission", "artifacts"]}
+            },
+            "inbox_count": {"type": "integer", "description": "Todo artifacts not yet acknowledged."},
+            "sync_note": {"type": ["string", "null"], "description": "The cross-agent sync note; null until written."},
             "open_sessions": {"type": "integer", "description": "Open agent sessions in the project, this one included."},
             "recent_sessions": {
                 "type": "array",
@@ -115,7 +137,8 @@ pub fn briefing() -> Value {
                 "required": ["session_id", "opened_at", "last_activity_at", "idle", "ledger_size"]
             }
         },
-        "required": ["base_focus", "slot", "open_sessions", "recent_sessions", "recovery"]
+        "required": ["base_focus", "slot", "executive_state", "brief", "mental_models", "recall",
+                     "inbox_count", "sync_note", "open_sessions", "recent_sessions", "recovery"]
     })
 }
 

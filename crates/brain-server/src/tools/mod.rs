@@ -10,12 +10,18 @@ use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use schemars::JsonSchema;
 use serde_json::Value;
 
+mod document_get;
+mod document_put;
 mod focus_get;
-mod remember;
+mod focus_history;
+mod recall;
+mod receipts;
+pub mod remember;
 mod session_abandon;
 mod session_bind;
 mod session_end;
 mod session_get;
+mod session_list;
 mod session_relay;
 mod session_resume;
 mod session_start;
@@ -75,6 +81,12 @@ pub fn definitions() -> Vec<Tool> {
         remember::definition(),
         focus_get::definition(),
         session_get::definition(),
+        recall::definition(),
+        document_get::definition(),
+        document_put::definition(),
+        focus_history::definition(),
+        session_list::definition(),
+        receipts::definition(),
     ]
 }
 
@@ -90,6 +102,12 @@ pub async fn call(name: &str, ctx: &ToolCtx<'_>, args: JsonObject) -> Option<Too
         remember::NAME => remember::call(ctx, args).await,
         focus_get::NAME => focus_get::call(ctx, args).await,
         session_get::NAME => session_get::call(ctx, args).await,
+        recall::NAME => recall::call(ctx, args).await,
+        document_get::NAME => document_get::call(ctx, args).await,
+        document_put::NAME => document_put::call(ctx, args).await,
+        focus_history::NAME => focus_history::call(ctx, args).await,
+        session_list::NAME => session_list::call(ctx, args).await,
+        receipts::NAME => receipts::call(ctx, args).await,
         _ => return None,
     })
 }
@@ -101,7 +119,7 @@ mod tests {
     #[test]
     fn every_tool_and_property_is_described() {
         let tools = definitions();
-        assert_eq!(tools.len(), 9);
+        assert_eq!(tools.len(), 15);
         for t in &tools {
             let desc = t.description.as_deref().unwrap_or("");
             assert!(desc.len() > 80, "{} needs a real description", t.name);
@@ -139,11 +157,23 @@ mod tests {
         for t in definitions() {
             let a = t.annotations.expect("annotations");
             let name = t.name.as_ref();
-            let read = matches!(name, "brain_focus_get" | "brain_session_get");
+            let read = matches!(
+                name,
+                "brain_focus_get"
+                    | "brain_session_get"
+                    | "brain_recall"
+                    | "brain_document_get"
+                    | "brain_focus_history"
+                    | "brain_session_list"
+                    | "brain_receipts"
+            );
             assert_eq!(a.read_only_hint, Some(read), "{name}");
             let closes = matches!(
                 name,
-                "brain_session_end" | "brain_session_relay" | "brain_session_abandon"
+                "brain_session_end"
+                    | "brain_session_relay"
+                    | "brain_session_abandon"
+                    | "brain_document_put"
             );
             assert_eq!(a.destructive_hint, Some(closes), "{name}");
         }

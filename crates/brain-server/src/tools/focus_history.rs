@@ -1,0 +1,100 @@
+use brain_core::diff::unified;
+use brain_core::ids::{ProjectKey, SlotName};
+use rmcp::model::{JsonObject, Tool};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::{Hints, ToolCtx, ToolResult, define, to_result};
+use crate::mcp::{args, schemas};
+
+pub const NAME: &str = "brain_focus_history";
+
+const DESCRIPTION: &str = "List the revisions of a project's base focus, or of one slot, newest \
+first: each with its body, the session that wrote it, its receipt seq and a unified diff from the \
+revision before. Read-only. Use it to see how the focus got where it is or to recover wording an \
+end replaced; for the current body alone use brain_focus_get. Pages with before_revision/next_before.";
+
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Args {
+    /// Project to read.
+    pub project: String,
+    /// Optional slot; omit it for the base focus.
+    #[serde(default)]
+    pub slot: Option<String>,
+    /// Revisions per page, 1–50. Default 10.
+    #[serde(default)]
+    pub limit: Option<i64>,
+    /// Only revisions below this one (next_before of the previous page).
+    #[serde(default)]
+    pub before_revision: Option<i64>,
+}
+
+pub fn definition() -> Tool {
+    let entry = json!({
+        "type": "object",
+        "properties": {
+            "revision": {"type": "integer"},
+            "body": {"type": "string"},
+            "session_id": {"type": "string"},
+            "receipt_seq": {"type": "integer"},
+            "created_at": {"type": "string", "format": "date-time"},
+            "diff": {"type": "string", "description": "Unified diff from the previous revision."}
+        },
+        "required": ["revision", "body", "session_id", "receipt_seq", "created_at", "diff"]
+    });
+    define::<Args>(
+        NAME,
+        "Focus history",
+        DESCRIPTION,
+        schemas::output(
+            schemas::props(json!({
+                "entries": {"type": "array", "items": entry},
+                "next_before": {"type": ["integer", "null"], "description": "Pass as before_revision for older revisions; null at the first."}
+            })),
+            &["entries", "next_before"],
+        ),
+        Hints {
+            read_only: true,
+            destructive: false,
+            idempotent: true,
+        },
+    )
+}
+
+pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
+    let a: Args = args::parse(raw)?;
+    let project = ProjectKey::parse(&a.project)?;
+    let slot = a.slot.as_deref().map(SlotName::parse).transpose()?;
+    let limit = args::bounded("limit", a.limit, 10, 50)?;
+    let rows = ctx
+        .store
+        .focus_history(
+            &ctx.caller.tenant,
+            &project,
+            slot.as_ref(),
+            a.before_revision,
+            limit,
+        )
+        .await?;
+    let shown = rows.len().min(usize::try_from(limit).unwrap_or(0));
+    let entries: Vec<_> = (0..shown)
+        .map(|i| {
+            let e = &rows[i];
+            // Revision 1's predecessor is the empty body at revision 0.
+            let prev = rows.get(i + 1).map_or("", |p| p.body.as_str());
+            let prev_rev = rows.get(i + 1).map_or(e.revision - 1, |p| p.revision);
+            json!({
+                "revision": e.revision,
+                "body": e.body,
+                "session_id": e.session_id,
+                "receipt_seq": e.receipt_seq,
+                "created_at": brain_core::model::rfc3339(&e.created_at),
+                "diff": unified(prev, &e.body, &format!("revision {prev_rev}"), &format!("revision {}", e.revision)),
+            })
+        })
+        .collect();
+    let next_before = (rows.len() > shown).then(|| rows[shown - 1].revision);
+    to_result(&json!({ "entries": entries, "next_before": next_before }))
+}

@@ -1,0 +1,111 @@
+use brain_core::DomainError;
+use brain_core::ids::{ProjectKey, SessionId};
+use brain_core::model::SessionStatus;
+use brain_core::store::SessionListQuery;
+use chrono::DateTime;
+use rmcp::model::{JsonObject, Tool};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::{Hints, ToolCtx, ToolResult, define, to_result};
+use crate::mcp::{args, schemas};
+
+pub const NAME: &str = "brain_session_list";
+
+const DESCRIPTION: &str = "List a project's agent sessions, newest first, optionally by status, \
+each with whether it is idle and how many artifacts its ledger holds. Read-only. Use it to find \
+open work to resume or abandon; for one session by id use brain_session_get. Pages with \
+cursor/next_cursor, stable while new sessions start.";
+
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Open,
+    Ended,
+    Conflicted,
+    Relayed,
+    Abandoned,
+}
+
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Args {
+    /// Project to list.
+    pub project: String,
+    /// Only sessions with this status. Default all.
+    #[serde(default)]
+    pub status: Option<Status>,
+    /// Sessions per page, 1–50. Default 20.
+    #[serde(default)]
+    pub limit: Option<i64>,
+    /// next_cursor from the previous page, to continue.
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+fn parse_cursor(c: &str) -> Result<(DateTime<chrono::Utc>, SessionId), DomainError> {
+    let bad = || DomainError::invalid_argument("cursor", "is not a cursor from brain_session_list");
+    let (micros, id) = c.split_once(':').ok_or_else(bad)?;
+    let micros: i64 = micros.parse().map_err(|_| bad())?;
+    let at = DateTime::from_timestamp_micros(micros).ok_or_else(bad)?;
+    Ok((at, SessionId::parse(id).map_err(|_| bad())?))
+}
+
+pub fn definition() -> Tool {
+    let detail = json!({
+        "type": "object",
+        "properties": {
+            "session": schemas::session(),
+            "idle": {"type": "boolean"},
+            "ledger_size": {"type": "integer"}
+        },
+        "required": ["session", "idle", "ledger_size"]
+    });
+    define::<Args>(
+        NAME,
+        "List sessions",
+        DESCRIPTION,
+        schemas::output(
+            schemas::props(json!({
+                "sessions": {"type": "array", "items": detail},
+                "next_cursor": {"type": ["string", "null"], "description": "Pass as cursor for the next page; null at the end."}
+            })),
+            &["sessions", "next_cursor"],
+        ),
+        Hints {
+            read_only: true,
+            destructive: false,
+            idempotent: true,
+        },
+    )
+}
+
+pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
+    let a: Args = args::parse(raw)?;
+    let limit = args::bounded("limit", a.limit, 20, 50)?;
+    let q = SessionListQuery {
+        project: ProjectKey::parse(&a.project)?,
+        status: a.status.map(|s| match s {
+            Status::Open => SessionStatus::Open,
+            Status::Ended => SessionStatus::Ended,
+            Status::Conflicted => SessionStatus::Conflicted,
+            Status::Relayed => SessionStatus::Relayed,
+            Status::Abandoned => SessionStatus::Abandoned,
+        }),
+        after: a.cursor.as_deref().map(parse_cursor).transpose()?,
+        limit,
+    };
+    let sessions = ctx.store.session_list(&ctx.caller.tenant, &q).await?;
+    let next = (sessions.len() as i64 == limit)
+        .then(|| sessions.last())
+        .flatten()
+        .map(|d| {
+            format!(
+                "{}:{}",
+                d.session.opened_at.timestamp_micros(),
+                d.session.session_id
+            )
+        });
+    to_result(&json!({ "sessions": sessions, "next_cursor": next }))
+}
