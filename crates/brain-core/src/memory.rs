@@ -198,6 +198,17 @@ pub struct Brief {
 /// A brief older than this is `stale` (SPEC §5).
 pub const BRIEF_STALE_HOURS: i64 = 26;
 
+impl Brief {
+    /// The stored brief as the briefing shows it at `now`.
+    pub fn at(body: String, generated_at: DateTime<Utc>, now: DateTime<Utc>) -> Self {
+        Self {
+            body,
+            stale: (now - generated_at).num_hours() >= BRIEF_STALE_HOURS,
+            generated_at,
+        }
+    }
+}
+
 /// What a day looked like in one project, as the brief's source.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DayActivity {
@@ -290,6 +301,14 @@ mod tests {
     fn top_missions_take_titles_in_order() {
         let v = serde_json::json!({"missions": ["one", {"title": "two"}, "three", "four"]});
         assert_eq!(top_missions(&v, 3), ["one", "two", "three"]);
+    }
+
+    #[test]
+    fn a_brief_is_stale_after_26_hours() {
+        let at = DateTime::from_timestamp(1_000_000, 0).unwrap();
+        let h = |n| at + chrono::Duration::hours(n);
+        assert!(!Brief::at(String::new(), at, h(25)).stale);
+        assert!(Brief::at(String::new(), at, h(26)).stale);
     }
 
     #[test]

@@ -198,8 +198,13 @@ impl Session {
 
     /// SPEC §1: idle is a report, never a state change.
     pub fn is_idle(&self, now: DateTime<Utc>, idle_secs: i64) -> bool {
-        self.is_open() && (now - self.last_activity_at).num_seconds() > idle_secs
+        self.is_open() && idle_since(self.last_activity_at, now, idle_secs)
     }
+}
+
+/// SPEC §1: unused for longer than `idle_secs` (a report, never a state change).
+pub fn idle_since(last_activity_at: DateTime<Utc>, now: DateTime<Utc>, idle_secs: i64) -> bool {
+    (now - last_activity_at).num_seconds() > idle_secs
 }
 
 /// The base focus (slot `None`) or a slot body.

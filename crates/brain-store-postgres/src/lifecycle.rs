@@ -3,7 +3,7 @@
 use brain_core::error::StoreError;
 use brain_core::ids::{ProjectKey, SessionId, SlotName, TenantId};
 use brain_core::memory::{DocumentKind, parse_executive_state, top_missions};
-use brain_core::model::{Caller, Focus, Session, SessionStatus, now_micros};
+use brain_core::model::{Caller, Focus, Session, SessionStatus, idle_since, now_micros};
 use brain_core::requests::{BindRequest, ResumeRequest, StartRequest};
 use brain_core::rules::{self, CloseRecord};
 use brain_core::store::{
@@ -172,7 +172,7 @@ async fn briefing(
                 session_id: id,
                 opened_at: row.try_get("opened_at").map_err(db)?,
                 last_activity_at: last,
-                idle: (now_micros() - last).num_seconds() > store.settings.idle_secs,
+                idle: idle_since(last, now_micros(), store.settings.idle_secs),
                 ledger_size: ledger_size(conn, tenant, id).await?,
             })
         }

@@ -4,8 +4,8 @@
 use brain_core::error::{DomainError, StoreError};
 use brain_core::ids::{ProjectKey, SessionId, SlotName, TenantId};
 use brain_core::memory::{
-    BRIEF_STALE_HOURS, Brief, DayActivity, Document, DocumentKind, DocumentPut, HistoryEntry,
-    RecallHit, check_document_put, daily_brief_text, document_conflict,
+    Brief, DayActivity, Document, DocumentKind, DocumentPut, HistoryEntry, RecallHit,
+    check_document_put, daily_brief_text, document_conflict,
 };
 use brain_core::model::{ArtifactKind, Caller, Revision, now_micros};
 use brain_core::receipt::Receipt;
@@ -299,11 +299,11 @@ pub(crate) async fn brief_in(
     .map_err(db)?;
     let Some(row) = row else { return Ok(None) };
     let generated_at: DateTime<Utc> = row.try_get("generated_at").map_err(db)?;
-    Ok(Some(Brief {
-        body: row.try_get("body").map_err(db)?,
-        stale: (now_micros() - generated_at).num_hours() >= BRIEF_STALE_HOURS,
+    Ok(Some(Brief::at(
+        row.try_get("body").map_err(db)?,
         generated_at,
-    }))
+        now_micros(),
+    )))
 }
 
 pub(crate) async fn inbox_count_in(
