@@ -168,6 +168,15 @@ pub fn top_missions(executive_state: &Value, n: usize) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// A recall query that matches any of the words of `text` (ranked by how many
+/// match): a mission title is a topic, not a phrase every artifact must contain.
+pub fn any_word_query(text: &str) -> String {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty() && !w.eq_ignore_ascii_case("or"))
+        .collect::<Vec<_>>()
+        .join(" or ")
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RecallHit {
     pub artifact: Artifact,
@@ -295,6 +304,15 @@ mod tests {
             let e = parse_executive_state(bad).err().map(|e| e.code);
             assert_eq!(e, Some(ErrorCode::InvalidArgument), "{bad}");
         }
+    }
+
+    #[test]
+    fn mission_queries_match_any_word() {
+        assert_eq!(
+            any_word_query("Ledger integrity, or recall!"),
+            "Ledger or integrity or recall"
+        );
+        assert_eq!(any_word_query("  "), "");
     }
 
     #[test]

@@ -2,7 +2,7 @@
 
 use brain_core::error::StoreError;
 use brain_core::ids::{ProjectKey, SessionId, SlotName, TenantId};
-use brain_core::memory::{DocumentKind, parse_executive_state, top_missions};
+use brain_core::memory::{DocumentKind, any_word_query, parse_executive_state, top_missions};
 use brain_core::model::{Caller, Focus, Session, SessionStatus, idle_since, now_micros};
 use brain_core::requests::{BindRequest, ResumeRequest, StartRequest};
 use brain_core::rules::{self, CloseRecord};
@@ -183,7 +183,7 @@ async fn briefing(
         for mission in top_missions(state, 3) {
             let q = RecallQuery {
                 project: project.clone(),
-                query: mission.clone(),
+                query: any_word_query(&mission),
                 kinds: Vec::new(),
                 limit: 3,
                 offset: 0,
