@@ -98,6 +98,25 @@ pub struct RelayResult {
     pub slot: Option<SlotView>,
 }
 
+/// The relayed slot as this relay leaves it: the new body on `applied`, else as found.
+pub fn slot_after_relay(
+    name: &crate::ids::SlotName,
+    outcome: FocusOutcome,
+    found: &Focus,
+    proposed: &str,
+) -> SlotView {
+    let (body, revision) = if outcome == FocusOutcome::Applied {
+        (proposed.to_owned(), found.revision + 1)
+    } else {
+        (found.body.clone(), found.revision)
+    };
+    SlotView {
+        name: name.clone(),
+        body,
+        revision,
+    }
+}
+
 /// `brain_session_abandon`'s output.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct AbandonResult {

@@ -8,7 +8,12 @@
 use serde_json::{Value, json};
 
 use crate::error::{DomainError, ErrorCode};
-use crate::model::{Caller, CredentialKind, Focus, Revision, Role, Session, SessionKind};
+use chrono::{DateTime, Utc};
+
+use crate::model::{
+    Caller, CredentialKind, Focus, FocusOutcome, Revision, Role, Session, SessionKind,
+    SessionStatus,
+};
 use crate::requests::{EndRequest, OverrideGrant};
 
 /// What a closed session remembers of the call that closed it (SPEC §3.5).
@@ -136,6 +141,50 @@ pub enum CloseDecision {
     Apply { new_revision: Revision },
     /// `next_focus` equals the current body: close without a new revision.
     Unchanged,
+}
+
+impl CloseDecision {
+    /// The focus outcome of a decision that closes the session (`None` for a refusal).
+    pub fn outcome(&self) -> Option<FocusOutcome> {
+        match self {
+            Self::Refuse(_) => None,
+            Self::Conflict => Some(FocusOutcome::Conflict),
+            Self::Apply { .. } => Some(FocusOutcome::Applied),
+            Self::Unchanged => Some(FocusOutcome::Unchanged),
+        }
+    }
+}
+
+/// The session as a closing end or relay leaves it (SPEC §1 status table):
+/// `conflicted` on a stale revision, else `ended` or `relayed`.
+pub fn close_session(
+    session: &mut Session,
+    req: &EndRequest,
+    kind: CloseKind,
+    outcome: FocusOutcome,
+    now: DateTime<Utc>,
+) {
+    session.status = match (outcome, kind) {
+        (FocusOutcome::Conflict, _) => SessionStatus::Conflicted,
+        (_, CloseKind::End) => SessionStatus::Ended,
+        (_, CloseKind::Relay) => SessionStatus::Relayed,
+    };
+    session.ended_at = Some(now);
+    session.last_activity_at = now;
+    session.summary = Some(req.summary.clone());
+    session.next_focus = Some(req.next_focus.clone());
+    session.nothing_to_capture_reason = req.nothing_to_capture_reason.clone();
+    session.focus_outcome = Some(outcome);
+}
+
+/// A closing call's receipt outcome: `conflict` when the session closed on a
+/// stale revision, else `ok`.
+pub fn close_receipt_outcome(outcome: FocusOutcome) -> &'static str {
+    if outcome == FocusOutcome::Conflict {
+        "conflict"
+    } else {
+        "ok"
+    }
 }
 
 /// Whether an end or a relay is deciding.

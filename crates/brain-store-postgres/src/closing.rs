@@ -4,7 +4,7 @@
 use brain_core::error::{DomainError, StoreError};
 use brain_core::ids::{ArtifactId, ClientKey, TenantId};
 use brain_core::model::{Caller, FocusOutcome, Session, SessionStatus, now_micros};
-use brain_core::outcome::{AbandonResult, EndResult, RelayResult, as_replay};
+use brain_core::outcome::{AbandonResult, EndResult, RelayResult, as_replay, slot_after_relay};
 use brain_core::receipt::ReceiptDraft;
 use brain_core::requests::{AbandonRequest, EndRequest, OverrideGrant, RelayRequest};
 use brain_core::rules::{self, CloseDecision, CloseKind};
@@ -111,23 +111,9 @@ async fn close(
         CloseDecision::Refuse(e) => {
             return refuse(tx, caller, req.dry_run, draft(Err(&e)), e).await;
         }
-        CloseDecision::Conflict => FocusOutcome::Conflict,
-        CloseDecision::Apply { .. } => FocusOutcome::Applied,
-        CloseDecision::Unchanged => FocusOutcome::Unchanged,
+        decided => decided.outcome().unwrap_or(FocusOutcome::Conflict),
     };
-
-    let now = now_micros();
-    session.status = match (outcome, kind) {
-        (FocusOutcome::Conflict, _) => SessionStatus::Conflicted,
-        (_, CloseKind::End) => SessionStatus::Ended,
-        (_, CloseKind::Relay) => SessionStatus::Relayed,
-    };
-    session.ended_at = Some(now);
-    session.last_activity_at = now;
-    session.summary = Some(req.summary.clone());
-    session.next_focus = Some(req.next_focus.clone());
-    session.nothing_to_capture_reason = req.nothing_to_capture_reason.clone();
-    session.focus_outcome = Some(outcome);
+    rules::close_session(&mut session, req, kind, outcome, now_micros());
 
     if req.dry_run {
         let unattributed = unattributed(&mut tx, tenant, &session).await?;
@@ -148,9 +134,7 @@ async fn close(
     // Step 8: apply, with the receipt, in this transaction.
     let mut d = draft(Ok(()));
     d.elevated = req.allow_focus_shrink && authority;
-    if outcome == FocusOutcome::Conflict {
-        d.outcome = "conflict".to_owned();
-    }
+    d.outcome = rules::close_receipt_outcome(outcome).to_owned();
     let receipt = ledger::append(&mut tx, caller, d).await?;
     if outcome == FocusOutcome::Applied {
         write_focus(
@@ -180,25 +164,14 @@ async fn close(
                 base.revision,
             );
             insert_session(&mut tx, tenant, &next).await?;
-            let at_end = if outcome == FocusOutcome::Applied {
-                (req.next_focus.clone(), found.revision + 1)
-            } else {
-                (found.body.clone(), found.revision)
-            };
-            let view = SlotView {
-                name: slot.clone(),
-                body: at_end.0,
-                revision: at_end.1,
-            };
-            (Some(next), Some(view))
+            (
+                Some(next),
+                Some(slot_after_relay(slot, outcome, &found, &req.next_focus)),
+            )
         }
         (CloseKind::Relay, _, Some(slot), _) => (
             None,
-            Some(SlotView {
-                name: slot.clone(),
-                body: found.body.clone(),
-                revision: found.revision,
-            }),
+            Some(slot_after_relay(slot, outcome, &found, &req.next_focus)),
         ),
         _ => (None, None),
     };

@@ -1,6 +1,6 @@
 use super::*;
 use crate::ids::{ClientKey, ProjectKey, SessionId, SlotName, TenantId};
-use crate::model::SessionStatus;
+use crate::model::{FocusOutcome, SessionStatus};
 
 fn session(bound: Option<&str>) -> Session {
     Session::open_agent(
@@ -406,4 +406,58 @@ fn bind_is_idempotent_for_the_same_slot_only() {
         check_bind(&session(Some("ui")), &api).err().map(|e| e.code),
         Some(ErrorCode::AlreadyBound)
     );
+}
+
+// --- what a close leaves behind -----------------------------------------
+
+#[test]
+fn a_close_sets_the_status_the_spec_names() {
+    let now = crate::model::now_micros();
+    for (kind, outcome, status) in [
+        (CloseKind::End, FocusOutcome::Applied, SessionStatus::Ended),
+        (
+            CloseKind::End,
+            FocusOutcome::Unchanged,
+            SessionStatus::Ended,
+        ),
+        (
+            CloseKind::End,
+            FocusOutcome::Conflict,
+            SessionStatus::Conflicted,
+        ),
+        (
+            CloseKind::Relay,
+            FocusOutcome::Applied,
+            SessionStatus::Relayed,
+        ),
+        (
+            CloseKind::Relay,
+            FocusOutcome::Unchanged,
+            SessionStatus::Relayed,
+        ),
+        (
+            CloseKind::Relay,
+            FocusOutcome::Conflict,
+            SessionStatus::Conflicted,
+        ),
+    ] {
+        let mut s = session(Some("ui"));
+        close_session(&mut s, &end("next", 0), kind, outcome, now);
+        assert_eq!(s.status, status, "{kind:?} {outcome:?}");
+        assert_eq!(s.focus_outcome, Some(outcome));
+        assert_eq!(s.ended_at, Some(now));
+        assert_eq!(s.next_focus.as_deref(), Some("next"));
+    }
+    assert_eq!(close_receipt_outcome(FocusOutcome::Conflict), "conflict");
+    assert_eq!(close_receipt_outcome(FocusOutcome::Applied), "ok");
+}
+
+#[test]
+fn the_relayed_slot_shows_what_the_receiver_must_pass() {
+    let name = SlotName::parse("ui").unwrap();
+    let found = focus("old", 4);
+    let applied = crate::outcome::slot_after_relay(&name, FocusOutcome::Applied, &found, "new");
+    assert_eq!((applied.body.as_str(), applied.revision), ("new", 5));
+    let conflict = crate::outcome::slot_after_relay(&name, FocusOutcome::Conflict, &found, "new");
+    assert_eq!((conflict.body.as_str(), conflict.revision), ("old", 4));
 }
