@@ -103,8 +103,13 @@ async fn close_tracer(
     Ok(())
 }
 
-/// Look up a connection and mark it seen, in one round trip. A connection
-/// unused for longer than `idle_secs` is closed here, on whichever replica sees it.
+/// How stale `last_seen_at` may get before a request refreshes it: most
+/// requests only read their connection's row.
+const SEEN_GRANULARITY_SECS: i64 = 30;
+
+/// Look a connection up. One unused for longer than `idle_secs` is closed here
+/// (with its tracer), on whichever replica sees it; `last_seen_at` is refreshed
+/// at most every `SEEN_GRANULARITY_SECS`.
 pub(crate) async fn connection_get(
     pool: &PgPool,
     tenant: &TenantId,
@@ -112,27 +117,26 @@ pub(crate) async fn connection_get(
     idle_secs: i64,
 ) -> Result<Option<ConnectionRecord>, StoreError> {
     let row = sqlx::query(
-        "UPDATE mcp_connections SET \
-           closed_at = CASE WHEN closed_at IS NULL AND last_seen_at < $4 THEN $3 ELSE closed_at END, \
-           last_seen_at = CASE WHEN closed_at IS NULL AND last_seen_at >= $4 THEN $3 ELSE last_seen_at END \
-         WHERE tenant_id = $1 AND connection_id = $2 \
-         RETURNING credential_kind, credential_id, closed_at IS NOT NULL AS closed, init_params, tracer_session_id",
+        "SELECT credential_kind, credential_id, closed_at, last_seen_at, init_params, tracer_session_id \
+         FROM mcp_connections WHERE tenant_id = $1 AND connection_id = $2",
     )
     .bind(tenant.as_str())
     .bind(connection_id)
-    .bind(now_micros())
-    .bind(now_micros() - chrono::Duration::seconds(idle_secs))
     .fetch_optional(pool)
     .await
     .map_err(db)?;
     let Some(row) = row else { return Ok(None) };
     let kind: String = row.try_get("credential_kind").map_err(db)?;
-    let record = ConnectionRecord {
+    let last_seen: chrono::DateTime<chrono::Utc> = row.try_get("last_seen_at").map_err(db)?;
+    let mut record = ConnectionRecord {
         tenant: tenant.clone(),
         credential_kind: CredentialKind::parse(&kind)
             .ok_or_else(|| StoreError::Backend("stored credential kind does not parse".into()))?,
         credential_id: row.try_get("credential_id").map_err(db)?,
-        closed: row.try_get("closed").map_err(db)?,
+        closed: row
+            .try_get::<Option<chrono::DateTime<chrono::Utc>>, _>("closed_at")
+            .map_err(db)?
+            .is_some(),
         init_params: row.try_get("init_params").map_err(db)?,
         tracer_session: row
             .try_get::<Option<uuid::Uuid>, _>("tracer_session_id")
@@ -140,7 +144,24 @@ pub(crate) async fn connection_get(
             .map(SessionId::from_uuid),
     };
     if record.closed {
-        close_tracer(pool, tenant, record.tracer_session).await?;
+        return Ok(Some(record));
+    }
+    let now = now_micros();
+    let idle = (now - last_seen).num_seconds();
+    if idle > idle_secs {
+        connection_close(pool, tenant, connection_id).await?;
+        record.closed = true;
+    } else if idle > SEEN_GRANULARITY_SECS {
+        sqlx::query(
+            "UPDATE mcp_connections SET last_seen_at = $3 \
+             WHERE tenant_id = $1 AND connection_id = $2 AND closed_at IS NULL",
+        )
+        .bind(tenant.as_str())
+        .bind(connection_id)
+        .bind(now)
+        .execute(pool)
+        .await
+        .map_err(db)?;
     }
     Ok(Some(record))
 }

@@ -15,7 +15,6 @@ use chrono::{DateTime, Utc};
 use sqlx::sqlite::SqliteRow;
 use sqlx::{Row, SqliteConnection};
 
-use crate::lifecycle::ledger_size;
 use crate::rows::micros;
 use crate::{SqliteStore, db, ledger, rows};
 
@@ -228,7 +227,9 @@ pub(crate) async fn session_list(
     q: &SessionListQuery,
 ) -> Result<Vec<SessionDetail>, StoreError> {
     let sql = format!(
-        "SELECT {} FROM sessions WHERE tenant_id = ?1 AND project = ?2 AND kind = 'agent' \
+        "SELECT {}, (SELECT count(*) FROM artifacts a WHERE a.tenant_id = s.tenant_id \
+           AND a.session_id = s.session_id) AS ledger_size \
+         FROM sessions s WHERE tenant_id = ?1 AND project = ?2 AND kind = 'agent' \
          AND (?3 IS NULL OR status = ?3) \
          AND (?4 IS NULL OR (opened_at, session_id) < (?4, ?5)) \
          ORDER BY opened_at DESC, session_id DESC LIMIT ?6",
@@ -249,7 +250,7 @@ pub(crate) async fn session_list(
     let mut out = Vec::with_capacity(found.len());
     for r in &found {
         let (session, _) = rows::session(r)?;
-        let ledger_size = ledger_size(&mut conn, tenant, session.session_id).await?;
+        let ledger_size: i64 = r.try_get("ledger_size").map_err(db)?;
         out.push(SessionDetail {
             idle: session.is_idle(now, store.settings.idle_secs),
             session,

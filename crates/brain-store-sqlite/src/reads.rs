@@ -107,8 +107,13 @@ async fn close_tracer(
     Ok(())
 }
 
-/// Look up a connection and mark it seen, in one round trip. A connection
-/// unused for longer than `idle_secs` is closed here, on whichever replica sees it.
+/// How stale `last_seen_at` may get before a request refreshes it: most
+/// requests only read their connection's row.
+const SEEN_GRANULARITY_SECS: i64 = 30;
+
+/// Look a connection up. One unused for longer than `idle_secs` is closed here
+/// (with its tracer), on whichever replica sees it; `last_seen_at` is refreshed
+/// at most every `SEEN_GRANULARITY_SECS`.
 pub(crate) async fn connection_get(
     pool: &SqlitePool,
     tenant: &TenantId,
@@ -116,27 +121,26 @@ pub(crate) async fn connection_get(
     idle_secs: i64,
 ) -> Result<Option<ConnectionRecord>, StoreError> {
     let row = sqlx::query(
-        "UPDATE mcp_connections SET \
-           closed_at = CASE WHEN closed_at IS NULL AND last_seen_at < ?4 THEN ?3 ELSE closed_at END, \
-           last_seen_at = CASE WHEN closed_at IS NULL AND last_seen_at >= ?4 THEN ?3 ELSE last_seen_at END \
-         WHERE tenant_id = ?1 AND connection_id = ?2 \
-         RETURNING credential_kind, credential_id, closed_at IS NOT NULL AS closed, init_params, tracer_session_id",
+        "SELECT credential_kind, credential_id, closed_at, last_seen_at, init_params, tracer_session_id \
+         FROM mcp_connections WHERE tenant_id = ?1 AND connection_id = ?2",
     )
     .bind(tenant.as_str())
     .bind(connection_id)
-    .bind(micros(now_micros()))
-    .bind(micros(now_micros() - chrono::Duration::seconds(idle_secs)))
     .fetch_optional(pool)
     .await
     .map_err(db)?;
     let Some(row) = row else { return Ok(None) };
     let kind: String = row.try_get("credential_kind").map_err(db)?;
-    let record = ConnectionRecord {
+    let last_seen = rows::time(&row, "last_seen_at")?;
+    let mut record = ConnectionRecord {
         tenant: tenant.clone(),
         credential_kind: CredentialKind::parse(&kind)
             .ok_or_else(|| StoreError::Backend("stored credential kind does not parse".into()))?,
         credential_id: row.try_get("credential_id").map_err(db)?,
-        closed: row.try_get("closed").map_err(db)?,
+        closed: row
+            .try_get::<Option<i64>, _>("closed_at")
+            .map_err(db)?
+            .is_some(),
         init_params: row
             .try_get::<Option<String>, _>("init_params")
             .map_err(db)?
@@ -147,7 +151,24 @@ pub(crate) async fn connection_get(
             .map(SessionId::from_uuid),
     };
     if record.closed {
-        close_tracer(pool, tenant, record.tracer_session).await?;
+        return Ok(Some(record));
+    }
+    let now = now_micros();
+    let idle = (now - last_seen).num_seconds();
+    if idle > idle_secs {
+        connection_close(pool, tenant, connection_id).await?;
+        record.closed = true;
+    } else if idle > SEEN_GRANULARITY_SECS {
+        sqlx::query(
+            "UPDATE mcp_connections SET last_seen_at = ?3 \
+             WHERE tenant_id = ?1 AND connection_id = ?2 AND closed_at IS NULL",
+        )
+        .bind(tenant.as_str())
+        .bind(connection_id)
+        .bind(micros(now))
+        .execute(pool)
+        .await
+        .map_err(db)?;
     }
     Ok(Some(record))
 }
