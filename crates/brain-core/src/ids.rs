@@ -65,9 +65,23 @@ string_id!(
 );
 
 impl ProjectKey {
+    /// The project that holds the server's tracer sessions.
+    pub const TRACERS: &'static str = "_mcp";
+
     /// A project name the server itself uses; valid by construction.
     pub(crate) fn reserved(name: &str) -> Self {
         Self(name.to_owned())
+    }
+
+    /// A project a caller may name: any valid key but the reserved ones.
+    pub fn parse_for_caller(s: &str) -> Result<Self, DomainError> {
+        if s == Self::TRACERS {
+            return Err(DomainError::invalid_argument(
+                "project",
+                "is reserved for the server's tracer sessions; choose another name",
+            ));
+        }
+        Self::parse(s)
     }
 }
 string_id!(
@@ -235,6 +249,16 @@ mod tests {
         assert!(ProjectKey::parse(&"a".repeat(129)).is_err());
         assert!(SlotName::parse(&"s".repeat(64)).is_ok());
         assert!(SlotName::parse(&"s".repeat(65)).is_err());
+    }
+
+    #[test]
+    fn the_tracer_project_is_reserved_for_callers() {
+        assert!(ProjectKey::parse_for_caller("_mcp").is_err());
+        assert!(ProjectKey::parse_for_caller("_mcp2").is_ok());
+        assert!(
+            ProjectKey::parse("_mcp").is_ok(),
+            "stored rows still read back"
+        );
     }
 
     #[test]

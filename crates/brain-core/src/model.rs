@@ -8,7 +8,7 @@ use crate::ids::{ArtifactId, ClientKey, ProjectKey, SessionId, SlotName, TenantI
 /// The reserved project that holds tracer sessions; agent-facing counts and
 /// listings only ever consider agent sessions.
 pub fn tracer_project() -> ProjectKey {
-    ProjectKey::reserved("_mcp")
+    ProjectKey::reserved(ProjectKey::TRACERS)
 }
 
 /// A revision of the base focus or of a slot body; 0 is the empty body at creation.

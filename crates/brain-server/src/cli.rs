@@ -237,11 +237,18 @@ async fn run_shared(cmd: SharedCommand) -> anyhow::Result<()> {
     Ok(())
 }
 
+const NO_CREDENTIAL: &str = "no credential is configured: set BRAIN_JWT_HS256_SECRET or BRAIN_JWT_PUBLIC_KEYS, or create a shared token; brain never starts open to anyone";
+
 async fn run_serve(mut cfg: ServeConfig) -> anyhow::Result<()> {
     if cfg.dev && cfg.jwt.hs256_secret.is_none() {
         cfg.jwt.hs256_secret = Some(crate::dev::secret(&cfg.database.url)?);
     }
     let auth = Authenticator::from_config(&cfg.jwt)?;
+    // A SQLite file that does not exist yet cannot hold a shared token: refuse
+    // before creating it.
+    if !auth.is_configured() && crate::dev::sqlite_file_missing(&cfg.database.url) {
+        bail!(NO_CREDENTIAL);
+    }
     let store = open_store(
         &cfg.database.url,
         StoreSettings {
@@ -251,9 +258,7 @@ async fn run_serve(mut cfg: ServeConfig) -> anyhow::Result<()> {
     )
     .await?;
     if !auth.is_configured() && !store.shared_token_exists().await? {
-        bail!(
-            "no credential is configured: set BRAIN_JWT_HS256_SECRET or BRAIN_JWT_PUBLIC_KEYS, or create a shared token; brain never starts open to anyone"
-        );
+        bail!(NO_CREDENTIAL);
     }
     let listener = TcpListener::bind(cfg.listen)
         .await

@@ -11,14 +11,23 @@ use serde_json::json;
 
 use crate::config::{Secret, ServeConfig};
 
-/// Where the dev secret lives: beside a SQLite file, else in the working folder.
-pub fn secret_path(database_url: &str) -> PathBuf {
-    let file = database_url
+/// The file of a `sqlite://` URL, when it names one.
+fn sqlite_path(database_url: &str) -> Option<&str> {
+    database_url
         .strip_prefix("sqlite://")
         .or_else(|| database_url.strip_prefix("sqlite:"))
         .map(|rest| rest.split('?').next().unwrap_or(rest))
-        .filter(|p| !p.is_empty() && !p.contains(":memory:") && *p != "memory");
-    match file {
+        .filter(|p| !p.is_empty() && !p.contains(":memory:") && *p != "memory")
+}
+
+/// Whether the URL names a SQLite file that does not exist yet.
+pub fn sqlite_file_missing(database_url: &str) -> bool {
+    sqlite_path(database_url).is_some_and(|p| !std::path::Path::new(p).exists())
+}
+
+/// Where the dev secret lives: beside a SQLite file, else in the working folder.
+pub fn secret_path(database_url: &str) -> PathBuf {
+    match sqlite_path(database_url) {
         Some(path) => PathBuf::from(format!("{path}.secret")),
         None => PathBuf::from("brain-dev.secret"),
     }

@@ -35,6 +35,7 @@ fn serve_refuses_to_start_without_a_key() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("BRAIN_JWT_HS256_SECRET"), "{err}");
+    assert!(!file.path.exists(), "refusing must not create the database");
 }
 
 /// Shared tokens from the CLI: shown once, listed without their secret, revocable;

@@ -59,7 +59,7 @@ async fn every_connection_has_a_tracer_that_lifecycle_tools_refuse() {
         ),
         (
             "brain_remember",
-            json!({"project": "_mcp", "kind": "note", "text": "t", "session_id": tracer, "expected_client_key": key}),
+            json!({"project": "p", "kind": "note", "text": "t", "session_id": tracer, "expected_client_key": key}),
         ),
     ];
     for (tool, args) in cases {
@@ -70,15 +70,18 @@ async fn every_connection_has_a_tracer_that_lifecycle_tools_refuse() {
             "{tool}"
         );
     }
-    // Tracers never count as open work, nor appear as recovery.
-    let s = ok(
+    // The tracers' project is the server's own: callers cannot open it.
+    let e = refused(
         &c,
         "brain_session_start",
         json!({"project": "_mcp", "client_key": key}),
     )
     .await;
-    assert_eq!(s["briefing"]["open_sessions"], json!(1));
-    assert_eq!(s["briefing"]["recovery"], Value::Null);
+    assert_eq!(
+        (e["code"].clone(), e["details"]["field"].clone()),
+        (json!("invalid_argument"), json!("project"))
+    );
+    assert_eq!(t["session"]["project"], json!("_mcp"));
     // Closing the connection closes its tracer.
     c.cancel().await.unwrap();
     let other = app.client(&token("acme", "agent")).await;

@@ -98,7 +98,7 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
         .into());
     }
     let put = DocumentPut {
-        project: ProjectKey::parse(&a.project)?,
+        project: ProjectKey::parse_for_caller(&a.project)?,
         kind: a.document.into(),
         name: a.name.unwrap_or_default(),
         body: a.body,

@@ -48,7 +48,7 @@ pub fn definition() -> Tool {
 
 pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
     let a: Args = args::parse(raw)?;
-    let project = ProjectKey::parse(&a.project)?;
+    let project = ProjectKey::parse_for_caller(&a.project)?;
     let slot = a.slot.as_deref().map(SlotName::parse).transpose()?;
     to_result(
         &ctx.store

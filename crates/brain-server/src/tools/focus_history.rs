@@ -65,7 +65,7 @@ pub fn definition() -> Tool {
 
 pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
     let a: Args = args::parse(raw)?;
-    let project = ProjectKey::parse(&a.project)?;
+    let project = ProjectKey::parse_for_caller(&a.project)?;
     let slot = a.slot.as_deref().map(SlotName::parse).transpose()?;
     let limit = args::bounded("limit", a.limit, 10, 50)?;
     let rows = ctx

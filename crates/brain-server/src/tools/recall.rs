@@ -73,7 +73,7 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
     let limit = args::bounded("limit", a.limit, 10, 50)?;
     let offset = args::cursor_offset(a.cursor.as_deref())?;
     let q = RecallQuery {
-        project: ProjectKey::parse(&a.project)?,
+        project: ProjectKey::parse_for_caller(&a.project)?,
         query: a.query,
         kinds: a.kinds.into_iter().map(Into::into).collect(),
         limit,

@@ -62,7 +62,11 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
     let a: Args = args::parse(raw)?;
     let limit = args::bounded("limit", a.limit, 50, 100)?;
     let q = ReceiptQuery {
-        project: a.project.as_deref().map(ProjectKey::parse).transpose()?,
+        project: a
+            .project
+            .as_deref()
+            .map(ProjectKey::parse_for_caller)
+            .transpose()?,
         session_id: a.session_id.as_deref().map(SessionId::parse).transpose()?,
         after_seq: a.since_seq.unwrap_or(0).max(0),
         limit,

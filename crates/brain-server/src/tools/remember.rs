@@ -132,7 +132,7 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
         }
     };
     let req = RememberRequest {
-        project: ProjectKey::parse(&a.project)?,
+        project: ProjectKey::parse_for_caller(&a.project)?,
         kind: a.kind.into(),
         text: a.text,
         tags: a.tags,

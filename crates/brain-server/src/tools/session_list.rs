@@ -85,7 +85,7 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
     let a: Args = args::parse(raw)?;
     let limit = args::bounded("limit", a.limit, 20, 50)?;
     let q = SessionListQuery {
-        project: ProjectKey::parse(&a.project)?,
+        project: ProjectKey::parse_for_caller(&a.project)?,
         status: a.status.map(|s| match s {
             Status::Open => SessionStatus::Open,
             Status::Ended => SessionStatus::Ended,

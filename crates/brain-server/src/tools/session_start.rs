@@ -54,7 +54,7 @@ pub fn definition() -> Tool {
 pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
     let a: Args = args::parse(raw)?;
     let req = StartRequest {
-        project: ProjectKey::parse(&a.project)?,
+        project: ProjectKey::parse_for_caller(&a.project)?,
         client_key: ClientKey::parse("client_key", &a.client_key)?,
         slot: a.slot.as_deref().map(SlotName::parse).transpose()?,
         digest: args::digest(&a, &[]),
