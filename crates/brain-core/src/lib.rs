@@ -1,5 +1,6 @@
 //! brain-core: the meaning of brain, free of HTTP and SQL.
 //!
+//! - [`flow`]: end, relay and abandon as one algorithm each, over a backend transaction.
 //! - [`ids`]: validated newtypes for every identifier a caller can send.
 //! - [`error`]: the SPEC's error codes and the domain error carrying them.
 //! - [`memory`]: documents, recall hits, history, the daily brief.
@@ -20,6 +21,7 @@
 pub mod diff;
 pub mod digest;
 pub mod error;
+pub mod flow;
 pub mod ids;
 pub mod memory;
 pub mod model;

@@ -1,14 +1,15 @@
-//! Closing a session: end, relay and abandon, each one transaction running
-//! steps 1–8 of SPEC §2.4 in order.
+//! Closing a session: end, relay and abandon. The algorithm is
+//! `brain_core::flow`; this module gives it a postgres transaction.
 
-use brain_core::error::{DomainError, StoreError};
-use brain_core::ids::{ArtifactId, ClientKey, TenantId};
-use brain_core::model::{Caller, FocusOutcome, Session, SessionStatus, now_micros};
-use brain_core::outcome::{AbandonResult, EndResult, RelayResult, as_replay, slot_after_relay};
-use brain_core::receipt::ReceiptDraft;
-use brain_core::requests::{AbandonRequest, EndRequest, OverrideGrant, RelayRequest};
-use brain_core::rules::{self, CloseDecision, CloseKind};
-use brain_core::store::{SlotView, Unattributed};
+use async_trait::async_trait;
+use brain_core::error::StoreError;
+use brain_core::flow::{self, CloseTx};
+use brain_core::ids::{ArtifactId, ProjectKey, SessionId, SlotName, TenantId};
+use brain_core::model::{Caller, Focus, FocusOutcome, Revision, Session, now_micros};
+use brain_core::receipt::{Receipt, ReceiptDraft};
+use brain_core::requests::{AbandonRequest, EndRequest, RelayRequest};
+use brain_core::rules::CloseRecord;
+use brain_core::store::Unattributed;
 use serde_json::Value;
 use sqlx::{PgConnection, Postgres, Row, Transaction};
 
@@ -20,7 +21,13 @@ pub(crate) async fn end(
     caller: &Caller,
     req: EndRequest,
 ) -> Result<Value, StoreError> {
-    close(store, caller, &req, None).await
+    flow::close(
+        Tx(store.pool.begin().await.map_err(db)?),
+        caller,
+        &req,
+        None,
+    )
+    .await
 }
 
 pub(crate) async fn relay(
@@ -28,186 +35,114 @@ pub(crate) async fn relay(
     caller: &Caller,
     req: RelayRequest,
 ) -> Result<Value, StoreError> {
-    close(store, caller, &req.end, Some(&req.to_client_key)).await
+    flow::close(
+        Tx(store.pool.begin().await.map_err(db)?),
+        caller,
+        &req.end,
+        Some(&req.to_client_key),
+    )
+    .await
 }
 
-/// A refusal: on a dry run the bare error (no receipt, nothing written),
-/// otherwise the error after its receipt is committed.
-async fn refuse<T>(
-    tx: Transaction<'_, Postgres>,
-    caller: &Caller,
-    dry_run: bool,
-    draft: ReceiptDraft,
-    err: DomainError,
-) -> Result<T, StoreError> {
-    if dry_run {
-        drop(tx);
-        return Err(err.into());
-    }
-    ledger::refuse(tx, caller, draft, err).await
-}
-
-async fn close(
+pub(crate) async fn abandon(
     store: &PgStore,
     caller: &Caller,
-    req: &EndRequest,
-    relay_to: Option<&str>,
+    req: AbandonRequest,
 ) -> Result<Value, StoreError> {
-    let kind = if relay_to.is_some() {
-        CloseKind::Relay
-    } else {
-        CloseKind::End
-    };
-    let tool = match kind {
-        CloseKind::End => "brain_session_end",
-        CloseKind::Relay => "brain_session_relay",
-    };
-    let tenant = &caller.tenant;
-    let mut tx = store.pool.begin().await.map_err(db)?;
-    let loaded = load_session(&mut tx, tenant, req.session_id, true).await?;
-    let project = loaded.as_ref().map(|l| l.0.project.clone());
-    let draft = |outcome: Result<(), &DomainError>| {
-        ledger::draft(
-            tool,
-            project.as_ref(),
-            Some(req.session_id),
-            &req.digest,
-            outcome,
-        )
-    };
-
-    // Steps 1–2.
-    let (mut session, close_record) = match loaded.as_ref() {
-        Some((s, c)) => match rules::check_session(Some(s), &req.expected_client_key) {
-            Ok(_) => (s.clone(), c.clone()),
-            Err(e) => return refuse(tx, caller, req.dry_run, draft(Err(&e)), e).await,
-        },
-        None => {
-            let e = DomainError::session_not_found();
-            return refuse(tx, caller, req.dry_run, draft(Err(&e)), e).await;
-        }
-    };
-    // Step 3.
-    match rules::check_open_or_replay(&session, close_record.as_ref(), &req.digest) {
-        Ok(Some(stored)) => {
-            let target = session.bound_slot.as_ref();
-            let current = load_focus(&mut tx, tenant, &session.project, target, false).await?;
-            return Ok(as_replay(stored, Some(&current)));
-        }
-        Ok(None) => {}
-        Err(e) => return refuse(tx, caller, req.dry_run, draft(Err(&e)), e).await,
-    }
-    // Steps 4–7, against the current body, locked so that concurrent closers serialize here.
-    let target = session.bound_slot.clone();
-    let found = load_focus(&mut tx, tenant, &session.project, target.as_ref(), true).await?;
-    // Only looked up when asked for; inside this transaction, so an elevation
-    // revoked or expired before this point never counts.
-    let grant = OverrideGrant {
-        elevation_active: req.allow_focus_shrink
-            && operators::elevation_active(&mut tx, caller, req.session_id).await?,
-    };
-    let authority = rules::may_override(caller, kind == CloseKind::Relay, grant);
-    let outcome = match rules::decide_close(&session, req, kind, relay_to, authority, &found) {
-        CloseDecision::Refuse(e) => {
-            return refuse(tx, caller, req.dry_run, draft(Err(&e)), e).await;
-        }
-        decided => decided.outcome().unwrap_or(FocusOutcome::Conflict),
-    };
-    rules::close_session(&mut session, req, kind, outcome, now_micros());
-
-    if req.dry_run {
-        let unattributed = unattributed(&mut tx, tenant, &session).await?;
-        let remaining = open_agent_sessions(&mut tx, tenant, &session.project).await? - 1;
-        drop(tx);
-        let end = EndResult::build(
-            session,
-            outcome,
-            &found,
-            &req.next_focus,
-            true,
-            unattributed,
-            remaining,
-        );
-        return finish(kind, end, None, None);
-    }
-
-    // Step 8: apply, with the receipt, in this transaction.
-    let mut d = draft(Ok(()));
-    d.elevated = req.allow_focus_shrink && authority;
-    d.outcome = rules::close_receipt_outcome(outcome).to_owned();
-    let receipt = ledger::append(&mut tx, caller, d).await?;
-    if outcome == FocusOutcome::Applied {
-        write_focus(
-            &mut tx,
-            tenant,
-            &session,
-            &req.next_focus,
-            found.revision + 1,
-            receipt.seq,
-        )
-        .await?;
-    }
-    let (new_session, slot) = match (kind, outcome, &target, relay_to) {
-        (
-            CloseKind::Relay,
-            FocusOutcome::Applied | FocusOutcome::Unchanged,
-            Some(slot),
-            Some(to),
-        ) => {
-            let to = ClientKey::parse("to_client_key", to)?;
-            let base = load_focus(&mut tx, tenant, &session.project, None, false).await?;
-            let next = Session::open_agent(
-                caller,
-                session.project.clone(),
-                to,
-                Some(slot.clone()),
-                base.revision,
-            );
-            insert_session(&mut tx, tenant, &next).await?;
-            (
-                Some(next),
-                Some(slot_after_relay(slot, outcome, &found, &req.next_focus)),
-            )
-        }
-        (CloseKind::Relay, _, Some(slot), _) => (
-            None,
-            Some(slot_after_relay(slot, outcome, &found, &req.next_focus)),
-        ),
-        _ => (None, None),
-    };
-    let unattributed = unattributed(&mut tx, tenant, &session).await?;
-    // Counted before this session's row is closed, so discount it.
-    let remaining = open_agent_sessions(&mut tx, tenant, &session.project).await? - 1;
-    let end = EndResult::build(
-        session.clone(),
-        outcome,
-        &found,
-        &req.next_focus,
-        false,
-        unattributed,
-        remaining,
-    );
-    let result = finish(kind, end, new_session, slot)?;
-    store_close(&mut tx, tenant, &session, &req.digest, &result).await?;
-    tx.commit().await.map_err(db)?;
-    Ok(result)
+    flow::abandon(Tx(store.pool.begin().await.map_err(db)?), caller, &req).await
 }
 
-fn finish(
-    kind: CloseKind,
-    end: EndResult,
-    new_session: Option<Session>,
-    slot: Option<SlotView>,
-) -> Result<Value, StoreError> {
-    let value = match kind {
-        CloseKind::End => serde_json::to_value(end),
-        CloseKind::Relay => serde_json::to_value(RelayResult {
-            end,
-            new_session,
-            slot,
-        }),
-    };
-    value.map_err(StoreError::backend)
+/// A write transaction, as `brain_core::flow` needs it.
+struct Tx(Transaction<'static, Postgres>);
+
+#[async_trait]
+impl CloseTx for Tx {
+    async fn lock_session(
+        &mut self,
+        tenant: &TenantId,
+        id: SessionId,
+    ) -> Result<Option<(Session, Option<CloseRecord>)>, StoreError> {
+        load_session(&mut self.0, tenant, id, true).await
+    }
+
+    async fn focus(
+        &mut self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+        slot: Option<&SlotName>,
+        lock: bool,
+    ) -> Result<Focus, StoreError> {
+        load_focus(&mut self.0, tenant, project, slot, lock).await
+    }
+
+    async fn elevation_active(
+        &mut self,
+        caller: &Caller,
+        session: SessionId,
+    ) -> Result<bool, StoreError> {
+        operators::elevation_active(&mut self.0, caller, session).await
+    }
+
+    async fn ensure_tenant(&mut self, tenant: &TenantId) -> Result<(), StoreError> {
+        ledger::ensure_tenant(&mut self.0, tenant).await
+    }
+
+    async fn append_receipt(
+        &mut self,
+        caller: &Caller,
+        draft: ReceiptDraft,
+    ) -> Result<Receipt, StoreError> {
+        ledger::append(&mut self.0, caller, draft).await
+    }
+
+    async fn write_focus(
+        &mut self,
+        tenant: &TenantId,
+        session: &Session,
+        body: &str,
+        revision: Revision,
+        receipt_seq: i64,
+    ) -> Result<(), StoreError> {
+        write_focus(&mut self.0, tenant, session, body, revision, receipt_seq).await
+    }
+
+    async fn insert_session(
+        &mut self,
+        tenant: &TenantId,
+        session: &Session,
+    ) -> Result<(), StoreError> {
+        insert_session(&mut self.0, tenant, session).await
+    }
+
+    async fn unattributed(
+        &mut self,
+        tenant: &TenantId,
+        session: &Session,
+    ) -> Result<Unattributed, StoreError> {
+        unattributed(&mut self.0, tenant, session).await
+    }
+
+    async fn open_agent_sessions(
+        &mut self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+    ) -> Result<i64, StoreError> {
+        open_agent_sessions(&mut self.0, tenant, project).await
+    }
+
+    async fn store_close(
+        &mut self,
+        tenant: &TenantId,
+        session: &Session,
+        digest: &str,
+        result: &Value,
+    ) -> Result<(), StoreError> {
+        store_close(&mut self.0, tenant, session, digest, result).await
+    }
+
+    async fn commit(self) -> Result<(), StoreError> {
+        self.0.commit().await.map_err(db)
+    }
 }
 
 async fn write_focus(
@@ -312,57 +247,4 @@ async fn unattributed(
         .collect::<Result<_, _>>()
         .map_err(db)?;
     Ok(Unattributed { count, ids })
-}
-
-pub(crate) async fn abandon(
-    store: &PgStore,
-    caller: &Caller,
-    req: AbandonRequest,
-) -> Result<Value, StoreError> {
-    const TOOL: &str = "brain_session_abandon";
-    let tenant = &caller.tenant;
-    let mut tx = store.pool.begin().await.map_err(db)?;
-    let loaded = load_session(&mut tx, tenant, req.session_id, true).await?;
-    let project = loaded.as_ref().map(|l| l.0.project.clone());
-    let draft = |outcome: Result<(), &DomainError>| {
-        ledger::draft(
-            TOOL,
-            project.as_ref(),
-            Some(req.session_id),
-            &req.digest,
-            outcome,
-        )
-    };
-    let (mut session, close_record): (Session, _) =
-        match rules::check_session(loaded.as_ref().map(|l| &l.0), &req.expected_client_key) {
-            Ok(s) => (s.clone(), loaded.as_ref().and_then(|l| l.1.clone())),
-            Err(e) => return refuse(tx, caller, req.dry_run, draft(Err(&e)), e).await,
-        };
-    match rules::check_open_or_replay(&session, close_record.as_ref(), &req.digest) {
-        Ok(Some(stored)) => return Ok(as_replay(stored, None)),
-        Ok(None) => {}
-        Err(e) => return refuse(tx, caller, req.dry_run, draft(Err(&e)), e).await,
-    }
-    if let Err(e) = rules::check_abandon(&req.reason, req.confirm, req.dry_run) {
-        return refuse(tx, caller, req.dry_run, draft(Err(&e)), e).await;
-    }
-    let now = now_micros();
-    session.status = SessionStatus::Abandoned;
-    session.ended_at = Some(now);
-    session.last_activity_at = now;
-    session.abandon_reason = Some(req.reason.clone());
-    let result = AbandonResult {
-        session: session.clone(),
-        replayed: false,
-        dry_run: req.dry_run,
-        would: req.dry_run.then_some("abandoned"),
-    };
-    let value = serde_json::to_value(result).map_err(StoreError::backend)?;
-    if req.dry_run {
-        return Ok(value);
-    }
-    ledger::append(&mut tx, caller, draft(Ok(()))).await?;
-    store_close(&mut tx, tenant, &session, &req.digest, &value).await?;
-    tx.commit().await.map_err(db)?;
-    Ok(value)
 }

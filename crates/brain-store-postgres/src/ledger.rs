@@ -1,7 +1,7 @@
 //! Tenant and project bootstrap, and receipts appended under the ledger-tip lock.
 
 use brain_core::error::{DomainError, StoreError};
-use brain_core::ids::{ProjectKey, SessionId, SlotName, TenantId};
+use brain_core::ids::{ProjectKey, SlotName, TenantId};
 use brain_core::model::{Caller, now_micros};
 use brain_core::receipt::{GENESIS_HASH, Receipt, ReceiptDraft};
 use sqlx::{PgConnection, Row};
@@ -129,26 +129,7 @@ pub(crate) async fn append(
     Ok(r)
 }
 
-/// A receipt draft for a call on `tool`.
-pub(crate) fn draft(
-    tool: &str,
-    project: Option<&ProjectKey>,
-    session_id: Option<SessionId>,
-    digest: &str,
-    outcome: Result<(), &DomainError>,
-) -> ReceiptDraft {
-    ReceiptDraft {
-        tool: tool.to_owned(),
-        project: project.map(|p| p.as_str().to_owned()),
-        session_id,
-        elevated: false,
-        outcome: match outcome {
-            Ok(()) => "ok".to_owned(),
-            Err(e) => e.code.as_str().to_owned(),
-        },
-        request_digest: digest.to_owned(),
-    }
-}
+pub(crate) use brain_core::flow::draft;
 
 /// Record a refusal: its receipt only, committed, then the refusal itself.
 pub(crate) async fn refuse<T>(

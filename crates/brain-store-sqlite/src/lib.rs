@@ -3,7 +3,7 @@
 //! - [`rows`]: row ↔ domain mapping, the only place column names meet types.
 //! - [`ledger`]: tenant bootstrap and receipt appends under the ledger-tip lock.
 //! - [`lifecycle`]: start, bind, resume.
-//! - [`closing`]: end, relay, abandon — steps 1–8 of SPEC §2.4 in one transaction.
+//! - [`closing`]: end, relay, abandon — `brain_core::flow` over a SQLite transaction.
 //! - [`artifacts`]: recording artifacts with `brain_remember`.
 //! - [`memory`]: recall, documents, history, listings, receipt pages, daily briefs.
 //! - [`operators`]: elevations and shared tokens.

@@ -1,0 +1,337 @@
+//! The closing calls (end, relay, abandon) as one algorithm each, over the
+//! operations a backend's transaction offers. A backend supplies SQL (the
+//! [`CloseTx`] methods); the order of checks, what is written and what is
+//! answered live here once.
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+use crate::error::{DomainError, StoreError};
+use crate::ids::{ClientKey, ProjectKey, SessionId, SlotName, TenantId};
+use crate::model::{Caller, Focus, FocusOutcome, Revision, Session, SessionStatus, now_micros};
+use crate::outcome::{AbandonResult, EndResult, RelayResult, as_replay, slot_after_relay};
+use crate::receipt::{Receipt, ReceiptDraft};
+use crate::requests::{AbandonRequest, EndRequest, OverrideGrant};
+use crate::rules::{self, CloseDecision, CloseKind, CloseRecord};
+use crate::store::{SlotView, Unattributed};
+
+/// One open write transaction of a backend. Dropping it rolls back.
+#[async_trait]
+pub trait CloseTx: Send + Sized {
+    /// The session, locked for the rest of the transaction.
+    async fn lock_session(
+        &mut self,
+        tenant: &TenantId,
+        id: SessionId,
+    ) -> Result<Option<(Session, Option<CloseRecord>)>, StoreError>;
+    /// The base focus (`slot` None) or a slot body; locked when `lock`.
+    async fn focus(
+        &mut self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+        slot: Option<&SlotName>,
+        lock: bool,
+    ) -> Result<Focus, StoreError>;
+    async fn elevation_active(
+        &mut self,
+        caller: &Caller,
+        session: SessionId,
+    ) -> Result<bool, StoreError>;
+    async fn ensure_tenant(&mut self, tenant: &TenantId) -> Result<(), StoreError>;
+    async fn append_receipt(
+        &mut self,
+        caller: &Caller,
+        draft: ReceiptDraft,
+    ) -> Result<Receipt, StoreError>;
+    /// Write `body` as `revision` of the session's target, with its history row.
+    async fn write_focus(
+        &mut self,
+        tenant: &TenantId,
+        session: &Session,
+        body: &str,
+        revision: Revision,
+        receipt_seq: i64,
+    ) -> Result<(), StoreError>;
+    async fn insert_session(
+        &mut self,
+        tenant: &TenantId,
+        session: &Session,
+    ) -> Result<(), StoreError>;
+    async fn unattributed(
+        &mut self,
+        tenant: &TenantId,
+        session: &Session,
+    ) -> Result<Unattributed, StoreError>;
+    async fn open_agent_sessions(
+        &mut self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+    ) -> Result<i64, StoreError>;
+    /// Persist the closed session with the digest and result of the closing call.
+    async fn store_close(
+        &mut self,
+        tenant: &TenantId,
+        session: &Session,
+        digest: &str,
+        result: &Value,
+    ) -> Result<(), StoreError>;
+    async fn commit(self) -> Result<(), StoreError>;
+}
+
+/// A receipt draft for a call on `tool`.
+pub fn draft(
+    tool: &str,
+    project: Option<&ProjectKey>,
+    session_id: Option<SessionId>,
+    digest: &str,
+    outcome: Result<(), &DomainError>,
+) -> ReceiptDraft {
+    ReceiptDraft {
+        tool: tool.to_owned(),
+        project: project.map(|p| p.as_str().to_owned()),
+        session_id,
+        elevated: false,
+        outcome: match outcome {
+            Ok(()) => "ok".to_owned(),
+            Err(e) => e.code.as_str().to_owned(),
+        },
+        request_digest: digest.to_owned(),
+    }
+}
+
+/// A refusal: its receipt only, committed, then the error. On a dry run the
+/// bare error, with nothing written.
+pub async fn refuse<T: CloseTx, R>(
+    mut tx: T,
+    caller: &Caller,
+    dry_run: bool,
+    draft: ReceiptDraft,
+    err: DomainError,
+) -> Result<R, StoreError> {
+    if !dry_run {
+        tx.ensure_tenant(&caller.tenant).await?;
+        tx.append_receipt(caller, draft).await?;
+        tx.commit().await?;
+    }
+    Err(err.into())
+}
+
+/// End (`relay_to` None) or relay: steps 1–8 of SPEC §2.4, in one transaction.
+pub async fn close<T: CloseTx>(
+    mut tx: T,
+    caller: &Caller,
+    req: &EndRequest,
+    relay_to: Option<&str>,
+) -> Result<Value, StoreError> {
+    let kind = if relay_to.is_some() {
+        CloseKind::Relay
+    } else {
+        CloseKind::End
+    };
+    let tool = match kind {
+        CloseKind::End => "brain_session_end",
+        CloseKind::Relay => "brain_session_relay",
+    };
+    let tenant = &caller.tenant;
+    let loaded = tx.lock_session(tenant, req.session_id).await?;
+    let project = loaded.as_ref().map(|l| l.0.project.clone());
+    let draft = |outcome: Result<(), &DomainError>| {
+        draft(
+            tool,
+            project.as_ref(),
+            Some(req.session_id),
+            &req.digest,
+            outcome,
+        )
+    };
+    // Steps 1–2.
+    let (mut session, close_record) = match loaded {
+        Some((s, c)) => match rules::check_session(Some(&s), &req.expected_client_key) {
+            Ok(_) => (s, c),
+            Err(e) => return refuse(tx, caller, req.dry_run, draft(Err(&e)), e).await,
+        },
+        None => {
+            let e = DomainError::session_not_found();
+            return refuse(tx, caller, req.dry_run, draft(Err(&e)), e).await;
+        }
+    };
+    // Step 3.
+    match rules::check_open_or_replay(&session, close_record.as_ref(), &req.digest) {
+        Ok(Some(stored)) => {
+            let target = session.bound_slot.as_ref();
+            let current = tx.focus(tenant, &session.project, target, false).await?;
+            return Ok(as_replay(stored, Some(&current)));
+        }
+        Ok(None) => {}
+        Err(e) => return refuse(tx, caller, req.dry_run, draft(Err(&e)), e).await,
+    }
+    // Steps 4–7 against the current body, locked so that concurrent closers serialize here.
+    let target = session.bound_slot.clone();
+    let found = tx
+        .focus(tenant, &session.project, target.as_ref(), true)
+        .await?;
+    // Looked up only when asked for, inside this transaction: an elevation
+    // revoked or expired before this point never counts.
+    let grant = OverrideGrant {
+        elevation_active: req.allow_focus_shrink
+            && tx.elevation_active(caller, req.session_id).await?,
+    };
+    let authority = rules::may_override(caller, kind == CloseKind::Relay, grant);
+    let decision = rules::decide_close(&session, req, kind, relay_to, authority, &found);
+    let outcome = match (decision.outcome(), decision) {
+        (Some(o), _) => o,
+        (None, CloseDecision::Refuse(e)) => {
+            return refuse(tx, caller, req.dry_run, draft(Err(&e)), e).await;
+        }
+        (None, _) => return Err(StoreError::Backend("a close decided nothing".into())),
+    };
+    rules::close_session(&mut session, req, kind, outcome, now_micros());
+
+    if req.dry_run {
+        let unattributed = tx.unattributed(tenant, &session).await?;
+        let remaining = tx.open_agent_sessions(tenant, &session.project).await? - 1;
+        drop(tx);
+        let end = EndResult::build(
+            session,
+            outcome,
+            &found,
+            &req.next_focus,
+            true,
+            unattributed,
+            remaining,
+        );
+        return finish(kind, end, None, None);
+    }
+
+    // Step 8: apply, with the receipt, in this transaction.
+    let mut d = draft(Ok(()));
+    d.elevated = req.allow_focus_shrink && authority;
+    d.outcome = rules::close_receipt_outcome(outcome).to_owned();
+    let receipt = tx.append_receipt(caller, d).await?;
+    if outcome == FocusOutcome::Applied {
+        tx.write_focus(
+            tenant,
+            &session,
+            &req.next_focus,
+            found.revision + 1,
+            receipt.seq,
+        )
+        .await?;
+    }
+    let (new_session, slot) = match (kind, outcome, &target, relay_to) {
+        (
+            CloseKind::Relay,
+            FocusOutcome::Applied | FocusOutcome::Unchanged,
+            Some(slot),
+            Some(to),
+        ) => {
+            let to = ClientKey::parse("to_client_key", to)?;
+            let base = tx.focus(tenant, &session.project, None, false).await?;
+            let next = Session::open_agent(
+                caller,
+                session.project.clone(),
+                to,
+                Some(slot.clone()),
+                base.revision,
+            );
+            tx.insert_session(tenant, &next).await?;
+            (
+                Some(next),
+                Some(slot_after_relay(slot, outcome, &found, &req.next_focus)),
+            )
+        }
+        (CloseKind::Relay, _, Some(slot), _) => (
+            None,
+            Some(slot_after_relay(slot, outcome, &found, &req.next_focus)),
+        ),
+        _ => (None, None),
+    };
+    let unattributed = tx.unattributed(tenant, &session).await?;
+    // Counted before this session's row is closed, so discount it.
+    let remaining = tx.open_agent_sessions(tenant, &session.project).await? - 1;
+    let end = EndResult::build(
+        session.clone(),
+        outcome,
+        &found,
+        &req.next_focus,
+        false,
+        unattributed,
+        remaining,
+    );
+    let result = finish(kind, end, new_session, slot)?;
+    tx.store_close(tenant, &session, &req.digest, &result)
+        .await?;
+    tx.commit().await?;
+    Ok(result)
+}
+
+fn finish(
+    kind: CloseKind,
+    end: EndResult,
+    new_session: Option<Session>,
+    slot: Option<SlotView>,
+) -> Result<Value, StoreError> {
+    let value = match kind {
+        CloseKind::End => serde_json::to_value(end),
+        CloseKind::Relay => serde_json::to_value(RelayResult {
+            end,
+            new_session,
+            slot,
+        }),
+    };
+    value.map_err(StoreError::backend)
+}
+
+/// Abandon (SPEC §2.6): steps 1–3, a non-blank reason, consent; no focus write.
+pub async fn abandon<T: CloseTx>(
+    mut tx: T,
+    caller: &Caller,
+    req: &AbandonRequest,
+) -> Result<Value, StoreError> {
+    const TOOL: &str = "brain_session_abandon";
+    let tenant = &caller.tenant;
+    let loaded = tx.lock_session(tenant, req.session_id).await?;
+    let project = loaded.as_ref().map(|l| l.0.project.clone());
+    let draft = |outcome: Result<(), &DomainError>| {
+        draft(
+            TOOL,
+            project.as_ref(),
+            Some(req.session_id),
+            &req.digest,
+            outcome,
+        )
+    };
+    let (mut session, close_record) =
+        match rules::check_session(loaded.as_ref().map(|l| &l.0), &req.expected_client_key) {
+            Ok(s) => (s.clone(), loaded.as_ref().and_then(|l| l.1.clone())),
+            Err(e) => return refuse(tx, caller, req.dry_run, draft(Err(&e)), e).await,
+        };
+    match rules::check_open_or_replay(&session, close_record.as_ref(), &req.digest) {
+        Ok(Some(stored)) => return Ok(as_replay(stored, None)),
+        Ok(None) => {}
+        Err(e) => return refuse(tx, caller, req.dry_run, draft(Err(&e)), e).await,
+    }
+    if let Err(e) = rules::check_abandon(&req.reason, req.confirm, req.dry_run) {
+        return refuse(tx, caller, req.dry_run, draft(Err(&e)), e).await;
+    }
+    let now = now_micros();
+    session.status = SessionStatus::Abandoned;
+    session.ended_at = Some(now);
+    session.last_activity_at = now;
+    session.abandon_reason = Some(req.reason.clone());
+    let result = AbandonResult {
+        session: session.clone(),
+        replayed: false,
+        dry_run: req.dry_run,
+        would: req.dry_run.then_some("abandoned"),
+    };
+    let value = serde_json::to_value(result).map_err(StoreError::backend)?;
+    if req.dry_run {
+        return Ok(value);
+    }
+    tx.append_receipt(caller, draft(Ok(()))).await?;
+    tx.store_close(tenant, &session, &req.digest, &value)
+        .await?;
+    tx.commit().await?;
+    Ok(value)
+}
