@@ -1,19 +1,22 @@
-//! The closing calls (end, relay, abandon) as one algorithm each, over the
-//! operations a backend's transaction offers. A backend supplies SQL (the
-//! [`CloseTx`] methods); the order of checks, what is written and what is
-//! answered live here once.
+//! The mutating session calls (end, relay, abandon, bind, remember) as one
+//! algorithm each, over the operations a backend's transaction offers. A
+//! backend supplies SQL (the [`CloseTx`] methods); the order of checks, what is
+//! written and what is answered live here once.
 
 use async_trait::async_trait;
+use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use crate::error::{DomainError, StoreError};
-use crate::ids::{ClientKey, ProjectKey, SessionId, SlotName, TenantId};
-use crate::model::{Caller, Focus, FocusOutcome, Revision, Session, SessionStatus, now_micros};
+use crate::ids::{ArtifactId, ClientKey, ProjectKey, SessionId, SlotName, TenantId};
+use crate::model::{
+    Artifact, Caller, Focus, FocusOutcome, Revision, Session, SessionStatus, now_micros,
+};
 use crate::outcome::{AbandonResult, EndResult, RelayResult, as_replay, slot_after_relay};
 use crate::receipt::{Receipt, ReceiptDraft};
-use crate::requests::{AbandonRequest, EndRequest, OverrideGrant};
+use crate::requests::{AbandonRequest, BindRequest, EndRequest, OverrideGrant, RememberRequest};
 use crate::rules::{self, CloseDecision, CloseKind, CloseRecord};
-use crate::store::{SlotView, Unattributed};
+use crate::store::{BindOutcome, SlotView, Unattributed};
 
 /// One open write transaction of a backend. Dropping it rolls back.
 #[async_trait]
@@ -74,6 +77,37 @@ pub trait CloseTx: Send + Sized {
         session: &Session,
         digest: &str,
         result: &Value,
+    ) -> Result<(), StoreError>;
+    async fn ensure_project(
+        &mut self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+    ) -> Result<(), StoreError>;
+    async fn ensure_slot(
+        &mut self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+        slot: &SlotName,
+    ) -> Result<(), StoreError>;
+    /// Bind the session to `slot` and mark it active at `now`.
+    async fn set_binding(
+        &mut self,
+        tenant: &TenantId,
+        session: SessionId,
+        slot: &SlotName,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError>;
+    /// Mark the session active at `now`.
+    async fn touch_session(
+        &mut self,
+        tenant: &TenantId,
+        session: SessionId,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError>;
+    async fn insert_artifact(
+        &mut self,
+        tenant: &TenantId,
+        artifact: &Artifact,
     ) -> Result<(), StoreError>;
     async fn commit(self) -> Result<(), StoreError>;
 }
@@ -334,4 +368,109 @@ pub async fn abandon<T: CloseTx>(
         .await?;
     tx.commit().await?;
     Ok(value)
+}
+
+/// Bind (SPEC §2.2): the session checks, then bind once; the same slot again is a no-op.
+pub async fn bind<T: CloseTx>(
+    mut tx: T,
+    caller: &Caller,
+    req: &BindRequest,
+) -> Result<BindOutcome, StoreError> {
+    const TOOL: &str = "brain_session_bind";
+    let tenant = &caller.tenant;
+    let loaded = tx.lock_session(tenant, req.session_id).await?;
+    let checked = rules::check_session(loaded.as_ref().map(|l| &l.0), &req.expected_client_key)
+        .and_then(|s| rules::require_open(s).map(|()| s))
+        .and_then(|s| rules::check_bind(s, &req.slot).map(|same| (s.clone(), same)));
+    let (mut session, already) = match checked {
+        Ok(v) => v,
+        Err(e) => {
+            let project = loaded.as_ref().map(|l| &l.0.project);
+            let d = draft(TOOL, project, Some(req.session_id), &req.digest, Err(&e));
+            return refuse(tx, caller, false, d, e).await;
+        }
+    };
+    let now = now_micros();
+    if !already {
+        tx.ensure_slot(tenant, &session.project, &req.slot).await?;
+        session.bound_slot = Some(req.slot.clone());
+    }
+    session.last_activity_at = now;
+    tx.set_binding(tenant, session.session_id, &req.slot, now)
+        .await?;
+    let focus = tx
+        .focus(tenant, &session.project, Some(&req.slot), false)
+        .await?;
+    let d = draft(
+        TOOL,
+        Some(&session.project),
+        Some(session.session_id),
+        &req.digest,
+        Ok(()),
+    );
+    tx.append_receipt(caller, d).await?;
+    tx.commit().await?;
+    Ok(BindOutcome {
+        session,
+        slot: SlotView {
+            name: req.slot.clone(),
+            body: focus.body,
+            revision: focus.revision,
+        },
+    })
+}
+
+/// Remember (SPEC §2.7): with a session, the artifact joins its ledger once the
+/// session checks pass (and the session is kept locked until the insert).
+pub async fn remember<T: CloseTx>(
+    mut tx: T,
+    caller: &Caller,
+    req: RememberRequest,
+) -> Result<Artifact, StoreError> {
+    const TOOL: &str = "brain_remember";
+    let tenant = &caller.tenant;
+    let now = now_micros();
+    let session_id = match &req.session {
+        None => None,
+        Some((id, key)) => {
+            let loaded = tx.lock_session(tenant, *id).await?;
+            let checked = rules::check_session(loaded.as_ref().map(|l| &l.0), key)
+                .and_then(|s| rules::require_open(s).map(|()| s))
+                .and_then(|s| {
+                    if s.project == req.project {
+                        Ok(s)
+                    } else {
+                        Err(DomainError::invalid_argument(
+                            "project",
+                            format!("must be the session's project ({})", s.project),
+                        ))
+                    }
+                });
+            if let Err(e) = checked {
+                let d = draft(TOOL, Some(&req.project), Some(*id), &req.digest, Err(&e));
+                return refuse(tx, caller, false, d, e).await;
+            }
+            tx.touch_session(tenant, *id, now).await?;
+            Some(*id)
+        }
+    };
+    tx.ensure_tenant(tenant).await?;
+    tx.ensure_project(tenant, &req.project).await?;
+    let artifact = Artifact {
+        artifact_id: ArtifactId::new_random(),
+        project: req.project.clone(),
+        session_id,
+        kind: req.kind,
+        text: req.text,
+        tags: req.tags,
+        created_at: now,
+    };
+    tx.insert_artifact(tenant, &artifact).await?;
+    tx.append_receipt(
+        caller,
+        draft(TOOL, Some(&req.project), session_id, &req.digest, Ok(())),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(artifact)
 }

@@ -3,7 +3,7 @@
 //! - [`rows`]: row ↔ domain mapping, the only place column names meet types.
 //! - [`ledger`]: tenant bootstrap and receipt appends under the ledger-tip lock.
 //! - [`lifecycle`]: start, bind, resume.
-//! - [`closing`]: end, relay, abandon — `brain_core::flow` over a PostgreSQL transaction.
+//! - [`tx`]: a PostgreSQL write transaction as `brain_core::flow` needs it (end, relay, abandon, bind, remember).
 //! - [`artifacts`]: recording artifacts with `brain_remember`.
 //! - [`memory`]: recall, documents, history, listings, receipt pages, daily briefs.
 //! - [`operators`]: elevations and shared tokens.
@@ -15,13 +15,13 @@
 #![forbid(unsafe_code)]
 
 mod artifacts;
-mod closing;
 mod ledger;
 mod lifecycle;
 mod memory;
 mod operators;
 mod reads;
 mod rows;
+mod tx;
 
 use std::time::Duration;
 
@@ -140,11 +140,11 @@ impl Store for PgStore {
     }
 
     async fn end_session(&self, caller: &Caller, req: EndRequest) -> Result<Value, StoreError> {
-        closing::end(self, caller, req).await
+        tx::end(self, caller, req).await
     }
 
     async fn relay_session(&self, caller: &Caller, req: RelayRequest) -> Result<Value, StoreError> {
-        closing::relay(self, caller, req).await
+        tx::relay(self, caller, req).await
     }
 
     async fn abandon_session(
@@ -152,7 +152,7 @@ impl Store for PgStore {
         caller: &Caller,
         req: AbandonRequest,
     ) -> Result<Value, StoreError> {
-        closing::abandon(self, caller, req).await
+        tx::abandon(self, caller, req).await
     }
 
     async fn remember(

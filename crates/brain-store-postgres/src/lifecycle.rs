@@ -292,55 +292,50 @@ pub(crate) async fn bind(
     caller: &Caller,
     req: BindRequest,
 ) -> Result<BindOutcome, StoreError> {
-    const TOOL: &str = "brain_session_bind";
-    let mut tx = store.pool.begin().await.map_err(db)?;
-    let tenant = &caller.tenant;
-    let loaded = load_session(&mut tx, tenant, req.session_id, true).await?;
-    let checked = rules::check_session(loaded.as_ref().map(|l| &l.0), &req.expected_client_key)
-        .and_then(|s| rules::require_open(s).map(|()| s))
-        .and_then(|s| rules::check_bind(s, &req.slot).map(|same| (s.clone(), same)));
-    let (mut session, already) = match checked {
-        Ok(v) => v,
-        Err(e) => {
-            let project = loaded.as_ref().map(|l| &l.0.project);
-            let d = ledger::draft(TOOL, project, Some(req.session_id), &req.digest, Err(&e));
-            return ledger::refuse(tx, caller, d, e).await;
-        }
-    };
-    let now = now_micros();
-    if !already {
-        ledger::ensure_slot(&mut tx, tenant, &session.project, &req.slot).await?;
-        session.bound_slot = Some(req.slot.clone());
-    }
-    session.last_activity_at = now;
+    brain_core::flow::bind(
+        crate::tx::Tx(store.pool.begin().await.map_err(db)?),
+        caller,
+        &req,
+    )
+    .await
+}
+
+pub(crate) async fn set_binding(
+    conn: &mut PgConnection,
+    tenant: &TenantId,
+    id: SessionId,
+    slot: &SlotName,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<(), StoreError> {
     sqlx::query(
         "UPDATE sessions SET bound_slot = $3, last_activity_at = $4 WHERE tenant_id = $1 AND session_id = $2",
     )
     .bind(tenant.as_str())
-    .bind(session.session_id.as_uuid())
-    .bind(req.slot.as_str())
+    .bind(id.as_uuid())
+    .bind(slot.as_str())
     .bind(now)
-    .execute(&mut *tx)
+    .execute(&mut *conn)
     .await
     .map_err(db)?;
-    let focus = load_focus(&mut tx, tenant, &session.project, Some(&req.slot), false).await?;
-    ledger::append(
-        &mut tx,
-        caller,
-        ledger::draft(
-            TOOL,
-            Some(&session.project),
-            Some(session.session_id),
-            &req.digest,
-            Ok(()),
-        ),
+    Ok(())
+}
+
+pub(crate) async fn touch_session(
+    conn: &mut PgConnection,
+    tenant: &TenantId,
+    id: SessionId,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "UPDATE sessions SET last_activity_at = $3 WHERE tenant_id = $1 AND session_id = $2",
     )
-    .await?;
-    tx.commit().await.map_err(db)?;
-    Ok(BindOutcome {
-        session,
-        slot: slot_view(&req.slot, focus),
-    })
+    .bind(tenant.as_str())
+    .bind(id.as_uuid())
+    .bind(now)
+    .execute(&mut *conn)
+    .await
+    .map_err(db)?;
+    Ok(())
 }
 
 /// Reattach to an open session: read-only apart from `last_activity_at`, so no receipt.

@@ -3,7 +3,7 @@
 //! - [`rows`]: row ↔ domain mapping, the only place column names meet types.
 //! - [`ledger`]: tenant bootstrap and receipt appends under the ledger-tip lock.
 //! - [`lifecycle`]: start, bind, resume.
-//! - [`closing`]: end, relay, abandon — `brain_core::flow` over a SQLite transaction.
+//! - [`tx`]: a SQLite write transaction as `brain_core::flow` needs it (end, relay, abandon, bind, remember).
 //! - [`artifacts`]: recording artifacts with `brain_remember`.
 //! - [`memory`]: recall, documents, history, listings, receipt pages, daily briefs.
 //! - [`operators`]: elevations and shared tokens.
@@ -17,13 +17,13 @@
 #![forbid(unsafe_code)]
 
 mod artifacts;
-mod closing;
 mod ledger;
 mod lifecycle;
 mod memory;
 mod operators;
 mod reads;
 mod rows;
+mod tx;
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -154,11 +154,11 @@ impl Store for SqliteStore {
     }
 
     async fn end_session(&self, caller: &Caller, req: EndRequest) -> Result<Value, StoreError> {
-        closing::end(self, caller, req).await
+        tx::end(self, caller, req).await
     }
 
     async fn relay_session(&self, caller: &Caller, req: RelayRequest) -> Result<Value, StoreError> {
-        closing::relay(self, caller, req).await
+        tx::relay(self, caller, req).await
     }
 
     async fn abandon_session(
@@ -166,7 +166,7 @@ impl Store for SqliteStore {
         caller: &Caller,
         req: AbandonRequest,
     ) -> Result<Value, StoreError> {
-        closing::abandon(self, caller, req).await
+        tx::abandon(self, caller, req).await
     }
 
     async fn remember(

@@ -1,5 +1,6 @@
-//! Closing a session: end, relay and abandon. The algorithm is
-//! `brain_core::flow`; this module gives it a postgres transaction.
+//! A PostgreSQL write transaction as `brain_core::flow` needs it, and the
+//! closing calls (end, relay, abandon) that run the flow on it. Bind and
+//! remember run their flows on the same `Tx`.
 
 use async_trait::async_trait;
 use brain_core::error::StoreError;
@@ -53,7 +54,7 @@ pub(crate) async fn abandon(
 }
 
 /// A write transaction, as `brain_core::flow` needs it.
-struct Tx(Transaction<'static, Postgres>);
+pub(crate) struct Tx(pub(crate) Transaction<'static, Postgres>);
 
 #[async_trait]
 impl CloseTx for Tx {
@@ -138,6 +139,50 @@ impl CloseTx for Tx {
         result: &Value,
     ) -> Result<(), StoreError> {
         store_close(&mut self.0, tenant, session, digest, result).await
+    }
+
+    async fn ensure_project(
+        &mut self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+    ) -> Result<(), StoreError> {
+        ledger::ensure_project(&mut self.0, tenant, project).await
+    }
+
+    async fn ensure_slot(
+        &mut self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+        slot: &SlotName,
+    ) -> Result<(), StoreError> {
+        ledger::ensure_slot(&mut self.0, tenant, project, slot).await
+    }
+
+    async fn set_binding(
+        &mut self,
+        tenant: &TenantId,
+        session: SessionId,
+        slot: &SlotName,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<(), StoreError> {
+        crate::lifecycle::set_binding(&mut self.0, tenant, session, slot, now).await
+    }
+
+    async fn touch_session(
+        &mut self,
+        tenant: &TenantId,
+        session: SessionId,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<(), StoreError> {
+        crate::lifecycle::touch_session(&mut self.0, tenant, session, now).await
+    }
+
+    async fn insert_artifact(
+        &mut self,
+        tenant: &TenantId,
+        artifact: &brain_core::model::Artifact,
+    ) -> Result<(), StoreError> {
+        crate::artifacts::insert_artifact(&mut self.0, tenant, artifact).await
     }
 
     async fn commit(self) -> Result<(), StoreError> {
