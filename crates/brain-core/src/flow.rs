@@ -1,5 +1,5 @@
-//! The mutating session calls (end, relay, abandon, bind, remember) as one
-//! algorithm each, over the operations a backend's transaction offers. A
+//! The session calls (start, resume with its briefing, bind, remember, end,
+//! relay, abandon) as one algorithm each, over the operations a backend's transaction offers. A
 //! backend supplies SQL (the [`CloseTx`] methods); the order of checks, what is
 //! written and what is answered live here once.
 
@@ -9,14 +9,22 @@ use serde_json::Value;
 
 use crate::error::{DomainError, StoreError};
 use crate::ids::{ArtifactId, ClientKey, ProjectKey, SessionId, SlotName, TenantId};
+use crate::memory::{
+    Brief, Document, DocumentKind, RecallHit, any_word_query, parse_executive_state, top_missions,
+};
+use crate::model::idle_since;
 use crate::model::{
     Artifact, Caller, Focus, FocusOutcome, Revision, Session, SessionStatus, now_micros,
 };
 use crate::outcome::{AbandonResult, EndResult, RelayResult, as_replay, slot_after_relay};
 use crate::receipt::{Receipt, ReceiptDraft};
 use crate::requests::{AbandonRequest, BindRequest, EndRequest, OverrideGrant, RememberRequest};
+use crate::requests::{ResumeRequest, StartRequest};
 use crate::rules::{self, CloseDecision, CloseKind, CloseRecord};
-use crate::store::{BindOutcome, SlotView, Unattributed};
+use crate::store::{
+    BindOutcome, Briefing, FocusRef, MissionRecall, NamedBody, RecallQuery, RecentSession,
+    Recovery, SessionBriefing, SlotView, Unattributed,
+};
 
 /// One open write transaction of a backend. Dropping it rolls back.
 #[async_trait]
@@ -109,6 +117,52 @@ pub trait CloseTx: Send + Sized {
         tenant: &TenantId,
         artifact: &Artifact,
     ) -> Result<(), StoreError>;
+    // Reads for the briefing (SPEC §5), inside the same transaction.
+    /// The last `limit` closed agent sessions of the project, newest first.
+    async fn recent_closed(
+        &mut self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+        limit: i64,
+    ) -> Result<Vec<RecentSession>, StoreError>;
+    /// This client's newest other open agent session in the project:
+    /// `(id, opened_at, last_activity_at)`.
+    async fn previous_open(
+        &mut self,
+        tenant: &TenantId,
+        session: &Session,
+    ) -> Result<Option<(SessionId, DateTime<Utc>, DateTime<Utc>)>, StoreError>;
+    async fn ledger_size(
+        &mut self,
+        tenant: &TenantId,
+        session: SessionId,
+    ) -> Result<i64, StoreError>;
+    async fn document(
+        &mut self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+        kind: DocumentKind,
+    ) -> Result<Document, StoreError>;
+    async fn mental_models(
+        &mut self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+    ) -> Result<Vec<Document>, StoreError>;
+    async fn recall(
+        &mut self,
+        tenant: &TenantId,
+        q: &RecallQuery,
+    ) -> Result<Vec<RecallHit>, StoreError>;
+    async fn brief(
+        &mut self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+    ) -> Result<Option<Brief>, StoreError>;
+    async fn inbox_count(
+        &mut self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+    ) -> Result<i64, StoreError>;
     async fn commit(self) -> Result<(), StoreError>;
 }
 
@@ -412,11 +466,7 @@ pub async fn bind<T: CloseTx>(
     tx.commit().await?;
     Ok(BindOutcome {
         session,
-        slot: SlotView {
-            name: req.slot.clone(),
-            body: focus.body,
-            revision: focus.revision,
-        },
+        slot: slot_view(&req.slot, focus),
     })
 }
 
@@ -473,4 +523,157 @@ pub async fn remember<T: CloseTx>(
     .await?;
     tx.commit().await?;
     Ok(artifact)
+}
+
+fn slot_view(name: &SlotName, focus: Focus) -> SlotView {
+    SlotView {
+        name: name.clone(),
+        body: focus.body,
+        revision: focus.revision,
+    }
+}
+
+/// The briefing (SPEC §5), recalculated from its sources inside this transaction.
+pub async fn briefing<T: CloseTx>(
+    tx: &mut T,
+    tenant: &TenantId,
+    idle_secs: i64,
+    session: &Session,
+    slot: Option<&SlotView>,
+) -> Result<Briefing, StoreError> {
+    let project = &session.project;
+    let base = tx.focus(tenant, project, None, false).await?;
+    let recovery = match tx.previous_open(tenant, session).await? {
+        None => None,
+        Some((id, opened_at, last)) => Some(Recovery {
+            session_id: id,
+            opened_at,
+            last_activity_at: last,
+            idle: idle_since(last, now_micros(), idle_secs),
+            ledger_size: tx.ledger_size(tenant, id).await?,
+        }),
+    };
+    let exec_doc = tx
+        .document(tenant, project, DocumentKind::ExecutiveState)
+        .await?;
+    let executive_state = (exec_doc.revision > 0)
+        .then(|| parse_executive_state(&exec_doc.body).ok())
+        .flatten();
+    let mut recall = Vec::new();
+    if let Some(state) = &executive_state {
+        for mission in top_missions(state, 3) {
+            let q = RecallQuery {
+                project: project.clone(),
+                query: any_word_query(&mission),
+                kinds: Vec::new(),
+                limit: 3,
+                offset: 0,
+            };
+            let artifacts = tx.recall(tenant, &q).await?;
+            recall.push(MissionRecall { mission, artifacts });
+        }
+    }
+    let sync = tx.document(tenant, project, DocumentKind::SyncNote).await?;
+    let mental_models = tx
+        .mental_models(tenant, project)
+        .await?
+        .into_iter()
+        .map(|d| NamedBody {
+            name: d.name,
+            body: d.body,
+        })
+        .collect();
+    Ok(Briefing {
+        base_focus: FocusRef {
+            body: base.body,
+            revision: base.revision,
+        },
+        slot: slot.cloned(),
+        executive_state,
+        brief: tx.brief(tenant, project).await?,
+        mental_models,
+        recall,
+        inbox_count: tx.inbox_count(tenant, project).await?,
+        sync_note: (sync.revision > 0).then_some(sync.body),
+        open_sessions: tx.open_agent_sessions(tenant, project).await?,
+        recent_sessions: tx.recent_closed(tenant, project, 5).await?,
+        recovery,
+    })
+}
+
+/// Start (SPEC §2.1): open a session (binding it when asked) and brief it.
+pub async fn start<T: CloseTx>(
+    mut tx: T,
+    caller: &Caller,
+    req: StartRequest,
+    idle_secs: i64,
+) -> Result<SessionBriefing, StoreError> {
+    let tenant = &caller.tenant;
+    tx.ensure_tenant(tenant).await?;
+    tx.ensure_project(tenant, &req.project).await?;
+    let base = tx.focus(tenant, &req.project, None, false).await?;
+    let slot = match &req.slot {
+        Some(name) => {
+            tx.ensure_slot(tenant, &req.project, name).await?;
+            Some(slot_view(
+                name,
+                tx.focus(tenant, &req.project, Some(name), false).await?,
+            ))
+        }
+        None => None,
+    };
+    let session = Session::open_agent(
+        caller,
+        req.project.clone(),
+        req.client_key,
+        req.slot,
+        base.revision,
+    );
+    tx.insert_session(tenant, &session).await?;
+    let briefing = briefing(&mut tx, tenant, idle_secs, &session, slot.as_ref()).await?;
+    let d = draft(
+        "brain_session_start",
+        Some(&session.project),
+        Some(session.session_id),
+        &req.digest,
+        Ok(()),
+    );
+    tx.append_receipt(caller, d).await?;
+    tx.commit().await?;
+    Ok(SessionBriefing {
+        session,
+        briefing,
+        slot,
+    })
+}
+
+/// Resume (SPEC §2.3): reattach to an open session; only its activity time changes.
+pub async fn resume<T: CloseTx>(
+    mut tx: T,
+    caller: &Caller,
+    req: &ResumeRequest,
+    idle_secs: i64,
+) -> Result<SessionBriefing, StoreError> {
+    let tenant = &caller.tenant;
+    let loaded = tx.lock_session(tenant, req.session_id).await?;
+    let mut session = rules::check_session(loaded.as_ref().map(|l| &l.0), &req.expected_client_key)
+        .and_then(|s| rules::require_open(s).map(|()| s.clone()))?;
+    session.last_activity_at = now_micros();
+    tx.touch_session(tenant, session.session_id, session.last_activity_at)
+        .await?;
+    let slot = match &session.bound_slot {
+        Some(name) => Some(slot_view(
+            name,
+            tx.focus(tenant, &session.project, Some(name), false)
+                .await?,
+        )),
+        None => None,
+    };
+    let briefing = briefing(&mut tx, tenant, idle_secs, &session, slot.as_ref()).await?;
+    tx.commit().await?;
+    Ok(SessionBriefing {
+        session,
+        briefing,
+        slot,
+    })
 }

@@ -185,6 +185,79 @@ impl CloseTx for Tx {
         crate::artifacts::insert_artifact(&mut self.0, tenant, artifact).await
     }
 
+    async fn recent_closed(
+        &mut self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+        limit: i64,
+    ) -> Result<Vec<brain_core::store::RecentSession>, StoreError> {
+        crate::lifecycle::recent_closed(&mut self.0, tenant, project, limit).await
+    }
+
+    async fn previous_open(
+        &mut self,
+        tenant: &TenantId,
+        session: &Session,
+    ) -> Result<
+        Option<(
+            SessionId,
+            chrono::DateTime<chrono::Utc>,
+            chrono::DateTime<chrono::Utc>,
+        )>,
+        StoreError,
+    > {
+        crate::lifecycle::previous_open(&mut self.0, tenant, session).await
+    }
+
+    async fn ledger_size(
+        &mut self,
+        tenant: &TenantId,
+        session: SessionId,
+    ) -> Result<i64, StoreError> {
+        crate::lifecycle::ledger_size(&mut self.0, tenant, session).await
+    }
+
+    async fn document(
+        &mut self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+        kind: brain_core::memory::DocumentKind,
+    ) -> Result<brain_core::memory::Document, StoreError> {
+        crate::memory::document_get_in(&mut self.0, tenant, project, kind, "", false).await
+    }
+
+    async fn mental_models(
+        &mut self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+    ) -> Result<Vec<brain_core::memory::Document>, StoreError> {
+        crate::memory::mental_models_in(&mut self.0, tenant, project).await
+    }
+
+    async fn recall(
+        &mut self,
+        tenant: &TenantId,
+        q: &brain_core::store::RecallQuery,
+    ) -> Result<Vec<brain_core::memory::RecallHit>, StoreError> {
+        crate::memory::recall_in(&mut self.0, tenant, q).await
+    }
+
+    async fn brief(
+        &mut self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+    ) -> Result<Option<brain_core::memory::Brief>, StoreError> {
+        crate::memory::brief_in(&mut self.0, tenant, project).await
+    }
+
+    async fn inbox_count(
+        &mut self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+    ) -> Result<i64, StoreError> {
+        crate::memory::inbox_count_in(&mut self.0, tenant, project).await
+    }
+
     async fn commit(self) -> Result<(), StoreError> {
         self.0.commit().await.map_err(db)
     }

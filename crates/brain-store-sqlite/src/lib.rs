@@ -2,7 +2,7 @@
 //!
 //! - [`rows`]: row ↔ domain mapping, the only place column names meet types.
 //! - [`ledger`]: tenant bootstrap and receipt appends under the ledger-tip lock.
-//! - [`lifecycle`]: start, bind, resume.
+//! - [`lifecycle`]: session and briefing queries for `brain_core::flow` (start, bind, resume).
 //! - [`tx`]: a SQLite write transaction as `brain_core::flow` needs it (end, relay, abandon, bind, remember).
 //! - [`artifacts`]: recording artifacts with `brain_remember`.
 //! - [`memory`]: recall, documents, history, listings, receipt pages, daily briefs.

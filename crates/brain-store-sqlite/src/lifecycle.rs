@@ -2,19 +2,15 @@
 
 use brain_core::error::StoreError;
 use brain_core::ids::{ProjectKey, SessionId, SlotName, TenantId};
-use brain_core::memory::{DocumentKind, any_word_query, parse_executive_state, top_missions};
-use brain_core::model::{Caller, Focus, Session, SessionStatus, idle_since, now_micros};
+use brain_core::model::{Caller, Focus, Session, SessionStatus};
 use brain_core::requests::{BindRequest, ResumeRequest, StartRequest};
-use brain_core::rules::{self, CloseRecord};
-use brain_core::store::{
-    BindOutcome, Briefing, FocusRef, MissionRecall, NamedBody, RecallQuery, RecentSession,
-    Recovery, SessionBriefing, SlotView,
-};
+use brain_core::rules::CloseRecord;
+use brain_core::store::{BindOutcome, RecentSession, SessionBriefing};
 use sqlx::{Row, SqliteConnection};
 
-use crate::ledger::{self, slot_key};
+use crate::ledger::slot_key;
 use crate::rows::micros;
-use crate::{SqliteStore, db, memory, rows};
+use crate::{SqliteStore, db, rows};
 
 /// Load a session of this tenant. Writers already hold the database lock.
 pub(crate) async fn load_session(
@@ -116,29 +112,28 @@ pub(crate) async fn open_agent_sessions(
 }
 
 /// SPEC §5 from its sources, as they stand inside this transaction.
-async fn briefing(
-    store: &SqliteStore,
+/// The last `limit` closed agent sessions of a project, newest first.
+pub(crate) async fn recent_closed(
     conn: &mut SqliteConnection,
     tenant: &TenantId,
-    session: &Session,
-    slot: Option<&SlotView>,
-) -> Result<Briefing, StoreError> {
-    let base = load_focus(conn, tenant, &session.project, None).await?;
-    let open_sessions = open_agent_sessions(conn, tenant, &session.project).await?;
-    let recent = sqlx::query(
+    project: &ProjectKey,
+    limit: i64,
+) -> Result<Vec<RecentSession>, StoreError> {
+    let found = sqlx::query(
         "SELECT session_id, status, summary, ended_at FROM sessions \
          WHERE tenant_id = ?1 AND project = ?2 AND kind = 'agent' AND status <> 'open' \
-         ORDER BY ended_at DESC NULLS LAST, session_id LIMIT 5",
+         ORDER BY ended_at DESC, session_id LIMIT ?3",
     )
     .bind(tenant.as_str())
-    .bind(session.project.as_str())
+    .bind(project.as_str())
+    .bind(limit)
     .fetch_all(&mut *conn)
     .await
     .map_err(db)?;
-    let mut recent_sessions = Vec::with_capacity(recent.len());
-    for row in &recent {
+    let mut out = Vec::with_capacity(found.len());
+    for row in &found {
         let status: String = row.try_get("status").map_err(db)?;
-        recent_sessions.push(RecentSession {
+        out.push(RecentSession {
             session_id: SessionId::from_uuid(row.try_get("session_id").map_err(db)?),
             status: SessionStatus::parse(&status)
                 .ok_or_else(|| StoreError::Backend("stored status does not parse".into()))?,
@@ -146,7 +141,23 @@ async fn briefing(
             ended_at: rows::opt_time(row, "ended_at")?,
         });
     }
-    let previous = sqlx::query(
+    Ok(out)
+}
+
+/// This client's newest other open agent session in the project.
+pub(crate) async fn previous_open(
+    conn: &mut SqliteConnection,
+    tenant: &TenantId,
+    session: &Session,
+) -> Result<
+    Option<(
+        SessionId,
+        chrono::DateTime<chrono::Utc>,
+        chrono::DateTime<chrono::Utc>,
+    )>,
+    StoreError,
+> {
+    let row = sqlx::query(
         "SELECT session_id, opened_at, last_activity_at FROM sessions \
          WHERE tenant_id = ?1 AND project = ?2 AND client_key = ?3 AND kind = 'agent' \
          AND status = 'open' AND session_id <> ?4 ORDER BY opened_at DESC LIMIT 1",
@@ -158,72 +169,13 @@ async fn briefing(
     .fetch_optional(&mut *conn)
     .await
     .map_err(db)?;
-    let recovery = match previous {
-        None => None,
-        Some(row) => {
-            let id = SessionId::from_uuid(row.try_get("session_id").map_err(db)?);
-            let last = rows::time(&row, "last_activity_at")?;
-            Some(Recovery {
-                session_id: id,
-                opened_at: rows::time(&row, "opened_at")?,
-                last_activity_at: last,
-                idle: idle_since(last, now_micros(), store.settings.idle_secs),
-                ledger_size: ledger_size(conn, tenant, id).await?,
-            })
-        }
-    };
-    let project = &session.project;
-    let exec_doc =
-        memory::document_get_in(conn, tenant, project, DocumentKind::ExecutiveState, "").await?;
-    let executive_state = (exec_doc.revision > 0)
-        .then(|| parse_executive_state(&exec_doc.body).ok())
-        .flatten();
-    let mut recall = Vec::new();
-    if let Some(state) = &executive_state {
-        for mission in top_missions(state, 3) {
-            let q = RecallQuery {
-                project: project.clone(),
-                query: any_word_query(&mission),
-                kinds: Vec::new(),
-                limit: 3,
-                offset: 0,
-            };
-            let artifacts = memory::recall_in(conn, tenant, &q).await?;
-            recall.push(MissionRecall { mission, artifacts });
-        }
-    }
-    let sync = memory::document_get_in(conn, tenant, project, DocumentKind::SyncNote, "").await?;
-    let mental_models = memory::mental_models_in(conn, tenant, project)
-        .await?
-        .into_iter()
-        .map(|d| NamedBody {
-            name: d.name,
-            body: d.body,
-        })
-        .collect();
-    Ok(Briefing {
-        base_focus: FocusRef {
-            body: base.body,
-            revision: base.revision,
-        },
-        slot: slot.cloned(),
-        executive_state,
-        brief: memory::brief_in(conn, tenant, project).await?,
-        mental_models,
-        recall,
-        inbox_count: memory::inbox_count_in(conn, tenant, project).await?,
-        sync_note: (sync.revision > 0).then_some(sync.body),
-        open_sessions,
-        recent_sessions,
-        recovery,
-    })
-}
-
-fn slot_view(name: &SlotName, focus: Focus) -> SlotView {
-    SlotView {
-        name: name.clone(),
-        body: focus.body,
-        revision: focus.revision,
+    match row {
+        None => Ok(None),
+        Some(row) => Ok(Some((
+            SessionId::from_uuid(row.try_get("session_id").map_err(db)?),
+            rows::time(&row, "opened_at")?,
+            rows::time(&row, "last_activity_at")?,
+        ))),
     }
 }
 
@@ -232,46 +184,13 @@ pub(crate) async fn start(
     caller: &Caller,
     req: StartRequest,
 ) -> Result<SessionBriefing, StoreError> {
-    let mut tx = store.write().await?;
-    let tenant = &caller.tenant;
-    ledger::ensure_tenant(&mut tx, tenant).await?;
-    ledger::ensure_project(&mut tx, tenant, &req.project).await?;
-    let base = load_focus(&mut tx, tenant, &req.project, None).await?;
-    let slot = match &req.slot {
-        Some(name) => {
-            ledger::ensure_slot(&mut tx, tenant, &req.project, name).await?;
-            let focus = load_focus(&mut tx, tenant, &req.project, Some(name)).await?;
-            Some(slot_view(name, focus))
-        }
-        None => None,
-    };
-    let session = Session::open_agent(
+    brain_core::flow::start(
+        crate::tx::Tx(store.write().await?),
         caller,
-        req.project.clone(),
-        req.client_key,
-        req.slot,
-        base.revision,
-    );
-    insert_session(&mut tx, tenant, &session).await?;
-    let briefing = briefing(store, &mut tx, tenant, &session, slot.as_ref()).await?;
-    ledger::append(
-        &mut tx,
-        caller,
-        ledger::draft(
-            "brain_session_start",
-            Some(&session.project),
-            Some(session.session_id),
-            &req.digest,
-            Ok(()),
-        ),
+        req,
+        store.settings.idle_secs,
     )
-    .await?;
-    tx.commit().await.map_err(db)?;
-    Ok(SessionBriefing {
-        session,
-        briefing,
-        slot,
-    })
+    .await
 }
 
 pub(crate) async fn bind(
@@ -326,33 +245,11 @@ pub(crate) async fn resume(
     caller: &Caller,
     req: ResumeRequest,
 ) -> Result<SessionBriefing, StoreError> {
-    let mut tx = store.write().await?;
-    let tenant = &caller.tenant;
-    let loaded = load_session(&mut tx, tenant, req.session_id).await?;
-    let mut session = rules::check_session(loaded.as_ref().map(|l| &l.0), &req.expected_client_key)
-        .and_then(|s| rules::require_open(s).map(|()| s.clone()))?;
-    session.last_activity_at = now_micros();
-    sqlx::query(
-        "UPDATE sessions SET last_activity_at = ?3 WHERE tenant_id = ?1 AND session_id = ?2",
+    brain_core::flow::resume(
+        crate::tx::Tx(store.write().await?),
+        caller,
+        &req,
+        store.settings.idle_secs,
     )
-    .bind(tenant.as_str())
-    .bind(session.session_id.as_uuid())
-    .bind(micros(session.last_activity_at))
-    .execute(&mut *tx)
     .await
-    .map_err(db)?;
-    let slot = match &session.bound_slot {
-        Some(name) => {
-            let focus = load_focus(&mut tx, tenant, &session.project, Some(name)).await?;
-            Some(slot_view(name, focus))
-        }
-        None => None,
-    };
-    let briefing = briefing(store, &mut tx, tenant, &session, slot.as_ref()).await?;
-    tx.commit().await.map_err(db)?;
-    Ok(SessionBriefing {
-        session,
-        briefing,
-        slot,
-    })
 }
