@@ -1,6 +1,6 @@
 //! Tenant and project bootstrap, and receipts appended under the ledger-tip lock.
 
-use brain_core::error::{DomainError, StoreError};
+use brain_core::error::StoreError;
 use brain_core::ids::{ProjectKey, SlotName, TenantId};
 use brain_core::model::{Caller, now_micros};
 use brain_core::receipt::{GENESIS_HASH, Receipt, ReceiptDraft};
@@ -130,16 +130,3 @@ pub(crate) async fn append(
 }
 
 pub(crate) use brain_core::flow::draft;
-
-/// Record a refusal: its receipt only, committed, then the refusal itself.
-pub(crate) async fn refuse<T>(
-    mut tx: sqlx::Transaction<'_, sqlx::Postgres>,
-    caller: &Caller,
-    draft: ReceiptDraft,
-    err: DomainError,
-) -> Result<T, StoreError> {
-    ensure_tenant(&mut tx, &caller.tenant).await?;
-    append(&mut tx, caller, draft).await?;
-    tx.commit().await.map_err(db)?;
-    Err(err.into())
-}

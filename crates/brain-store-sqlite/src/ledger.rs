@@ -2,7 +2,7 @@
 //! Every writer holds the database write lock (`BEGIN IMMEDIATE`), so reading
 //! the tip and advancing it cannot interleave with another writer.
 
-use brain_core::error::{DomainError, StoreError};
+use brain_core::error::StoreError;
 use brain_core::ids::{ProjectKey, SlotName, TenantId};
 use brain_core::model::{Caller, now_micros};
 use brain_core::receipt::{GENESIS_HASH, Receipt, ReceiptDraft};
@@ -143,16 +143,3 @@ pub(crate) async fn append(
 }
 
 pub(crate) use brain_core::flow::draft;
-
-/// Record a refusal: its receipt only, committed, then the refusal itself.
-pub(crate) async fn refuse<T>(
-    mut tx: sqlx::Transaction<'_, sqlx::Sqlite>,
-    caller: &Caller,
-    draft: ReceiptDraft,
-    err: DomainError,
-) -> Result<T, StoreError> {
-    ensure_tenant(&mut tx, &caller.tenant).await?;
-    append(&mut tx, caller, draft).await?;
-    tx.commit().await.map_err(db)?;
-    Err(err.into())
-}

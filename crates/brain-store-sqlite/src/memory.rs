@@ -146,7 +146,7 @@ pub(crate) async fn document_put(
     let draft =
         |r: Result<(), &DomainError>| ledger::draft(TOOL, Some(&put.project), None, &put.digest, r);
     if let Err(e) = check_document_put(caller, &put) {
-        return ledger::refuse(tx, caller, draft(Err(&e)), e).await;
+        return brain_core::flow::refuse(crate::tx::Tx(tx), caller, false, draft(Err(&e)), e).await;
     }
     ledger::ensure_tenant(&mut tx, &caller.tenant).await?;
     ledger::ensure_project(&mut tx, &caller.tenant, &put.project).await?;
@@ -154,7 +154,7 @@ pub(crate) async fn document_put(
         document_get_in(&mut tx, &caller.tenant, &put.project, put.kind, &put.name).await?;
     if current.revision != put.expected_revision {
         let e = document_conflict(current.revision);
-        return ledger::refuse(tx, caller, draft(Err(&e)), e).await;
+        return brain_core::flow::refuse(crate::tx::Tx(tx), caller, false, draft(Err(&e)), e).await;
     }
     let doc = Document {
         kind: put.kind,

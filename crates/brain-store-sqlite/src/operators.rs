@@ -74,7 +74,7 @@ pub(crate) async fn grant(
     let draft =
         |r: Result<(), &DomainError>| ledger::draft(GRANT, None, target_session, &req.digest, r);
     if let Err(e) = check_elevation_request(caller, &req) {
-        return ledger::refuse(tx, caller, draft(Err(&e)), e).await;
+        return brain_core::flow::refuse(crate::tx::Tx(tx), caller, false, draft(Err(&e)), e).await;
     }
     let target_ok = match &req.target {
         ElevationTarget::Connection(id) => {
@@ -108,7 +108,7 @@ pub(crate) async fn grant(
     };
     if !target_ok {
         let e = target_not_found();
-        return ledger::refuse(tx, caller, draft(Err(&e)), e).await;
+        return brain_core::flow::refuse(crate::tx::Tx(tx), caller, false, draft(Err(&e)), e).await;
     }
     let now = now_micros();
     let e = Elevation {
@@ -188,7 +188,7 @@ pub(crate) async fn revoke(
             "no elevation with this id was granted to your credential",
         );
         let d = ledger::draft(REVOKE, None, None, digest, Err(&e));
-        return ledger::refuse(tx, caller, d, e).await;
+        return brain_core::flow::refuse(crate::tx::Tx(tx), caller, false, d, e).await;
     };
     let e = elevation(&row)?;
     ledger::append(
