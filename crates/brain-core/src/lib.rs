@@ -1,6 +1,7 @@
 //! brain-core: the meaning of brain, free of HTTP and SQL.
 //!
-//! - [`flow`]: end, relay and abandon as one algorithm each, over a backend transaction.
+//! - [`flow`]: every mutation (start, bind, resume, remember, end, relay, abandon) and the
+//!   briefing, written once over a backend transaction ([`flow::CloseTx`]).
 //! - [`ids`]: validated newtypes for every identifier a caller can send.
 //! - [`error`]: the SPEC's error codes and the domain error carrying them.
 //! - [`memory`]: documents, recall hits, history, the daily brief.
@@ -14,8 +15,9 @@
 //! - [`requests`]: what each tool asks of a store, already parsed.
 //! - [`store`]: the `Store` trait every backend implements.
 //!
-//! Backends load and lock state, call the pure functions in [`rules`], apply the
-//! decision and the receipt, and commit. Rules live here once.
+//! A backend only opens a transaction and implements [`flow::CloseTx`]'s loads
+//! and writes; [`flow`] loads and locks state through it, asks [`rules`] to
+//! decide, applies the decision and the receipt, and commits. Rules live here once.
 #![forbid(unsafe_code)]
 
 pub mod diff;

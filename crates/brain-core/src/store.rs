@@ -71,8 +71,8 @@ pub struct Recovery {
     pub ledger_size: i64,
 }
 
-/// SPEC §5, recalculated from its sources on every call. Fields whose sources do
-/// not exist yet (documents, brief, recall, inbox) are added with them.
+/// SPEC §5, recalculated from its sources on every call: focus and slot,
+/// documents, the daily brief, recall per mission, the inbox and the sessions.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Briefing {
     pub base_focus: FocusRef,
@@ -220,6 +220,8 @@ pub trait Store: Send + Sync + 'static {
         session_id: SessionId,
     ) -> Result<SessionDetail, StoreError>;
 
+    /// Whether the tenant has been provisioned (by its first verified call).
+    async fn tenant_exists(&self, tenant: &TenantId) -> Result<bool, StoreError>;
     /// The tenant's receipts in `seq` order (verification, audits, tests).
     async fn receipts(&self, tenant: &TenantId) -> Result<Vec<Receipt>, StoreError>;
     /// The tenant's ledger tip as recorded beside the chain: `(seq, hash)`,

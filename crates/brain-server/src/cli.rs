@@ -59,10 +59,13 @@ pub enum Command {
 
 #[derive(Debug, Subcommand)]
 pub enum TokenCommand {
-    /// Print a development HS256 JWT signed with BRAIN_JWT_HS256_SECRET.
+    /// Print a development HS256 JWT. Signed with BRAIN_JWT_HS256_SECRET, or,
+    /// when that is unset, with the secret `serve --dev` keeps beside the database.
     Mint {
+        /// The tenant the token acts in (claim `tenant`).
         #[arg(long)]
         tenant: String,
+        /// Who the token names (claim `sub`); with the issuer, the credential's identity.
         #[arg(long)]
         sub: String,
         /// agent, operator or relay.
@@ -73,6 +76,8 @@ pub enum TokenCommand {
         ttl: u64,
         #[command(flatten)]
         jwt: JwtConfig,
+        #[command(flatten)]
+        database: DatabaseConfig,
     },
     /// Shared tokens: one opaque token used by many agents of a tenant.
     #[command(subcommand)]
@@ -84,6 +89,7 @@ pub enum ReceiptsCommand {
     /// Walk the tenant's chain: OK with the count and tip, or the first bad seq
     /// and why (hash_mismatch, prev_hash_mismatch, seq_gap); non-zero exit when bad.
     Verify {
+        /// The tenant whose chain is walked; an unknown tenant is an error.
         #[arg(long)]
         tenant: String,
         #[command(flatten)]
@@ -95,8 +101,10 @@ pub enum ReceiptsCommand {
 pub enum SharedCommand {
     /// Create a token and print it once; only its hash is stored.
     Create {
+        /// The tenant the token's callers act in.
         #[arg(long)]
         tenant: String,
+        /// A name for the token, unique among the tenant's live tokens.
         #[arg(long)]
         name: String,
         #[command(flatten)]
@@ -104,8 +112,10 @@ pub enum SharedCommand {
     },
     /// Revoke the live token with this name.
     Revoke {
+        /// The tenant that holds the token.
         #[arg(long)]
         tenant: String,
+        /// The name given at create.
         #[arg(long)]
         name: String,
         #[command(flatten)]
@@ -113,6 +123,7 @@ pub enum SharedCommand {
     },
     /// List the tenant's tokens (never their secrets).
     List {
+        /// The tenant whose tokens are listed.
         #[arg(long)]
         tenant: String,
         #[command(flatten)]
@@ -133,11 +144,21 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             sub,
             role,
             ttl,
-            jwt,
+            mut jwt,
+            database,
         }) => {
-            let Some(secret) = jwt.hs256_secret else {
-                bail!("token mint needs BRAIN_JWT_HS256_SECRET");
+            if jwt.hs256_secret.is_none() {
+                jwt.hs256_secret = crate::dev::existing_secret(&database.url)?;
+            }
+            let Some(secret) = jwt.hs256_secret.clone() else {
+                bail!(
+                    "token mint needs BRAIN_JWT_HS256_SECRET, or the secret `brain serve --dev` keeps at {}",
+                    crate::dev::secret_path(&database.url).display()
+                );
             };
+            // The same check `serve` makes, so a token is never minted that no
+            // server would accept.
+            Authenticator::from_config(&jwt)?;
             let token = crate::token::mint(&crate::token::MintRequest {
                 secret: secret.expose(),
                 issuer: &jwt.issuer,
@@ -156,6 +177,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             let tenant = tenant_arg(&tenant)?;
             let store = open_store(&database.url, StoreSettings::default()).await?;
             let fail = |e: StoreError| anyhow::anyhow!("{e}");
+            if !store.tenant_exists(&tenant).await.map_err(fail)? {
+                bail!(
+                    "no tenant {tenant} in this database (a tenant exists once it has made a call)"
+                );
+            }
             let receipts = store.receipts(&tenant).await.map_err(fail)?;
             let (seq, hash) = store.ledger_tip(&tenant).await.map_err(fail)?;
             match brain_core::receipt::verify_with_tip(&receipts, (seq, &hash)) {

@@ -113,7 +113,7 @@ pub struct ServeConfig {
 
 #[derive(Debug, Clone, Args)]
 pub struct DatabaseConfig {
-    /// `postgres://…` (the SQLite default arrives with the embedded store).
+    /// `sqlite://PATH` (the embedded default; the file is created if missing) or `postgres://…`.
     #[arg(
         long = "database-url",
         env = "DATABASE_URL",

@@ -33,6 +33,16 @@ pub fn secret_path(database_url: &str) -> PathBuf {
     }
 }
 
+/// The dev secret, when `serve --dev` has written one beside this database.
+pub fn existing_secret(database_url: &str) -> anyhow::Result<Option<Secret>> {
+    let path = secret_path(database_url);
+    match std::fs::read_to_string(&path) {
+        Ok(s) => Ok(Some(Secret::new(s.trim()))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+    }
+}
+
 /// Read the dev secret, creating it on first use.
 pub fn secret(database_url: &str) -> anyhow::Result<Secret> {
     let path = secret_path(database_url);
@@ -62,7 +72,8 @@ pub fn secret(database_url: &str) -> anyhow::Result<Secret> {
     Ok(Secret::new(generated))
 }
 
-/// Print an MCP client configuration with a fresh token to stdout.
+/// Print an MCP client configuration with a fresh token: the JSON alone on
+/// stdout (so it can be redirected into a file), the words around it on stderr.
 pub fn print_client_config(cfg: &ServeConfig, addr: SocketAddr) -> anyhow::Result<()> {
     let Some(secret) = &cfg.jwt.hs256_secret else {
         return Ok(());
@@ -95,8 +106,11 @@ pub fn print_client_config(cfg: &ServeConfig, addr: SocketAddr) -> anyhow::Resul
         }
     });
     let text = serde_json::to_string_pretty(&config)?;
-    println!(
-        "# brain is running. Paste this into your MCP client's configuration (token valid 7 days, tenant \"dev\"):"
+    eprintln!(
+        "brain is running. Paste the JSON below (stdout) into your MCP client's configuration; \
+         the token is valid 7 days, tenant \"dev\". Another token: brain token mint --tenant dev --sub NAME \
+         (it finds {} by itself).",
+        secret_path(&cfg.database.url).display()
     );
     println!("{text}");
     Ok(())

@@ -10,7 +10,7 @@ async fn main() -> std::process::ExitCode {
     match brain_server::cli::run(cli).await {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
-            tracing::error!("{e:#}");
+            // Once, on stderr; a log line too would print it twice.
             eprintln!("brain: {e:#}");
             std::process::ExitCode::FAILURE
         }

@@ -187,7 +187,8 @@ async fn serve_dev_starts_with_nothing_configured() {
     })
     .await
     .unwrap();
-    let json: serde_json::Value = serde_json::from_str(&text[1..].join("\n")).unwrap();
+    // stdout is the JSON alone: the words around it go to stderr.
+    let json: serde_json::Value = serde_json::from_str(&text.join("\n")).unwrap();
     let server = &json["mcpServers"]["brain"];
     let url = server["url"].as_str().unwrap().to_owned();
     let auth = server["headers"]["Authorization"].as_str().unwrap();
@@ -237,4 +238,67 @@ async fn healthcheck_reports_readiness() {
         .await
         .unwrap();
     assert!(!down.success());
+}
+
+/// Operator mistakes get one clear line each, and never a change to the wrong place.
+#[tokio::test]
+async fn cli_errors_say_what_is_wrong_once() {
+    let run = |args: &[&str]| {
+        let out = brain().args(args).output().unwrap();
+        assert!(!out.status.success(), "{args:?} succeeded");
+        String::from_utf8(out.stderr).unwrap()
+    };
+    // An unknown tenant is an error, not an empty clean chain.
+    let file = brain_testkit::TestSqlite::new();
+    let err = run(&[
+        "receipts",
+        "verify",
+        "--tenant",
+        "nosuch",
+        "--database-url",
+        &file.url,
+    ]);
+    assert!(err.contains("no tenant nosuch"), "{err}");
+    assert_eq!(err.lines().count(), 1, "printed once: {err}");
+    // An unreachable PostgreSQL is named, with the cause.
+    let err = run(&[
+        "migrate",
+        "--database-url",
+        "postgres://brain@127.0.0.1:1/brain",
+    ]);
+    assert!(
+        err.contains("127.0.0.1:1/brain") && err.contains("refused"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "printed once: {err}");
+    // The maintenance database never receives brain's schema.
+    let admin = brain_testkit::db::admin_url();
+    let maintenance = format!("{}/postgres", admin.rsplit_once('/').unwrap().0);
+    let mut conn = <sqlx::PgConnection as sqlx::Connection>::connect(&maintenance)
+        .await
+        .unwrap();
+    let tables = "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'";
+    let before: i64 = sqlx::query_scalar(tables)
+        .fetch_one(&mut conn)
+        .await
+        .unwrap();
+    let err = run(&["migrate", "--database-url", &maintenance]);
+    assert!(err.contains("maintenance database"), "{err}");
+    let after: i64 = sqlx::query_scalar(tables)
+        .fetch_one(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(before, after, "nothing was created in {maintenance}");
+    // A token is never minted with a secret serve would refuse.
+    let err = run(&[
+        "token",
+        "mint",
+        "--tenant",
+        "t",
+        "--sub",
+        "s",
+        "--jwt-hs256-secret",
+        "short",
+    ]);
+    assert!(err.contains("at least 32 bytes"), "{err}");
 }

@@ -15,7 +15,7 @@ async fn stdio_serves_the_tools_and_can_never_override() {
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_brain"));
     cmd.args(["stdio", "--tenant", "acme", "--database-url", &file.url])
         .env_remove("BRAIN_JWT_HS256_SECRET")
-        .env("RUST_LOG", "debug");
+        .env("RUST_LOG", "warn");
     let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap();
     assert_eq!(
         client

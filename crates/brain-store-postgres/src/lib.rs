@@ -42,7 +42,9 @@ use brain_core::store::{
     SessionListQuery, Store, StoreSettings, StoreStats,
 };
 use serde_json::Value;
-use sqlx::postgres::{PgPool, PgPoolOptions};
+use std::str::FromStr;
+
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 
 /// The migrations of `migrations/postgres`, embedded at build time.
 pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/postgres");
@@ -56,12 +58,31 @@ pub struct PgStore {
 impl PgStore {
     /// Connect with a bounded pool; fails fast when the database is unreachable.
     pub async fn connect(url: &str, settings: StoreSettings) -> Result<Self, StoreError> {
+        let options = PgConnectOptions::from_str(url).map_err(|e| {
+            StoreError::Backend(format!("DATABASE_URL is not a PostgreSQL URL: {e}"))
+        })?;
+        // One direct attempt first: the pool retries refused connections until its
+        // acquire timeout and then reports only "pool timed out".
+        let where_ = format!(
+            "{}:{}/{}",
+            options.get_host(),
+            options.get_port(),
+            options.get_database().unwrap_or("(default database)")
+        );
+        let probe = <sqlx::PgConnection as sqlx::Connection>::connect_with(&options)
+            .await
+            .map_err(|e| {
+                StoreError::Backend(format!("cannot connect to {where_}: {}", reason(&e)))
+            })?;
+        let _ = sqlx::Connection::close(probe).await;
         let pool = PgPoolOptions::new()
             .max_connections(20)
             .acquire_timeout(Duration::from_secs(5))
-            .connect(url)
+            .connect_with(options)
             .await
-            .map_err(StoreError::backend)?;
+            .map_err(|e| {
+                StoreError::Backend(format!("cannot connect to {where_}: {}", reason(&e)))
+            })?;
         Ok(Self::from_pool(pool, settings))
     }
 
@@ -76,7 +97,34 @@ impl PgStore {
     /// Apply pending migrations (idempotent; safe from several replicas at once,
     /// sqlx takes an advisory lock).
     pub async fn migrate(&self) -> Result<(), StoreError> {
+        // A mistyped URL against a trusting server lands in a maintenance
+        // database; brain's schema never goes there.
+        let name: String = sqlx::query_scalar("SELECT current_database()")
+            .fetch_one(&self.pool)
+            .await
+            .map_err(db)?;
+        if is_maintenance_database(&name) {
+            return Err(StoreError::Backend(format!(
+                "refusing to migrate into the maintenance database {name:?}; \
+                 create a database for brain (CREATE DATABASE brain) and name it in DATABASE_URL"
+            )));
+        }
         MIGRATOR.run(&self.pool).await.map_err(StoreError::backend)
+    }
+}
+
+/// PostgreSQL's own databases, which must never receive brain's schema.
+fn is_maintenance_database(name: &str) -> bool {
+    name == "postgres" || name.starts_with("template")
+}
+
+/// A connection failure in an operator's words: the I/O cause (e.g.
+/// "Connection refused") rather than sqlx's wrapper.
+fn reason(e: &sqlx::Error) -> String {
+    match e {
+        sqlx::Error::Io(io) => io.to_string(),
+        sqlx::Error::Database(d) => d.message().to_owned(),
+        other => other.to_string(),
     }
 }
 
@@ -188,6 +236,15 @@ impl Store for PgStore {
                 .await
                 .map_err(db)?;
         Ok(tip.unwrap_or((0, brain_core::receipt::GENESIS_HASH.to_owned())))
+    }
+
+    async fn tenant_exists(&self, tenant: &TenantId) -> Result<bool, StoreError> {
+        let found: Option<i32> = sqlx::query_scalar("SELECT 1 FROM tenants WHERE tenant_id = $1")
+            .bind(tenant.as_str())
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(db)?;
+        Ok(found.is_some())
     }
 
     async fn receipts(&self, tenant: &TenantId) -> Result<Vec<Receipt>, StoreError> {

@@ -204,6 +204,15 @@ impl Store for SqliteStore {
         Ok(tip.unwrap_or((0, brain_core::receipt::GENESIS_HASH.to_owned())))
     }
 
+    async fn tenant_exists(&self, tenant: &TenantId) -> Result<bool, StoreError> {
+        let found: Option<i32> = sqlx::query_scalar("SELECT 1 FROM tenants WHERE tenant_id = ?1")
+            .bind(tenant.as_str())
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(db)?;
+        Ok(found.is_some())
+    }
+
     async fn receipts(&self, tenant: &TenantId) -> Result<Vec<Receipt>, StoreError> {
         reads::receipts(&self.pool, tenant).await
     }

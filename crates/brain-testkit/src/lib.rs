@@ -2,7 +2,8 @@
 //! must pass, and helpers that run the real server for black-box tests.
 //!
 //! - [`db`]: a fresh PostgreSQL database per test, dropped afterwards.
-//! - [`app`]: the real server on port 0, tokens, and an rmcp client.
+//! - [`app`]: the real server on port 0 on either store (`BRAIN_TEST_STORE=sqlite`
+//!   picks SQLite, PostgreSQL otherwise), tokens, and an rmcp client.
 //! - [`sqlite`]: a fresh SQLite file per test.
 //! - [`story`]: store-level behaviour, written once against `dyn Store`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
