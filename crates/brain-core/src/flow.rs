@@ -262,6 +262,7 @@ pub async fn close<T: CloseTx>(
     // revoked or expired before this point never counts.
     let grant = OverrideGrant {
         elevation_active: req.allow_focus_shrink
+            && rules::elevation_can_count(caller)
             && tx.elevation_active(caller, req.session_id).await?,
     };
     let authority = rules::may_override(caller, kind == CloseKind::Relay, grant);

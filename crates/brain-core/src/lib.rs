@@ -14,6 +14,7 @@
 //! - [`outcome`]: results of closing calls and replays.
 //! - [`requests`]: what each tool asks of a store, already parsed.
 //! - [`store`]: the `Store` trait every backend implements.
+//! - [`text`]: text hygiene: no NUL or other C0 control in anything a caller sends.
 //!
 //! A backend only opens a transaction and implements [`flow::CloseTx`]'s loads
 //! and writes; [`flow`] loads and locks state through it, asks [`rules`] to
@@ -33,5 +34,6 @@ pub mod receipt;
 pub mod requests;
 pub mod rules;
 pub mod store;
+pub mod text;
 
 pub use error::{DomainError, ErrorCode};

@@ -118,6 +118,14 @@ pub struct Caller {
 pub struct OpenedBy {
     pub kind: CredentialKind,
     pub subject: String,
+    /// The role of the token that opened the session: only an operator-opened
+    /// session can be elevated (SPEC §1 Elevation). Not shown in outputs.
+    #[serde(skip)]
+    pub role: Role,
+    /// The credential (`iss` + `sub`, token id) that opened it; `None` on rows
+    /// written before it was recorded. Not shown in outputs.
+    #[serde(skip)]
+    pub credential_id: Option<String>,
 }
 
 /// One working session, as stored.
@@ -174,6 +182,8 @@ impl Session {
             opened_by: OpenedBy {
                 kind: caller.kind,
                 subject: caller.subject.clone(),
+                role: caller.role,
+                credential_id: Some(caller.credential_id.clone()),
             },
         }
     }
@@ -184,7 +194,12 @@ impl Session {
         let mut s = Self::open_agent(
             caller,
             tracer_project(),
-            ClientKey(format!("mcp:{connection_id}")),
+            // A connection id is a bearer capability: the tracer, which every
+            // tenant member can list, carries only its fingerprint.
+            ClientKey(format!(
+                "mcp:{}",
+                crate::operators::connection_fingerprint(connection_id)
+            )),
             None,
             0,
         );

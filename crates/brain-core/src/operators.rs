@@ -90,6 +90,42 @@ pub fn check_elevation_request(caller: &Caller, req: &ElevationRequest) -> Resul
     Ok(())
 }
 
+/// A connection id's non-reversible fingerprint: what receipts and tracer
+/// sessions show to anyone but the connection's owner (an id is a bearer
+/// capability; SPEC §1 Elevation).
+pub fn connection_fingerprint(connection_id: &str) -> String {
+    let hex = sha256_hex(connection_id.as_bytes());
+    format!("fp_{}", &hex[..24])
+}
+
+/// An MCP connection as an elevation grant sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnectionOwner {
+    pub credential_id: String,
+    pub role: Role,
+    pub closed: bool,
+}
+
+/// Whether `caller` may elevate this connection: an open one that the same
+/// credential opened with an operator token.
+pub fn may_elevate_connection(caller: &Caller, c: &ConnectionOwner) -> bool {
+    !c.closed && c.credential_id == caller.credential_id && c.role == Role::Operator
+}
+
+/// Whether `caller` may elevate this brain session (sessionless clients): an
+/// open agent session the same credential opened with an operator token.
+pub fn may_elevate_session(caller: &Caller, s: &crate::model::Session) -> bool {
+    let same_credential = match &s.opened_by.credential_id {
+        Some(id) => *id == caller.credential_id,
+        None => false,
+    };
+    s.is_open()
+        && s.kind == crate::model::SessionKind::Agent
+        && s.opened_by.kind == CredentialKind::Jwt
+        && s.opened_by.role == Role::Operator
+        && same_credential
+}
+
 /// The refusal for a target that is unknown, closed, or opened by another
 /// credential: all answered alike, so the answer reveals nothing.
 pub fn target_not_found() -> DomainError {

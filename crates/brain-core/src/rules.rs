@@ -95,15 +95,23 @@ pub fn require_not_blank(field: &str, value: &str) -> Result<(), DomainError> {
 
 /// SPEC §2.4 step 5 and §2.5: who may set `allow_focus_shrink`.
 /// Shared-token and stdio callers never may; a JWT caller may with an active
-/// elevation, or on a relay when its role is `operator` or `relay`.
+/// elevation when its own token has role `operator` (authority follows the
+/// token: an agent or relay token of the same subject never rides it), or on a
+/// relay when its role is `operator` or `relay`.
 pub fn may_override(caller: &Caller, is_relay: bool, grant: OverrideGrant) -> bool {
     match caller.kind {
         CredentialKind::SharedToken | CredentialKind::Stdio => false,
         CredentialKind::Jwt => {
-            grant.elevation_active
+            (grant.elevation_active && caller.role == Role::Operator)
                 || (is_relay && matches!(caller.role, Role::Operator | Role::Relay))
         }
     }
+}
+
+/// Whether an elevation can count for this caller at all; when it cannot, the
+/// store is not even asked.
+pub fn elevation_can_count(caller: &Caller) -> bool {
+    caller.kind == CredentialKind::Jwt && caller.role == Role::Operator
 }
 
 /// A refused shrink: lengths in Unicode scalar values.

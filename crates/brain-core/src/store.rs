@@ -10,7 +10,9 @@ pub use crate::error::StoreError;
 use crate::ids::{ArtifactId, ElevationId, ProjectKey, SessionId, SlotName, TenantId};
 use crate::memory::{Brief, Document, DocumentKind, DocumentPut, HistoryEntry, RecallHit};
 use crate::model::ArtifactKind;
-use crate::model::{Artifact, Caller, CredentialKind, Focus, Revision, Session, SessionStatus};
+use crate::model::{
+    Artifact, Caller, CredentialKind, Focus, Revision, Role, Session, SessionStatus,
+};
 use crate::operators::{Elevation, ElevationRequest, SharedToken};
 use crate::receipt::Receipt;
 use crate::requests::{
@@ -146,6 +148,9 @@ pub struct ConnectionRecord {
     pub tenant: TenantId,
     pub credential_kind: CredentialKind,
     pub credential_id: String,
+    /// The role of the token that opened it: a token of another role
+    /// presenting the connection is answered as if it did not exist.
+    pub role: Role,
     pub closed: bool,
     /// The client's initialize parameters, for restoring the connection elsewhere.
     pub init_params: Option<Value>,
@@ -247,6 +252,18 @@ pub trait Store: Send + Sync + 'static {
         tenant: &TenantId,
         connection_id: &str,
     ) -> Result<(), StoreError>;
+    /// Open connections of one credential that are not past the idle limit
+    /// (the per-credential cap, SPEC §4).
+    async fn connection_open_count(
+        &self,
+        tenant: &TenantId,
+        kind: CredentialKind,
+        credential_id: &str,
+    ) -> Result<i64, StoreError>;
+    /// System scope: close every connection unused past the idle limit, with its
+    /// tracer session, in all tenants; answers what was closed so each replica
+    /// can forget it in memory too.
+    async fn connection_expire(&self) -> Result<Vec<(TenantId, String)>, StoreError>;
 
     /// Grant an elevation (SPEC §4), writing a receipt whatever the outcome.
     async fn elevation_grant(

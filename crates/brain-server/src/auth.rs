@@ -63,6 +63,23 @@ struct Claims {
     tenant: Option<String>,
     role: Option<String>,
     jti: Option<String>,
+    iat: Option<i64>,
+}
+
+/// Claim limits: identities end up in receipts, logs and database rows, so a
+/// token may not carry an unbounded or control-laden one.
+const MAX_SUB_BYTES: usize = 256;
+const MAX_ISS_BYTES: usize = 256;
+const MAX_JTI_BYTES: usize = 128;
+/// A bearer token longer than this is refused before it is parsed.
+pub const MAX_TOKEN_BYTES: usize = 8 * 1024;
+/// Clock skew allowed on `exp`, `nbf` and `iat`.
+const LEEWAY_SECS: i64 = 30;
+
+fn claim_ok(value: &str, max: usize) -> bool {
+    !value.trim().is_empty()
+        && value.len() <= max
+        && !value.chars().any(brain_core::text::is_refused_control)
 }
 
 struct PublicKey {
@@ -128,11 +145,14 @@ impl Authenticator {
         v.set_audience(&[&self.audience]);
         v.validate_exp = true;
         v.validate_nbf = true;
-        v.leeway = 30;
+        v.leeway = LEEWAY_SECS.unsigned_abs();
         v
     }
 
     pub fn authenticate(&self, token: &str) -> Result<Principal, AuthError> {
+        if token.len() > MAX_TOKEN_BYTES {
+            return Err(AuthError::Invalid("token too long".into()));
+        }
         let invalid = |e: &dyn std::fmt::Display| AuthError::Invalid(e.to_string());
         let header = decode_header(token).map_err(|e| invalid(&e))?;
         let key = match header.alg {
@@ -149,8 +169,29 @@ impl Authenticator {
         let data =
             decode::<Claims>(token, key, &self.validation(header.alg)).map_err(|e| invalid(&e))?;
         let c = data.claims;
-        if c.sub.trim().is_empty() {
-            return Err(AuthError::Invalid("empty sub".into()));
+        if !claim_ok(&c.sub, MAX_SUB_BYTES) {
+            return Err(AuthError::Invalid(
+                "sub is empty, too long or holds controls".into(),
+            ));
+        }
+        if !claim_ok(&c.iss, MAX_ISS_BYTES) {
+            return Err(AuthError::Invalid(
+                "iss is too long or holds controls".into(),
+            ));
+        }
+        if c.jti
+            .as_deref()
+            .is_some_and(|j| !claim_ok(j, MAX_JTI_BYTES))
+        {
+            return Err(AuthError::Invalid(
+                "jti is too long or holds controls".into(),
+            ));
+        }
+        // A token issued in the future is a forged or mis-clocked one.
+        if c.iat
+            .is_some_and(|iat| iat > chrono::Utc::now().timestamp() + LEEWAY_SECS)
+        {
+            return Err(AuthError::Invalid("iat is in the future".into()));
         }
         let tenant = c
             .tenant

@@ -302,6 +302,14 @@ async fn run_serve(mut cfg: ServeConfig) -> anyhow::Result<()> {
         init_params: crate::http::InitParams::new(Duration::from_secs(cfg.connection_idle_secs)),
         elevation_max_secs: cfg.elevation_max_secs,
         admin_limiter: crate::http::admin_limiter(),
+        limits: crate::http::limits::Limits::new(crate::http::limits::LimitSettings {
+            rate_per_sec: cfg.rate_limit_per_sec,
+            max_connections_per_credential: cfg.max_connections_per_credential,
+        }),
+    };
+    let sockets = crate::serve::SocketLimits {
+        max_sockets: crate::serve::fit_socket_cap(cfg.max_sockets),
+        header_timeout: Duration::from_secs(cfg.header_timeout_secs.max(1)),
     };
     if let Some(addr) = cfg.metrics_listen {
         let metrics = TcpListener::bind(addr)
@@ -312,6 +320,7 @@ async fn run_serve(mut cfg: ServeConfig) -> anyhow::Result<()> {
             metrics,
             crate::http::metrics_router(state.clone()),
             stop.clone(),
+            sockets,
         ));
     }
     let app = router(
@@ -342,11 +351,11 @@ async fn run_serve(mut cfg: ServeConfig) -> anyhow::Result<()> {
             cut.cancel();
         })
     };
-    tracing::info!(%addr, "brain listening; MCP at /mcp");
+    tracing::info!(%addr, max_sockets = sockets.max_sockets, "brain listening; MCP at /mcp");
     if cfg.dev {
         crate::dev::print_client_config(&cfg, addr)?;
     }
-    serve(listener, app, stop).await?;
+    serve(listener, app, stop, sockets).await?;
     cut.cancel();
     cutter.abort();
     store.close().await;

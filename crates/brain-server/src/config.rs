@@ -109,6 +109,23 @@ pub struct ServeConfig {
     /// Seconds an MCP connection may stay unused before the server forgets it.
     #[arg(long, env = "BRAIN_CONNECTION_IDLE_SECS", default_value_t = 1_800)]
     pub connection_idle_secs: u64,
+    /// Requests per second each credential may make on /mcp (token bucket,
+    /// burst twice this); 0 turns the limit off.
+    #[arg(long, env = "BRAIN_RATE_LIMIT_PER_SEC", default_value_t = 50)]
+    pub rate_limit_per_sec: u32,
+    /// Open MCP connections each credential may hold; an initialize beyond it gets 429.
+    #[arg(
+        long,
+        env = "BRAIN_MAX_CONNECTIONS_PER_CREDENTIAL",
+        default_value_t = 64
+    )]
+    pub max_connections_per_credential: i64,
+    /// Open sockets the front door accepts at once; more wait in the kernel's backlog.
+    #[arg(long, env = "BRAIN_MAX_SOCKETS", default_value_t = 4_096)]
+    pub max_sockets: usize,
+    /// Seconds a client has to send a request's headers before its socket is closed.
+    #[arg(long, env = "BRAIN_HEADER_TIMEOUT_SECS", default_value_t = 10)]
+    pub header_timeout_secs: u64,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -2,13 +2,19 @@
 
 use std::sync::Arc;
 
+use std::time::Duration;
+
 use anyhow::{Context, bail};
 use axum::Router;
-use axum::serve::{ListenerExt, TapIo};
 use brain_core::store::{Store, StoreSettings};
 use brain_store_postgres::PgStore;
 use brain_store_sqlite::SqliteStore;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 /// Open the store named by the URL's scheme and apply pending migrations.
@@ -33,42 +39,105 @@ pub async fn open_store(url: &str, settings: StoreSettings) -> anyhow::Result<Ar
     }
 }
 
-/// A listener whose every accepted socket has `TCP_NODELAY` set.
-pub fn with_nodelay(listener: TcpListener) -> TapIo<TcpListener, fn(&mut TcpStream)> {
-    listener.tap_io(set_nodelay as fn(&mut TcpStream))
+/// How the front door treats sockets (SPEC §4: hostile clients cannot exhaust it).
+#[derive(Debug, Clone, Copy)]
+pub struct SocketLimits {
+    /// Sockets served at once; at the cap, new ones wait in the kernel's backlog.
+    pub max_sockets: usize,
+    /// A client that has not sent a request's headers by then is disconnected.
+    pub header_timeout: Duration,
 }
 
-fn set_nodelay(tcp: &mut TcpStream) {
+impl Default for SocketLimits {
+    fn default() -> Self {
+        Self {
+            max_sockets: 4_096,
+            header_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// Raise this process's open-file limit to the hard limit, and keep the socket
+/// cap under it (leaving room for the database pool, logs and migrations).
+pub fn fit_socket_cap(wanted: usize) -> usize {
+    let limit = rlimit::increase_nofile_limit(u64::MAX).unwrap_or(1_024);
+    let room = usize::try_from(limit.saturating_sub(128)).unwrap_or(usize::MAX);
+    wanted.min(room).max(16)
+}
+
+fn set_nodelay(tcp: &TcpStream) {
     if let Err(e) = tcp.set_nodelay(true) {
         tracing::warn!(error = %e, "could not set TCP_NODELAY");
     }
 }
 
-/// Serve `app` until `shutdown` is cancelled. Every accepted socket gets
-/// `TCP_NODELAY`: without it, each streamed MCP reply waits ~40 ms for the
-/// peer's delayed ACK (Nagle), on every call.
+/// Serve `app` until `shutdown` is cancelled, then wait for open connections
+/// to finish. Every accepted socket gets `TCP_NODELAY` (without it each
+/// streamed MCP reply waits ~40 ms for the peer's delayed ACK), a header-read
+/// timeout, and a slot under the socket cap.
 pub async fn serve(
     listener: TcpListener,
     app: Router,
     shutdown: CancellationToken,
+    limits: SocketLimits,
 ) -> std::io::Result<()> {
-    axum::serve(with_nodelay(listener), app)
-        .with_graceful_shutdown(shutdown.cancelled_owned())
-        .await
+    let slots = Arc::new(Semaphore::new(limits.max_sockets.max(1)));
+    let graceful = GracefulShutdown::new();
+    loop {
+        let slot = tokio::select! {
+            s = slots.clone().acquire_owned() => match s {
+                Ok(s) => s,
+                Err(_) => break,
+            },
+            _ = shutdown.cancelled() => break,
+        };
+        let stream = tokio::select! {
+            r = listener.accept() => match r {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    // EMFILE and friends: back off instead of spinning.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            _ = shutdown.cancelled() => break,
+        };
+        set_nodelay(&stream);
+        let mut builder = auto::Builder::new(TokioExecutor::new());
+        builder
+            .http1()
+            .timer(TokioTimer::new())
+            .header_read_timeout(limits.header_timeout);
+        builder.http2().timer(TokioTimer::new());
+        let service = TowerToHyperService::new(app.clone());
+        let conn = builder
+            .serve_connection(TokioIo::new(stream), service)
+            .into_owned();
+        let conn = graceful.watch(conn);
+        tokio::spawn(async move {
+            if let Err(e) = conn.await {
+                tracing::debug!(error = %e, "connection ended with an error");
+            }
+            drop(slot);
+        });
+    }
+    drop(listener);
+    graceful.shutdown().await;
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use axum::serve::Listener;
 
     #[tokio::test]
     async fn accepted_sockets_have_nodelay() {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let mut listener = with_nodelay(listener);
         let client = tokio::spawn(tokio::net::TcpStream::connect(addr));
-        let (io, _) = listener.accept().await;
+        let (io, _) = listener.accept().await.unwrap();
+        set_nodelay(&io);
         assert!(
             io.nodelay().unwrap(),
             "accepted socket must have TCP_NODELAY"

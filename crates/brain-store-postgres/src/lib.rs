@@ -30,7 +30,7 @@ use brain_core::error::StoreError;
 use brain_core::ids::{ElevationId, ProjectKey, SessionId, SlotName, TenantId};
 use brain_core::memory::{Document, DocumentKind, DocumentPut, HistoryEntry, RecallHit};
 use brain_core::model::Revision;
-use brain_core::model::{Artifact, Caller, Focus};
+use brain_core::model::{Artifact, Caller, CredentialKind, Focus};
 use brain_core::operators::{Elevation, ElevationRequest, SharedToken};
 use brain_core::receipt::Receipt;
 use brain_core::requests::{
@@ -280,6 +280,26 @@ impl Store for PgStore {
         connection_id: &str,
     ) -> Result<(), StoreError> {
         reads::connection_close(&self.pool, tenant, connection_id).await
+    }
+
+    async fn connection_open_count(
+        &self,
+        tenant: &TenantId,
+        kind: CredentialKind,
+        credential_id: &str,
+    ) -> Result<i64, StoreError> {
+        reads::connection_open_count(
+            &self.pool,
+            tenant,
+            kind,
+            credential_id,
+            self.settings.connection_idle_secs,
+        )
+        .await
+    }
+
+    async fn connection_expire(&self) -> Result<Vec<(TenantId, String)>, StoreError> {
+        reads::connection_expire(&self.pool, self.settings.connection_idle_secs).await
     }
 
     async fn elevation_grant(

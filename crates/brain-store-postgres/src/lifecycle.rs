@@ -65,8 +65,9 @@ pub(crate) async fn insert_session(
 ) -> Result<(), StoreError> {
     sqlx::query(
         "INSERT INTO sessions (tenant_id, session_id, project, client_key, kind, bound_slot, \
-         started_focus_revision, status, opened_at, last_activity_at, opened_by_kind, opened_by_subject) \
-         VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)",
+         started_focus_revision, status, opened_at, last_activity_at, opened_by_kind, opened_by_subject, \
+         opened_by_role, opened_by_credential) \
+         VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14)",
     )
     .bind(tenant.as_str())
     .bind(s.session_id.as_uuid())
@@ -80,6 +81,8 @@ pub(crate) async fn insert_session(
     .bind(s.last_activity_at)
     .bind(s.opened_by.kind.as_str())
     .bind(&s.opened_by.subject)
+    .bind(s.opened_by.role.as_str())
+    .bind(&s.opened_by.credential_id)
     .execute(&mut *conn)
     .await
     .map_err(db)?;

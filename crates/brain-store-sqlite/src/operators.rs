@@ -2,10 +2,11 @@
 
 use brain_core::error::{DomainError, ErrorCode, StoreError};
 use brain_core::ids::{ElevationId, SessionId, SharedTokenId, TenantId};
-use brain_core::model::{Caller, CredentialKind, SessionKind, now_micros};
+use brain_core::model::{Caller, Role, now_micros};
 use brain_core::operators::{
-    Elevation, ElevationRequest, ElevationTarget, SharedToken, check_elevation_request,
-    new_shared_token_secret, shared_token_hash, target_not_found,
+    ConnectionOwner, Elevation, ElevationRequest, ElevationTarget, SharedToken,
+    check_elevation_request, may_elevate_connection, may_elevate_session, new_shared_token_secret,
+    shared_token_hash, target_not_found,
 };
 use sqlx::sqlite::SqliteRow;
 use sqlx::{Row, SqliteConnection};
@@ -42,7 +43,7 @@ pub(crate) async fn elevation_active(
     caller: &Caller,
     session_id: SessionId,
 ) -> Result<bool, StoreError> {
-    if caller.kind != CredentialKind::Jwt {
+    if !brain_core::rules::elevation_can_count(caller) {
         return Ok(false);
     }
     sqlx::query_scalar(
@@ -79,7 +80,7 @@ pub(crate) async fn grant(
     let target_ok = match &req.target {
         ElevationTarget::Connection(id) => {
             let row = sqlx::query(
-                "SELECT credential_id, closed_at IS NOT NULL AS closed FROM mcp_connections \
+                "SELECT credential_id, role, closed_at IS NOT NULL AS closed FROM mcp_connections \
                  WHERE tenant_id = ?1 AND connection_id = ?2",
             )
             .bind(caller.tenant.as_str())
@@ -89,20 +90,19 @@ pub(crate) async fn grant(
             .map_err(db)?;
             match row {
                 Some(r) => {
-                    let owner: String = r.try_get("credential_id").map_err(db)?;
-                    let closed: bool = r.try_get("closed").map_err(db)?;
-                    owner == caller.credential_id && !closed
+                    let role: String = r.try_get("role").map_err(db)?;
+                    let owner = ConnectionOwner {
+                        credential_id: r.try_get("credential_id").map_err(db)?,
+                        role: Role::parse(&role).unwrap_or(Role::Agent),
+                        closed: r.try_get("closed").map_err(db)?,
+                    };
+                    may_elevate_connection(caller, &owner)
                 }
                 None => false,
             }
         }
         ElevationTarget::Session(id) => match load_session(&mut tx, &caller.tenant, *id).await? {
-            Some((s, _)) => {
-                s.is_open()
-                    && s.kind == SessionKind::Agent
-                    && s.opened_by.kind == CredentialKind::Jwt
-                    && s.opened_by.subject == caller.subject
-            }
+            Some((s, _)) => may_elevate_session(caller, &s),
             None => false,
         },
     };

@@ -2,7 +2,7 @@
 
 use brain_core::error::{DomainError, StoreError};
 use brain_core::ids::{ProjectKey, SessionId, SlotName, TenantId};
-use brain_core::model::{Caller, CredentialKind, Focus, Session, now_micros};
+use brain_core::model::{Caller, CredentialKind, Focus, Role, Session, now_micros};
 use brain_core::receipt::Receipt;
 use brain_core::store::{ConnectionRecord, SessionDetail};
 use sqlx::{Row, SqlitePool};
@@ -69,8 +69,8 @@ pub(crate) async fn connection_open(
     let now = now_micros();
     sqlx::query(
         "INSERT INTO mcp_connections (tenant_id, connection_id, credential_kind, credential_id, \
-         opened_at, last_seen_at, init_params, tracer_session_id) \
-         VALUES (?1,?2,?3,?4,?5,?5,?6,?7)",
+         opened_at, last_seen_at, init_params, tracer_session_id, role) \
+         VALUES (?1,?2,?3,?4,?5,?5,?6,?7,?8)",
     )
     .bind(caller.tenant.as_str())
     .bind(connection_id)
@@ -79,6 +79,7 @@ pub(crate) async fn connection_open(
     .bind(micros(now))
     .bind(init_params.map(|v| v.to_string()))
     .bind(tracer.session_id.as_uuid())
+    .bind(caller.role.as_str())
     .execute(&mut *tx)
     .await
     .map_err(db)?;
@@ -121,7 +122,7 @@ pub(crate) async fn connection_get(
     idle_secs: i64,
 ) -> Result<Option<ConnectionRecord>, StoreError> {
     let row = sqlx::query(
-        "SELECT credential_kind, credential_id, closed_at, last_seen_at, init_params, tracer_session_id \
+        "SELECT credential_kind, credential_id, role, closed_at, last_seen_at, init_params, tracer_session_id \
          FROM mcp_connections WHERE tenant_id = ?1 AND connection_id = ?2",
     )
     .bind(tenant.as_str())
@@ -137,6 +138,8 @@ pub(crate) async fn connection_get(
         credential_kind: CredentialKind::parse(&kind)
             .ok_or_else(|| StoreError::Backend("stored credential kind does not parse".into()))?,
         credential_id: row.try_get("credential_id").map_err(db)?,
+        role: Role::parse(&row.try_get::<String, _>("role").map_err(db)?)
+            .ok_or_else(|| StoreError::Backend("stored role does not parse".into()))?,
         closed: row
             .try_get::<Option<i64>, _>("closed_at")
             .map_err(db)?
@@ -189,4 +192,56 @@ pub(crate) async fn connection_close(
     .await
     .map_err(db)?;
     close_tracer(pool, tenant, tracer.flatten().map(SessionId::from_uuid)).await
+}
+
+/// Open connections of one credential that are still within the idle limit.
+pub(crate) async fn connection_open_count(
+    pool: &SqlitePool,
+    tenant: &TenantId,
+    kind: CredentialKind,
+    credential_id: &str,
+    idle_secs: i64,
+) -> Result<i64, StoreError> {
+    let now = now_micros();
+    sqlx::query_scalar(
+        "SELECT count(*) FROM mcp_connections WHERE tenant_id = ?1 AND credential_kind = ?2 \
+         AND credential_id = ?3 AND closed_at IS NULL AND last_seen_at > ?4",
+    )
+    .bind(tenant.as_str())
+    .bind(kind.as_str())
+    .bind(credential_id)
+    .bind(micros(now - chrono::Duration::seconds(idle_secs)))
+    .fetch_one(pool)
+    .await
+    .map_err(db)
+}
+
+/// Close every connection unused past the idle limit, and its tracer.
+pub(crate) async fn connection_expire(
+    pool: &SqlitePool,
+    idle_secs: i64,
+) -> Result<Vec<(TenantId, String)>, StoreError> {
+    let now = now_micros();
+    let rows = sqlx::query(
+        "UPDATE mcp_connections SET closed_at = ?1 \
+         WHERE closed_at IS NULL AND last_seen_at <= ?2 \
+         RETURNING tenant_id, connection_id, tracer_session_id",
+    )
+    .bind(micros(now))
+    .bind(micros(now - chrono::Duration::seconds(idle_secs)))
+    .fetch_all(pool)
+    .await
+    .map_err(db)?;
+    let mut closed = Vec::with_capacity(rows.len());
+    for row in rows {
+        let tenant: String = row.try_get("tenant_id").map_err(db)?;
+        let Ok(tenant) = TenantId::parse(&tenant) else {
+            continue;
+        };
+        let id: String = row.try_get("connection_id").map_err(db)?;
+        let tracer: Option<uuid::Uuid> = row.try_get("tracer_session_id").map_err(db)?;
+        close_tracer(pool, &tenant, tracer.map(SessionId::from_uuid)).await?;
+        closed.push((tenant, id));
+    }
+    Ok(closed)
 }

@@ -4,7 +4,7 @@
 use brain_core::error::StoreError;
 use brain_core::ids::{ClientKey, ProjectKey, ReceiptId, SessionId, SlotName, TenantId};
 use brain_core::model::{
-    CredentialKind, Focus, FocusOutcome, OpenedBy, Session, SessionKind, SessionStatus,
+    CredentialKind, Focus, FocusOutcome, OpenedBy, Role, Session, SessionKind, SessionStatus,
 };
 use brain_core::receipt::Receipt;
 use brain_core::rules::CloseRecord;
@@ -17,7 +17,7 @@ use crate::db;
 pub(crate) const SESSION_COLUMNS: &str = "session_id, project, client_key, kind, bound_slot, \
     started_focus_revision, status, opened_at, last_activity_at, ended_at, summary, next_focus, \
     nothing_to_capture_reason, focus_outcome, abandon_reason, opened_by_kind, opened_by_subject, \
-    close_digest, close_result";
+    opened_by_role, opened_by_credential, close_digest, close_result";
 
 pub(crate) const RECEIPT_COLUMNS: &str = "tenant_id, seq, receipt_id, at, tool, project, session_id, \
     credential_kind, subject, token_id, connection_id, elevated, outcome, request_digest, prev_hash, hash";
@@ -57,6 +57,7 @@ pub(crate) fn session(row: &SqliteRow) -> Result<(Session, Option<CloseRecord>),
     let status: String = row.try_get("status").map_err(db)?;
     let focus_outcome: Option<String> = row.try_get("focus_outcome").map_err(db)?;
     let opened_by_kind: String = row.try_get("opened_by_kind").map_err(db)?;
+    let opened_by_role: String = row.try_get("opened_by_role").map_err(db)?;
     let close_digest: Option<String> = row.try_get("close_digest").map_err(db)?;
     let close_result: Option<String> = row.try_get("close_result").map_err(db)?;
     let session = Session {
@@ -84,6 +85,8 @@ pub(crate) fn session(row: &SqliteRow) -> Result<(Session, Option<CloseRecord>),
             kind: CredentialKind::parse(&opened_by_kind)
                 .ok_or_else(|| corrupt("credential kind"))?,
             subject: row.try_get("opened_by_subject").map_err(db)?,
+            role: Role::parse(&opened_by_role).ok_or_else(|| corrupt("role"))?,
+            credential_id: row.try_get("opened_by_credential").map_err(db)?,
         },
     };
     let close = match (close_digest, close_result) {

@@ -7,6 +7,7 @@ use std::time::Duration;
 use brain_core::store::{Store, StoreSettings};
 use brain_server::auth::Authenticator;
 use brain_server::config::{JwtConfig, Secret};
+use brain_server::http::limits::{LimitSettings, Limits};
 use brain_server::http::{AppState, HttpOptions, router};
 use jsonwebtoken::{Algorithm, EncodingKey, Header, encode};
 use rmcp::ServiceExt;
@@ -80,6 +81,11 @@ pub fn jwt_config() -> JwtConfig {
 
 /// Start the real server with the given JWT settings on a fresh database.
 pub async fn spawn_app_with(jwt: JwtConfig) -> TestApp {
+    spawn_app_limited(jwt, LimitSettings::default()).await
+}
+
+/// Start the real server with the given JWT settings and per-credential limits.
+pub async fn spawn_app_limited(jwt: JwtConfig, limits: LimitSettings) -> TestApp {
     let db = TestBackend::create().await;
     let store = db.open().await;
     // Bind first, then spawn: the address is known and accepting before any request.
@@ -100,6 +106,7 @@ pub async fn spawn_app_with(jwt: JwtConfig) -> TestApp {
         init_params: brain_server::http::InitParams::new(Duration::from_secs(600)),
         elevation_max_secs: 3600,
         admin_limiter: brain_server::http::admin_limiter(),
+        limits: Limits::new(limits),
     };
     let app = router(
         state,
@@ -109,7 +116,12 @@ pub async fn spawn_app_with(jwt: JwtConfig) -> TestApp {
             metrics: true,
         },
     );
-    tokio::spawn(brain_server::serve::serve(listener, app, shutdown.clone()));
+    tokio::spawn(brain_server::serve::serve(
+        listener,
+        app,
+        shutdown.clone(),
+        Default::default(),
+    ));
     TestApp {
         addr,
         store,

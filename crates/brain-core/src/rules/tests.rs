@@ -369,7 +369,12 @@ fn only_elevated_jwts_and_operator_relays_may_override() {
     let relayer = caller(CredentialKind::Jwt, Role::Relay);
     assert!(!may_override(&agent, false, none));
     assert!(!may_override(&agent, true, none));
-    assert!(may_override(&agent, false, elevated));
+    // Authority follows the token: an elevation counts for operator tokens only.
+    assert!(!may_override(&agent, false, elevated));
+    assert!(!may_override(&relayer, false, elevated));
+    assert!(may_override(&operator, false, elevated));
+    assert!(elevation_can_count(&operator));
+    assert!(!elevation_can_count(&agent) && !elevation_can_count(&relayer));
     assert!(!may_override(&operator, false, none));
     assert!(may_override(&operator, true, none));
     assert!(may_override(&relayer, true, none));

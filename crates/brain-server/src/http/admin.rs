@@ -22,7 +22,7 @@ use http::StatusCode;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::{AppState, error_response};
+use super::AppState;
 use crate::auth::Principal;
 
 /// Admin calls per credential per minute, on each replica.
@@ -58,18 +58,17 @@ fn store_response(e: StoreError) -> Response {
     }
 }
 
+/// The admin bucket of a credential: keyed by tenant, credential and role,
+/// so neither a same-named subject of another tenant nor an agent token of the
+/// operator's own subject can spend an operator's calls.
 fn limited(state: &AppState, p: &Principal) -> Option<Response> {
-    state
-        .admin_limiter
-        .check_key(&p.credential_id)
-        .err()
-        .map(|_| {
-            error_response(
-                StatusCode::TOO_MANY_REQUESTS,
-                "rate_limited",
-                "too many admin calls from this credential; wait a minute and retry",
-            )
-        })
+    let key = format!("{}\u{1f}{}", super::limits::credential_key(p), p.role);
+    state.admin_limiter.check_key(&key).err().map(|_| {
+        super::limits::too_many(
+            "too many admin calls from this credential; wait a minute and retry",
+            std::time::Duration::from_secs(60 / u64::from(PER_MINUTE).max(1)),
+        )
+    })
 }
 
 #[derive(Debug, Deserialize, Serialize)]
@@ -116,6 +115,16 @@ async fn grant(
             ));
         }
     };
+    if let Err(e) = brain_core::text::check("reason", &body.reason) {
+        return domain_response(&e);
+    }
+    if let Err(e) = body
+        .mcp_session_id
+        .as_deref()
+        .map_or(Ok(()), |c| brain_core::text::check("mcp_session_id", c))
+    {
+        return domain_response(&e);
+    }
     if body.reason.len() > 4096 {
         return domain_response(&DomainError::invalid_argument(
             "reason",
@@ -136,14 +145,14 @@ async fn grant(
 }
 
 async fn list(State(state): State<AppState>, Extension(p): Extension<Principal>) -> Response {
-    if let Some(r) = limited(&state, &p) {
-        return r;
-    }
     if p.kind != CredentialKind::Jwt || p.role != Role::Operator {
         return domain_response(&DomainError::new(
             ErrorCode::Forbidden,
             "only operator credentials hold elevations",
         ));
+    }
+    if let Some(r) = limited(&state, &p) {
+        return r;
     }
     match state.store.elevation_list(&p.caller(None)).await {
         Ok(list) => Json(json!({ "elevations": list })).into_response(),

@@ -116,6 +116,7 @@ mod tests {
             init_params: Default::default(),
             elevation_max_secs: 3600,
             admin_limiter: crate::http::admin_limiter(),
+            limits: crate::http::limits::Limits::new(Default::default()),
         }
     }
 

@@ -1,17 +1,48 @@
 //! The MCP connection registry (SPEC §1 MCP connection): every `Mcp-Session-Id`
-//! is bound to the tenant and credential that initialized it. Any request
-//! carrying an id that is unknown, closed, or another credential's is answered
-//! 404 and never reaches rmcp.
+//! is bound to the tenant, credential and role that initialized it. Any request
+//! carrying an id that is unknown, closed, or another credential's (or
+//! another role's) is answered 404 and never reaches rmcp.
+//!
+//! It also bounds what a new connection may cost: at most
+//! `BRAIN_MAX_CONNECTIONS_PER_CREDENTIAL` open ones per credential (429), at
+//! most 16 KiB of `initialize` parameters kept (413), and rmcp's in-memory state
+//! is dropped again when the database refuses to record the connection.
 
+use std::sync::Arc;
+
+use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use http::{Method, StatusCode};
+use rmcp::transport::streamable_http_server::session::SessionManager;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use serde_json::Value;
 
-use super::{AppState, error_response};
+use super::limits::{MAX_INIT_PARAMS_BYTES, payload_too_large, too_many};
+use super::{AppState, MAX_BODY_BYTES, error_response};
 use crate::auth::{Principal, Tracer};
 
 const SESSION_HEADER: &str = "mcp-session-id";
+
+/// The registry's state: the app's, and rmcp's in-memory connections.
+#[derive(Clone)]
+pub struct Registry {
+    pub app: AppState,
+    pub sessions: Arc<LocalSessionManager>,
+}
+
+impl Registry {
+    /// Forget a connection in this process: rmcp's worker and the kept
+    /// initialize parameters.
+    pub async fn forget(&self, id: &str) {
+        self.app.init_params.forget(id);
+        let id: Arc<str> = Arc::from(id);
+        if let Err(e) = self.sessions.close_session(&id).await {
+            tracing::debug!(error = %e, "closing an expired MCP connection in memory");
+        }
+    }
+}
 
 fn not_found() -> Response {
     error_response(
@@ -29,7 +60,29 @@ fn unavailable() -> Response {
     )
 }
 
-pub async fn bind(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
+/// The size of the `initialize` parameters in a request body, when the body is
+/// an initialize request (alone or in a batch).
+fn initialize_params_len(body: &[u8]) -> Option<usize> {
+    // Cheap test first: most sessionless requests are not initializes.
+    if !body.windows(12).any(|w| w == b"\"initialize\"") {
+        return None;
+    }
+    let v: Value = serde_json::from_slice(body).ok()?;
+    let is_init = |m: &Value| m.get("method").and_then(Value::as_str) == Some("initialize");
+    let params_len = |m: &Value| {
+        m.get("params")
+            .map(|p| serde_json::to_vec(p).map_or(usize::MAX, |b| b.len()))
+            .unwrap_or(0)
+    };
+    match &v {
+        Value::Array(items) => items.iter().filter(|m| is_init(m)).map(params_len).max(),
+        m if is_init(m) => Some(params_len(m)),
+        _ => None,
+    }
+}
+
+pub async fn bind(State(reg): State<Registry>, mut req: Request, next: Next) -> Response {
+    let state = &reg.app;
     let Some(principal) = req.extensions().get::<Principal>().cloned() else {
         return error_response(
             StatusCode::UNAUTHORIZED,
@@ -48,15 +101,27 @@ pub async fn bind(State(state): State<AppState>, mut req: Request, next: Next) -
                 Ok(Some(c))
                     if !c.closed
                         && c.credential_kind == principal.kind
-                        && c.credential_id == principal.credential_id =>
+                        && c.credential_id == principal.credential_id
+                        && c.role == principal.role =>
                 {
-                    // Lets rmcp restore a connection another replica initialized.
+                    // Lets rmcp restore a connection another replica initialized;
+                    // only when this process does not hold it, so the hand-off
+                    // map holds in-flight restores only.
                     if let Some(params) = &c.init_params {
-                        state.init_params.remember_json(&id, params);
+                        let key: Arc<str> = Arc::from(id.as_str());
+                        if !reg.sessions.has_session(&key).await.unwrap_or(false) {
+                            state.init_params.remember_json(&id, params);
+                        }
                     }
                     if let Some(t) = c.tracer_session {
                         req.extensions_mut().insert(Tracer(t));
                     }
+                }
+                Ok(Some(c)) if c.closed => {
+                    // Closed elsewhere (DELETE on another replica, expiry):
+                    // this process forgets it too.
+                    reg.forget(&id).await;
+                    return not_found();
                 }
                 Ok(_) => return not_found(),
                 Err(e) => {
@@ -67,16 +132,58 @@ pub async fn bind(State(state): State<AppState>, mut req: Request, next: Next) -
             let is_delete = req.method() == Method::DELETE;
             let resp = next.run(req).await;
             if is_delete && resp.status().is_success() {
-                state.init_params.forget(&id);
+                reg.forget(&id).await;
                 if let Err(e) = state.store.connection_close(&principal.tenant, &id).await {
                     tracing::error!(error = %e, "could not record a closed connection");
                 }
+                // The connection is gone and there is nothing to say: 204.
+                return StatusCode::NO_CONTENT.into_response();
             }
             resp
         }
         None => {
             if req.method() == Method::DELETE {
                 return not_found();
+            }
+            if req.method() == Method::POST {
+                let (parts, body) = req.into_parts();
+                // The body was already read (and bounded) by `limit_body`.
+                let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY_BYTES).await else {
+                    return payload_too_large("the request body is larger than 1 MiB");
+                };
+                if let Some(len) = initialize_params_len(&bytes) {
+                    if len > MAX_INIT_PARAMS_BYTES {
+                        return payload_too_large(
+                            "initialize parameters are larger than 16 KiB; send fewer capabilities or less client metadata",
+                        );
+                    }
+                    let cap = state.limits.settings.max_connections_per_credential;
+                    match state
+                        .store
+                        .connection_open_count(
+                            &principal.tenant,
+                            principal.kind,
+                            &principal.credential_id,
+                        )
+                        .await
+                    {
+                        Ok(n) if n >= cap => {
+                            return too_many(
+                                &format!(
+                                    "this credential has {n} open MCP connections, the limit is {cap}; \
+                                     DELETE unused ones or wait for them to expire"
+                                ),
+                                std::time::Duration::from_secs(60),
+                            );
+                        }
+                        Ok(_) => {}
+                        Err(e) => {
+                            tracing::error!(error = %e, "connection count failed");
+                            return unavailable();
+                        }
+                    }
+                }
+                req = Request::from_parts(parts, Body::from(bytes));
             }
             let resp = next.run(req).await;
             // rmcp answers a successful initialize with the new connection's id.
@@ -90,10 +197,29 @@ pub async fn bind(State(state): State<AppState>, mut req: Request, next: Next) -
                 let params = state.init_params.take_json(&id);
                 if let Err(e) = state.store.connection_open(&caller, &id, params).await {
                     tracing::error!(error = %e, "could not record a new connection");
+                    // Nothing of an unrecorded connection stays in memory.
+                    reg.forget(&id).await;
                     return unavailable();
                 }
             }
             resp
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::initialize_params_len;
+
+    #[test]
+    fn initialize_params_are_measured() {
+        let init = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"a":"xxxx"}}"#;
+        assert_eq!(initialize_params_len(init), Some(br#"{"a":"xxxx"}"#.len()));
+        let batch = br#"[{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}]"#;
+        assert_eq!(initialize_params_len(batch), Some(2));
+        let call =
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"initialize"}}"#;
+        assert_eq!(initialize_params_len(call), None);
+        assert_eq!(initialize_params_len(b"not json \"initialize\""), None);
     }
 }

@@ -8,48 +8,95 @@ use http::StatusCode;
 
 use super::{AppState, error_response};
 
-/// Split `host[:port]` (IPv6 in brackets) into host and optional port.
-fn split_host(value: &str) -> (&str, Option<&str>) {
-    if let Some(rest) = value.strip_prefix('[') {
-        if let Some((h, tail)) = rest.split_once(']') {
-            return (h, tail.strip_prefix(':'));
+/// Parse `host[:port]` (IPv6 in brackets) strictly: a DNS name or an IP
+/// address, and an optional decimal port (or `*` where `wildcard_port`).
+/// Anything else — userinfo (`a@b`), paths, spaces, empty parts — is `None`,
+/// so it can never match an allow-list entry.
+fn parse_authority(value: &str, wildcard_port: bool) -> Option<(&str, Option<&str>)> {
+    let (host, port) = if let Some(rest) = value.strip_prefix('[') {
+        let (h, tail) = rest.split_once(']')?;
+        if h.is_empty()
+            || !h
+                .chars()
+                .all(|c| c.is_ascii_hexdigit() || c == ':' || c == '.')
+        {
+            return None;
         }
-        return (value, None);
-    }
-    match value.rsplit_once(':') {
-        // A bare IPv6 address has several colons and no port.
-        Some((h, p)) if !h.contains(':') => (h, Some(p)),
-        _ => (value, None),
+        let port = match tail {
+            "" => None,
+            t => Some(t.strip_prefix(':')?),
+        };
+        (h, port)
+    } else if value.matches(':').count() > 1 {
+        // A bare IPv6 address (no port possible without brackets).
+        if !value
+            .chars()
+            .all(|c| c.is_ascii_hexdigit() || c == ':' || c == '.')
+        {
+            return None;
+        }
+        (value, None)
+    } else {
+        let (h, port) = match value.split_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (value, None),
+        };
+        let label_ok = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '.';
+        if h.is_empty() || h.len() > 253 || !h.chars().all(label_ok) {
+            return None;
+        }
+        (h, port)
+    };
+    match port {
+        None => Some((host, None)),
+        Some("*") if wildcard_port => Some((host, port)),
+        Some(p) if !p.is_empty() && p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit()) => {
+            Some((host, Some(p)))
+        }
+        Some(_) => None,
     }
 }
 
 /// An entry without a port matches any port.
 pub fn host_allowed(allowed: &[String], host: &str) -> bool {
-    let (h, p) = split_host(host);
-    allowed.iter().any(|entry| {
-        let (eh, ep) = split_host(entry.trim());
-        eh.eq_ignore_ascii_case(h) && (ep.is_none() || ep == p)
-    })
+    let Some((h, p)) = parse_authority(host, false) else {
+        return false;
+    };
+    allowed
+        .iter()
+        .any(|entry| match parse_authority(entry.trim(), false) {
+            Some((eh, ep)) => eh.eq_ignore_ascii_case(h) && (ep.is_none() || ep == p),
+            None => false,
+        })
 }
 
-/// Entries are `scheme://host[:port]`, `:*` for any port, or `null`.
+/// Entries are `scheme://host[:port]`, `:*` for any port, or `null`. An
+/// origin is exactly `scheme://host[:port]`: no userinfo, path or query.
 pub fn origin_allowed(allowed: &[String], origin: &str) -> bool {
+    if origin == "null" {
+        return allowed.iter().any(|e| e.trim() == "null");
+    }
+    let Some((os, oauth)) = origin.split_once("://") else {
+        return false;
+    };
+    if os.is_empty()
+        || !os
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+    {
+        return false;
+    }
+    let Some((oh, op)) = parse_authority(oauth, false) else {
+        return false;
+    };
     allowed.iter().any(|entry| {
-        let entry = entry.trim();
-        if entry.eq_ignore_ascii_case(origin) {
-            return true;
-        }
-        let (Some((es, eauth)), Some((os, oauth))) =
-            (entry.split_once("://"), origin.split_once("://"))
-        else {
+        let Some((es, eauth)) = entry.trim().split_once("://") else {
             return false;
         };
-        if !es.eq_ignore_ascii_case(os) {
+        let Some((eh, ep)) = parse_authority(eauth, true) else {
             return false;
-        }
-        let (eh, ep) = split_host(eauth);
-        let (oh, op) = split_host(oauth);
-        eh.eq_ignore_ascii_case(oh) && (ep == op || (ep == Some("*")))
+        };
+        es.eq_ignore_ascii_case(os) && eh.eq_ignore_ascii_case(oh) && (ep == op || ep == Some("*"))
     })
 }
 
@@ -97,6 +144,23 @@ mod tests {
         assert!(!host_allowed(&a, "brain.example.com:8443"));
         assert!(!host_allowed(&a, "evil.example.com"));
         assert!(!host_allowed(&a, "localhost.evil.com:80"));
+        // Userinfo, paths, junk ports and empty parts never match.
+        for bad in [
+            "localhost:1@evil.com",
+            "evil.com@localhost",
+            "localhost:80/x",
+            "localhost:",
+            "localhost:http",
+            "localhost:123456",
+            ":8080",
+            "",
+            "local host",
+            "[::1",
+            "[::1]x",
+            "[evil.com]:80",
+        ] {
+            assert!(!host_allowed(&a, bad), "{bad:?} passed");
+        }
     }
 
     #[test]
@@ -114,5 +178,15 @@ mod tests {
         assert!(!origin_allowed(&a, "http://evil.example.com"));
         assert!(!origin_allowed(&a, "null"));
         assert!(origin_allowed(&v(&["null"]), "null"));
+        for bad in [
+            "http://localhost:1@evil.com",
+            "http://user@localhost:3000",
+            "http://localhost:3000/path",
+            "http://localhost:*",
+            "localhost:3000",
+            "://localhost:3000",
+        ] {
+            assert!(!origin_allowed(&a, bad), "{bad:?} passed");
+        }
     }
 }

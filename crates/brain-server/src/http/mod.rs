@@ -8,6 +8,7 @@ mod admin;
 mod authn;
 mod connections;
 mod guard;
+pub mod limits;
 pub mod meta;
 mod restore;
 
@@ -49,6 +50,8 @@ pub struct AppState {
     /// `BRAIN_ELEVATION_MAX_SECS`.
     pub elevation_max_secs: i64,
     pub admin_limiter: admin::Limiter,
+    /// Per-credential limits on /mcp (SPEC §4).
+    pub limits: Arc<limits::Limits>,
 }
 
 /// What the router needs beyond the state.
@@ -80,6 +83,16 @@ pub fn router(state: AppState, opts: HttpOptions) -> Router {
     let handler = BrainMcp::new(state.store.clone());
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(opts.connection_idle);
+    let sessions = Arc::new(sessions);
+    let registry = connections::Registry {
+        app: state.clone(),
+        sessions: sessions.clone(),
+    };
+    tokio::spawn(sweep(
+        registry.clone(),
+        opts.connection_idle,
+        opts.shutdown.clone(),
+    ));
     // Host and Origin are checked by our own guard (before authentication);
     // rmcp's copy of the check is switched off so there is one rule, not two.
     let mut config = StreamableHttpServerConfig::default()
@@ -88,7 +101,7 @@ pub fn router(state: AppState, opts: HttpOptions) -> Router {
         .disable_allowed_hosts()
         .disable_allowed_origins();
     config.session_store = Some(Arc::new(state.init_params.clone()));
-    let mcp = StreamableHttpService::new(move || Ok(handler.clone()), Arc::new(sessions), config);
+    let mcp = StreamableHttpService::new(move || Ok(handler.clone()), sessions, config);
     let mcp = ServiceBuilder::new()
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
@@ -100,12 +113,15 @@ pub fn router(state: AppState, opts: HttpOptions) -> Router {
         ))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
+            limits::rate_limit,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            registry,
             connections::bind,
         ))
         .service(mcp);
 
     let admin = admin::routes()
-        .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             authn::require_credential,
@@ -133,6 +149,7 @@ pub fn router(state: AppState, opts: HttpOptions) -> Router {
         )
         .route_service("/mcp", mcp)
         .fallback(|| async { error_response(StatusCode::NOT_FOUND, "not_found", "no such route") })
+        .layer(axum::middleware::from_fn(limits::limit_body))
         .layer(axum::middleware::from_fn(security_headers))
         .layer(axum::middleware::from_fn(crate::metrics::track_http))
         .layer(TraceLayer::new_for_http().make_span_with(meta::span_for))
@@ -140,7 +157,39 @@ pub fn router(state: AppState, opts: HttpOptions) -> Router {
         // the request's headers to the tool, which logs the same id.
         .layer(PropagateRequestIdLayer::x_request_id())
         .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
+        // Before an id is kept, it must be one that cannot forge log fields.
+        .layer(axum::middleware::from_fn(limits::sanitize_request_id))
         .with_state(state)
+}
+
+/// The expiry sweep (SPEC §4): connections unused past the idle limit are
+/// closed in the database (with their tracer sessions) by whichever replica
+/// comes first, and forgotten in this process; quiet rate-limit buckets and
+/// stale restore hand-offs are dropped.
+async fn sweep(registry: connections::Registry, idle: Duration, stop: CancellationToken) {
+    let every = (idle / 4).clamp(Duration::from_secs(1), Duration::from_secs(60));
+    let mut tick = tokio::time::interval(every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            _ = tick.tick() => {}
+        }
+        match registry.app.store.connection_expire().await {
+            Ok(closed) => {
+                for (_, id) in &closed {
+                    registry.forget(id).await;
+                }
+                if !closed.is_empty() {
+                    tracing::info!(count = closed.len(), "expired idle MCP connections");
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "connection expiry sweep failed"),
+        }
+        registry.app.init_params.prune();
+        registry.app.limits.forget_quiet();
+        registry.app.admin_limiter.retain_recent();
+    }
 }
 
 /// Security headers on every response (SPEC §4).

@@ -7,6 +7,11 @@
 //! connection middleware fills it from the database (after checking the
 //! caller owns the connection) before rmcp looks, and reads what rmcp stored
 //! at initialize to save it with the new row. No lookup crosses tenants.
+//!
+//! Entries are consumed: the one rmcp stores at initialize is taken when the
+//! row is written, the one put here for a restore is taken when rmcp loads it.
+//! So the map holds in-flight hand-offs only, never one entry per connection;
+//! what is left over (a restore that never happened) ages out.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -18,8 +23,8 @@ use rmcp::transport::streamable_http_server::session::store::{
 };
 use serde_json::Value;
 
-/// Entries older than this are dropped when the map grows past `SOFT_CAP`.
-const SOFT_CAP: usize = 10_000;
+/// Past this many entries, those older than `max_age` are dropped.
+const SOFT_CAP: usize = 1_024;
 
 #[derive(Clone, Default)]
 pub struct InitParams {
@@ -42,10 +47,26 @@ impl InitParams {
         }
     }
 
-    /// The parameters rmcp stored for a new connection, as JSON for the database.
+    /// The parameters rmcp stored for a new connection, as JSON for the
+    /// database; the entry leaves the map.
     pub fn take_json(&self, id: &str) -> Option<Value> {
-        self.with(|m| m.get(id).map(|(_, s)| s.initialize_params.clone()))
+        self.with(|m| m.remove(id).map(|(_, s)| s.initialize_params))
             .and_then(|p| serde_json::to_value(p).ok())
+    }
+
+    /// How many hand-offs are in flight (tests, metrics).
+    pub fn len(&self) -> usize {
+        self.with(|m| m.len())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Drop entries older than `max_age` (the expiry sweep).
+    pub fn prune(&self) {
+        let max_age = self.max_age;
+        self.with(|m| m.retain(|_, (at, _)| at.elapsed() < max_age));
     }
 
     /// Make a connection known to this replica from its database row.
@@ -76,11 +97,16 @@ impl InitParams {
 #[async_trait::async_trait]
 impl SessionStore for InitParams {
     async fn load(&self, id: &str) -> Result<Option<SessionState>, SessionStoreError> {
-        Ok(self.with(|m| m.get(id).map(|(_, s)| s.clone())))
+        Ok(self.with(|m| m.remove(id).map(|(_, s)| s)))
     }
 
     async fn store(&self, id: &str, state: &SessionState) -> Result<(), SessionStoreError> {
-        self.insert(id, state.clone());
+        // The front door refuses larger ones before rmcp sees them; this keeps
+        // the bound even if a path around it appears.
+        let size = serde_json::to_vec(&state.initialize_params).map_or(usize::MAX, |b| b.len());
+        if size <= super::limits::MAX_INIT_PARAMS_BYTES {
+            self.insert(id, state.clone());
+        }
         Ok(())
     }
 

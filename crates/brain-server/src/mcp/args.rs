@@ -10,7 +10,9 @@ use serde_json::Value;
 
 /// Deserialize `args` into `T`, naming the offending field on failure.
 pub fn parse<T: DeserializeOwned>(args: JsonObject) -> Result<T, DomainError> {
-    serde_path_to_error::deserialize(Value::Object(args)).map_err(|e| {
+    let args = Value::Object(args);
+    brain_core::text::check_json("", &args)?;
+    serde_path_to_error::deserialize(args).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner().to_string();
         let field = if path == "." {

@@ -12,8 +12,9 @@ pub const NAME: &str = "brain_receipts";
 
 const DESCRIPTION: &str = "List your tenant's receipts — one per mutating call, whatever its \
 outcome — oldest first after since_seq, optionally for one project or session, with the ledger \
-tip (the newest hash). Read-only. Use it to audit who did what on which connection; each receipt \
-hashes the one before, so any edit breaks the chain (brain receipts verify checks it). Pages with \
+tip (the newest hash). Read-only. Use it to audit who did what on which connection (connections \
+other than yours show as a fingerprint); each receipt hashes the one before, so any edit breaks \
+the chain. Pages with \
 since_seq/next_since.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
@@ -71,7 +72,17 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
         after_seq: a.since_seq.unwrap_or(0).max(0),
         limit,
     };
-    let receipts = ctx.store.receipts_page(&ctx.caller.tenant, &q).await?;
+    let mut receipts = ctx.store.receipts_page(&ctx.caller.tenant, &q).await?;
+    // A connection id is a bearer capability: only the connection the call
+    // came on is shown as itself, every other as its fingerprint.
+    for r in &mut receipts {
+        if r.connection_id.is_some() && r.connection_id != ctx.caller.connection_id {
+            r.connection_id = r
+                .connection_id
+                .as_deref()
+                .map(brain_core::operators::connection_fingerprint);
+        }
+    }
     let (seq, hash) = ctx.store.ledger_tip(&ctx.caller.tenant).await?;
     let next = (receipts.len() as i64 == limit)
         .then(|| receipts.last().map(|r| r.seq))
