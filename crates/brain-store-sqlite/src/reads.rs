@@ -114,7 +114,7 @@ const SEEN_GRANULARITY_SECS: i64 = 30;
 
 /// Look a connection up. One unused for longer than `idle_secs` is closed here
 /// (with its tracer), on whichever replica sees it; `last_seen_at` is refreshed
-/// at most every `SEEN_GRANULARITY_SECS`.
+/// at most every `SEEN_GRANULARITY_SECS` (a quarter of a shorter idle limit).
 pub(crate) async fn connection_get(
     pool: &SqlitePool,
     tenant: &TenantId,
@@ -161,7 +161,7 @@ pub(crate) async fn connection_get(
     if idle > idle_secs {
         connection_close(pool, tenant, connection_id).await?;
         record.closed = true;
-    } else if idle > SEEN_GRANULARITY_SECS {
+    } else if idle > SEEN_GRANULARITY_SECS.min(idle_secs / 4) {
         sqlx::query(
             "UPDATE mcp_connections SET last_seen_at = ?3 \
              WHERE tenant_id = ?1 AND connection_id = ?2 AND closed_at IS NULL",

@@ -84,10 +84,46 @@ pub async fn spawn_app_with(jwt: JwtConfig) -> TestApp {
     spawn_app_limited(jwt, LimitSettings::default()).await
 }
 
+/// What a test may change about the server it starts.
+#[derive(Debug, Clone, Copy)]
+pub struct TestOptions {
+    pub limits: LimitSettings,
+    /// `BRAIN_CONNECTION_IDLE_SECS`.
+    pub connection_idle_secs: u64,
+}
+
+impl Default for TestOptions {
+    fn default() -> Self {
+        Self {
+            limits: LimitSettings::default(),
+            connection_idle_secs: 600,
+        }
+    }
+}
+
 /// Start the real server with the given JWT settings and per-credential limits.
 pub async fn spawn_app_limited(jwt: JwtConfig, limits: LimitSettings) -> TestApp {
+    spawn_app_opts(
+        jwt,
+        TestOptions {
+            limits,
+            ..TestOptions::default()
+        },
+    )
+    .await
+}
+
+/// Start the real server with the given JWT settings and options.
+pub async fn spawn_app_opts(jwt: JwtConfig, opts: TestOptions) -> TestApp {
+    let limits = opts.limits;
     let db = TestBackend::create().await;
-    let store = db.open().await;
+    let settings = StoreSettings {
+        connection_idle_secs: i64::try_from(opts.connection_idle_secs).unwrap_or(i64::MAX),
+        ..StoreSettings::default()
+    };
+    let store = brain_server::serve::open_store(db.url(), settings)
+        .await
+        .expect("open store");
     // Bind first, then spawn: the address is known and accepting before any request.
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
@@ -103,7 +139,9 @@ pub async fn spawn_app_limited(jwt: JwtConfig, limits: LimitSettings) -> TestApp
             "http://localhost:*".into(),
             "http://127.0.0.1:*".into(),
         ]),
-        init_params: brain_server::http::InitParams::new(Duration::from_secs(600)),
+        init_params: brain_server::http::InitParams::new(Duration::from_secs(
+            opts.connection_idle_secs,
+        )),
         elevation_max_secs: 3600,
         admin_limiter: brain_server::http::admin_limiter(),
         limits: Limits::new(limits),
@@ -111,7 +149,7 @@ pub async fn spawn_app_limited(jwt: JwtConfig, limits: LimitSettings) -> TestApp
     let app = router(
         state,
         HttpOptions {
-            connection_idle: Duration::from_secs(600),
+            connection_idle: Duration::from_secs(opts.connection_idle_secs),
             shutdown: shutdown.clone(),
             metrics: true,
         },

@@ -1,0 +1,735 @@
+//! Black-box: a hostile tenant member (SPEC §1 Elevation, §4 front door). Each
+//! test is one finding of the attack review; they run on both stores.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use brain_testkit::app::{
+    SECRET, TestApp, TestBackend, TestOptions, count_rows, jwt_config, latest_connection, ok,
+    raw_connect, raw_tool, spawn_app, spawn_app_opts, token, token_with,
+};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+
+fn operator(sub: &str) -> String {
+    token_with(json!({"tenant": "acme", "sub": sub, "role": "operator"}))
+}
+
+fn agent(sub: &str) -> String {
+    token_with(json!({"tenant": "acme", "sub": sub, "role": "agent"}))
+}
+
+async fn grant(app: &TestApp, token: &str, body: Value) -> (StatusCode, Value) {
+    let resp = reqwest::Client::new()
+        .post(app.url("/brain-admin/elevations"))
+        .bearer_auth(token)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let st = resp.status();
+    (st, resp.json().await.unwrap_or(Value::Null))
+}
+
+/// A `tools/call` on the sessionless protocol revision (no connection id).
+async fn sessionless_tool(app: &TestApp, token: &str, tool: &str, args: Value) -> Value {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": tool, "arguments": args, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"}}}});
+    let text = reqwest::Client::new()
+        .post(app.mcp_url())
+        .bearer_auth(token)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", tool)
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let msg: Value = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .find_map(|d| serde_json::from_str(d.trim()).ok())
+        .or_else(|| serde_json::from_str(&text).ok())
+        .unwrap_or_else(|| panic!("no JSON-RPC answer: {text}"));
+    msg["result"]["structuredContent"].clone()
+}
+
+async fn focus_of(app: &TestApp) -> Value {
+    let c = app.client(&token("acme", "reader")).await;
+    let f = ok(&c, "brain_focus_get", json!({"project": "p"})).await;
+    c.cancel().await.unwrap();
+    f
+}
+
+/// A base focus of 100 characters, at revision 1.
+async fn hundred_chars(app: &TestApp) {
+    let c = app.client(&token("acme", "writer")).await;
+    let s = ok(
+        &c,
+        "brain_session_start",
+        json!({"project": "p", "client_key": "w"}),
+    )
+    .await;
+    ok(
+        &c,
+        "brain_session_end",
+        json!({"session_id": s["session"]["session_id"], "expected_client_key": "w",
+        "summary": "s", "next_focus": "x".repeat(100), "expected_focus_revision": 0}),
+    )
+    .await;
+    c.cancel().await.unwrap();
+}
+
+fn shrink_args(session: &Value, key: &str) -> Value {
+    json!({"session_id": session, "expected_client_key": key, "summary": "s",
+           "next_focus": "y", "expected_focus_revision": 1, "allow_focus_shrink": true})
+}
+
+/// Finding 1: an agent-role token never rides an operator's elevation — not on
+/// its own connection, not on the operator's connection, not on an elevated
+/// brain session.
+#[tokio::test]
+async fn authority_follows_the_token() {
+    let app = spawn_app().await;
+    hundred_chars(&app).await;
+    let base = format!("http://{}", app.addr);
+    let (op, ag) = (operator("alice"), agent("alice"));
+
+    // (a) The operator cannot elevate the agent's connection (same iss+sub).
+    let agent_conn = raw_connect(&base, &ag).await;
+    let (st, body) = grant(
+        &app,
+        &op,
+        json!({"mcp_session_id": agent_conn, "reason": "r"}),
+    )
+    .await;
+    assert_eq!(st, StatusCode::NOT_FOUND, "{body}");
+    let (s, _) = raw_tool(
+        &base,
+        &ag,
+        &agent_conn,
+        "brain_session_start",
+        json!({"project": "p", "client_key": "a"}),
+    )
+    .await;
+    let (out, is_error) = raw_tool(
+        &base,
+        &ag,
+        &agent_conn,
+        "brain_session_end",
+        shrink_args(&s["session"]["session_id"], "a"),
+    )
+    .await;
+    assert!(is_error);
+    assert_eq!(out["error"]["code"], json!("focus_shrink_override_refused"));
+
+    // (b) The operator's own, elevated connection is 404 to the agent token.
+    let op_conn = raw_connect(&base, &op).await;
+    let (st, _) = grant(&app, &op, json!({"mcp_session_id": op_conn, "reason": "r"})).await;
+    assert_eq!(st, StatusCode::CREATED);
+    let resp = reqwest::Client::new()
+        .post(app.mcp_url())
+        .bearer_auth(&ag)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-session-id", &op_conn)
+        .header("mcp-protocol-version", "2025-11-25")
+        .json(&json!({"jsonrpc": "2.0", "id": 9, "method": "tools/list"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::NOT_FOUND);
+    // A relay-role token of the same subject is refused the same way.
+    let relay = token_with(json!({"tenant": "acme", "sub": "alice", "role": "relay"}));
+    let resp = reqwest::Client::new()
+        .delete(app.mcp_url())
+        .bearer_auth(&relay)
+        .header("mcp-session-id", &op_conn)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::NOT_FOUND);
+
+    // (c) Sessionless: an operator-opened session elevated by session id does
+    // nothing for the agent token of the same subject.
+    let started = sessionless_tool(
+        &app,
+        &op,
+        "brain_session_start",
+        json!({"project": "p", "client_key": "o"}),
+    )
+    .await;
+    let sid = started["session"]["session_id"].clone();
+    let (st, body) = grant(&app, &op, json!({"session_id": sid, "reason": "r"})).await;
+    assert_eq!(st, StatusCode::CREATED, "{body}");
+    let refused = sessionless_tool(&app, &ag, "brain_session_end", shrink_args(&sid, "o")).await;
+    assert_eq!(
+        refused["error"]["code"],
+        json!("focus_shrink_override_refused"),
+        "{refused}"
+    );
+    // ... and an agent-opened session cannot be elevated at all.
+    let mine = sessionless_tool(
+        &app,
+        &ag,
+        "brain_session_start",
+        json!({"project": "p", "client_key": "m"}),
+    )
+    .await;
+    let (st, _) = grant(
+        &app,
+        &op,
+        json!({"session_id": mine["session"]["session_id"], "reason": "r"}),
+    )
+    .await;
+    assert_eq!(st, StatusCode::NOT_FOUND);
+    let f = focus_of(&app).await;
+    assert_eq!(f["revision"], json!(1), "the focus never moved");
+    assert_eq!(f["body"].as_str().unwrap().len(), 100);
+
+    // The operator's own token on its elevated session does override.
+    let applied = sessionless_tool(&app, &op, "brain_session_end", shrink_args(&sid, "o")).await;
+    assert_eq!(applied["focus_outcome"], json!("applied"), "{applied}");
+
+    // Connection ids are shown only to their owner.
+    let c = app.client(&token("acme", "snoop")).await;
+    let r = ok(&c, "brain_receipts", json!({"limit": 100})).await;
+    let text = r.to_string();
+    assert!(
+        !text.contains(&op_conn) && !text.contains(&agent_conn),
+        "{text}"
+    );
+    assert!(text.contains("fp_"), "fingerprints are shown instead");
+    // Tracer sessions (where calls that name no session are filed) carry a
+    // fingerprint too.
+    let mut seen = 0;
+    for rec in r["receipts"].as_array().unwrap() {
+        if let Some(sid) = rec["session_id"].as_str() {
+            let got =
+                brain_testkit::app::call(&c, "brain_session_get", json!({"session_id": sid})).await;
+            let got = serde_json::to_string(&got.structured_content).unwrap();
+            assert!(
+                !got.contains(&op_conn) && !got.contains(&agent_conn),
+                "{got}"
+            );
+            seen += 1;
+        }
+    }
+    assert!(seen > 0);
+    c.cancel().await.unwrap();
+}
+
+/// Finding 2: `initialize` cannot grow the server's memory: oversize
+/// parameters are refused and kept nowhere, a credential's open connections are
+/// capped, and a connection that cannot be recorded leaves nothing behind.
+#[tokio::test]
+async fn initialize_is_bounded_per_credential() {
+    let app = spawn_app_opts(
+        jwt_config(),
+        TestOptions {
+            limits: brain_server::http::limits::LimitSettings {
+                rate_per_sec: 1_000,
+                max_connections_per_credential: 3,
+            },
+            ..TestOptions::default()
+        },
+    )
+    .await;
+    let http = reqwest::Client::new();
+    let init = |caps: Value| {
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": caps,
+        "clientInfo": {"name": "big", "version": "0"}}})
+    };
+    let big = init(json!({"experimental": {"blob": {"x": "a".repeat(20 * 1024)}}}));
+    let t = token("acme", "greedy");
+    let resp = http
+        .post(app.mcp_url())
+        .bearer_auth(&t)
+        .header("accept", "application/json, text/event-stream")
+        .json(&big)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["error"]["code"], json!("payload_too_large"));
+    assert_eq!(count_rows(&app, "mcp_connections").await, 0);
+
+    // Three connections per credential; the fourth initialize is 429.
+    let base = format!("http://{}", app.addr);
+    let mut conns = Vec::new();
+    for _ in 0..3 {
+        conns.push(raw_connect(&base, &t).await);
+    }
+    let resp = http
+        .post(app.mcp_url())
+        .bearer_auth(&t)
+        .header("accept", "application/json, text/event-stream")
+        .json(&init(json!({})))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert!(resp.headers().contains_key("retry-after"));
+    // Another credential is not affected; closing one frees a place (204).
+    raw_connect(&base, &token("acme", "other")).await;
+    let resp = http
+        .delete(app.mcp_url())
+        .bearer_auth(&t)
+        .header("mcp-session-id", &conns[0])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::NO_CONTENT);
+    raw_connect(&base, &t).await;
+    assert_eq!(count_rows(&app, "mcp_connections").await, 5);
+}
+
+/// The real binary, on the test's store, with extra environment.
+struct Server {
+    base: String,
+    child: tokio::process::Child,
+    log: Arc<std::sync::Mutex<String>>,
+}
+
+async fn server(db: &TestBackend, env: &[(&str, &str)]) -> Server {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_brain"));
+    cmd.args(["serve", "--listen", "127.0.0.1:0"])
+        .env("BRAIN_JWT_HS256_SECRET", SECRET)
+        .env("DATABASE_URL", db.url())
+        .env_remove("RUST_LOG")
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let log = Arc::new(std::sync::Mutex::new(String::new()));
+    let addr = loop {
+        let line = lines.next_line().await.unwrap().expect("exited early");
+        log.lock().unwrap().push_str(&line);
+        if let Some(rest) = line.split("addr=").nth(1) {
+            break rest.split_whitespace().next().unwrap().to_owned();
+        }
+    };
+    let sink = log.clone();
+    tokio::spawn(async move {
+        while let Ok(Some(l)) = lines.next_line().await {
+            let mut s = sink.lock().unwrap();
+            s.push_str(&l);
+            s.push('\n');
+        }
+    });
+    Server {
+        base: format!("http://{addr}"),
+        child,
+        log,
+    }
+}
+
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap()
+}
+
+/// Finding 2, measured: 200 initializes carrying ~900 KB of capabilities each
+/// leave the server's resident memory within 64 MiB of where it started.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn large_initializes_do_not_grow_memory() {
+    let db = TestBackend::create().await;
+    let srv = server(&db, &[("BRAIN_MAX_CONNECTIONS_PER_CREDENTIAL", "1000")]).await;
+    let pid = srv.child.id().unwrap();
+    let t = token("acme", "greedy");
+    let http = reqwest::Client::new();
+    // Warm up allocator and pool with a normal connection first.
+    raw_connect(&srv.base, &t).await;
+    let before = rss_kib(pid);
+    let body = serde_json::to_vec(
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "clientInfo": {"name": "big", "version": "0"},
+        "capabilities": {"experimental": {"blob": {"x": "a".repeat(900 * 1024)}}}}}),
+    )
+    .unwrap();
+    let mut refused = 0;
+    for _ in 0..200 {
+        let resp = http
+            .post(format!("{}/mcp", srv.base))
+            .bearer_auth(&t)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .body(body.clone())
+            .send()
+            .await
+            .unwrap();
+        refused += usize::from(resp.status() == StatusCode::PAYLOAD_TOO_LARGE);
+    }
+    assert_eq!(refused, 200);
+    let after = rss_kib(pid);
+    let grown_mib = after.saturating_sub(before) / 1024;
+    assert!(
+        grown_mib < 64,
+        "RSS grew {grown_mib} MiB ({before} → {after} KiB)"
+    );
+}
+
+/// Finding 3: 300 sockets trickling a request's headers are closed within 20 s
+/// (the header deadline is 10 s) while /healthz keeps answering.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn slow_sockets_are_cut_while_health_answers() {
+    let db = TestBackend::create().await;
+    let srv = server(&db, &[]).await;
+    let addr = srv.base.trim_start_matches("http://").to_owned();
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for _ in 0..300 {
+        let addr = addr.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut s = tokio::net::TcpStream::connect(&addr).await.unwrap();
+            let _ = s
+                .write_all(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n")
+                .await;
+            // One header byte a second, until the server hangs up.
+            let mut buf = [0u8; 256];
+            loop {
+                if s.write_all(b"X").await.is_err() {
+                    return Instant::now();
+                }
+                match tokio::time::timeout(Duration::from_secs(1), s.read(&mut buf)).await {
+                    Ok(Ok(0)) | Ok(Err(_)) => return Instant::now(),
+                    Ok(Ok(_)) => return Instant::now(), // an error status, then close
+                    Err(_) => {}
+                }
+                if started.elapsed() > Duration::from_secs(40) {
+                    panic!("a slow socket was never cut");
+                }
+            }
+        }));
+    }
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let health = reqwest::Client::new()
+        .get(format!("{}/healthz", srv.base))
+        .timeout(Duration::from_secs(3))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(health.status(), StatusCode::OK);
+    for t in tasks {
+        let cut = t.await.unwrap();
+        assert!(
+            cut.duration_since(started) < Duration::from_secs(20),
+            "cut after {:?}",
+            cut.duration_since(started)
+        );
+    }
+}
+
+/// Finding 4: a burst from one credential is answered 429 with Retry-After and
+/// writes no receipts, while another tenant's calls go through.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn bursts_are_limited_per_tenant_and_credential() {
+    let app = spawn_app_opts(
+        jwt_config(),
+        TestOptions {
+            limits: brain_server::http::limits::LimitSettings {
+                rate_per_sec: 5,
+                max_connections_per_credential: 64,
+            },
+            ..TestOptions::default()
+        },
+    )
+    .await;
+    let base = format!("http://{}", app.addr);
+    // Same subject in two tenants: separate buckets.
+    let a = token("acme", "admin");
+    let b = token("globex", "admin");
+    let conn_a = raw_connect(&base, &a).await;
+    let conn_b = raw_connect(&base, &b).await;
+    let http = reqwest::Client::new();
+    let call = |t: &str, conn: &str, n: u64| {
+        http.post(app.mcp_url())
+            .bearer_auth(t)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-session-id", conn)
+            .header("mcp-protocol-version", "2025-11-25")
+            .json(&json!({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {
+                "name": "brain_remember", "arguments": {"project": "p", "kind": "fact", "text": "t"}}}))
+            .send()
+    };
+    let mut limited = 0;
+    let mut passed = 0;
+    for n in 0..40 {
+        let r = call(&a, &conn_a, 1000 + n).await.unwrap();
+        if r.status() == StatusCode::TOO_MANY_REQUESTS {
+            limited += 1;
+            assert!(r.headers().contains_key("retry-after"));
+            let body: Value = r.json().await.unwrap();
+            assert_eq!(body["error"]["code"], json!("rate_limited"));
+        } else {
+            assert_eq!(r.status(), StatusCode::OK);
+            let _ = r.text().await;
+            passed += 1;
+        }
+    }
+    assert!(limited > 0, "a burst of 40 at 5/s must be limited");
+    // The other tenant's same-named subject is unaffected.
+    let r = call(&b, &conn_b, 5000).await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let _ = r.text().await;
+    // Refused calls wrote nothing: one receipt per call that passed.
+    let acme = brain_core::ids::TenantId::parse("acme").unwrap();
+    let receipts = app.store.receipts(&acme).await.unwrap();
+    let remembers = receipts
+        .iter()
+        .filter(|r| r.tool == "brain_remember")
+        .count();
+    assert_eq!(remembers, passed);
+
+    // The admin limiter: an agent named "admin" in acme cannot spend the
+    // operator "admin"'s calls in globex (nor its own tenant's operator's).
+    let agent_admin = token("acme", "admin");
+    for _ in 0..40 {
+        let _ = http
+            .get(app.url("/brain-admin/elevations"))
+            .bearer_auth(&agent_admin)
+            .send()
+            .await
+            .unwrap();
+    }
+    for t in [
+        token_with(json!({"tenant": "globex", "sub": "admin", "role": "operator"})),
+        token_with(json!({"tenant": "acme", "sub": "admin", "role": "operator"})),
+    ] {
+        let r = http
+            .get(app.url("/brain-admin/elevations"))
+            .bearer_auth(&t)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::OK);
+    }
+}
+
+/// Finding 5: input and log hygiene.
+#[tokio::test]
+async fn hostile_input_is_refused_cleanly() {
+    let app = spawn_app().await;
+    let c = app.client(&token("acme", "a")).await;
+    let s = ok(
+        &c,
+        "brain_session_start",
+        json!({"project": "p", "client_key": "k"}),
+    )
+    .await;
+    let receipts_before = count_rows(&app, "receipts").await;
+    // NUL and other C0 controls: invalid_argument on both stores, nothing written.
+    for (field, value) in [("summary", "a\u{0}b"), ("next_focus", "esc\u{1b}[31m")] {
+        let mut args = json!({"session_id": s["session"]["session_id"], "expected_client_key": "k",
+            "summary": "s", "next_focus": "n", "expected_focus_revision": 0});
+        args[field] = json!(value);
+        let e = brain_testkit::app::refused(&c, "brain_session_end", args).await;
+        assert_eq!(e["code"], json!("invalid_argument"), "{e}");
+        assert_eq!(e["status"], json!(422));
+        assert_eq!(e["details"]["field"], json!(field));
+    }
+    let e = brain_testkit::app::refused(
+        &c,
+        "brain_remember",
+        json!({"project": "p", "kind": "fact", "text": "ok", "tags": ["t\u{0}"]}),
+    )
+    .await;
+    assert_eq!(e["details"]["field"], json!("tags[0]"));
+    assert_eq!(count_rows(&app, "receipts").await, receipts_before);
+    assert_eq!(count_rows(&app, "artifacts").await, 0);
+    let got = ok(
+        &c,
+        "brain_session_get",
+        json!({"session_id": s["session"]["session_id"]}),
+    )
+    .await;
+    assert_eq!(got["session"]["status"], json!("open"));
+    c.cancel().await.unwrap();
+
+    let http = reqwest::Client::new();
+    // A client request id that could forge log fields is replaced.
+    let r = http
+        .get(app.url("/healthz"))
+        .header("x-request-id", "x\" tenant=evil")
+        .send()
+        .await
+        .unwrap();
+    let rid = r.headers()["x-request-id"].to_str().unwrap().to_owned();
+    assert!(!rid.contains("evil") && brain_server::http::limits::request_id_ok(&rid));
+    let r = http
+        .get(app.url("/healthz"))
+        .header("x-request-id", "trace-42.a_b")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.headers()["x-request-id"], "trace-42.a_b");
+    // Userinfo in Host never passes the guard.
+    let r = http
+        .post(app.mcp_url())
+        .header("host", "localhost:1@evil.com")
+        .bearer_auth(token("acme", "a"))
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::FORBIDDEN);
+    // A token issued in the future, or with a 100 KB subject, is refused.
+    let future = chrono::Utc::now().timestamp() + 3600;
+    for t in [
+        token_with(json!({"iat": future})),
+        token_with(json!({"sub": "s".repeat(100 * 1024)})),
+        token_with(json!({"sub": "nul\u{0}sub"})),
+    ] {
+        let r = http
+            .post(app.mcp_url())
+            .bearer_auth(t)
+            .header("accept", "application/json, text/event-stream")
+            .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
+    }
+    // 413 is the error envelope on every route, chunked or not.
+    let huge = vec![b'a'; 2 << 20];
+    for path in ["/mcp", "/brain-admin/elevations"] {
+        let r = http
+            .post(app.url(path))
+            .bearer_auth(operator("op"))
+            .header("content-type", "application/json")
+            .body(huge.clone())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::PAYLOAD_TOO_LARGE, "{path}");
+        let body: Value = r.json().await.unwrap();
+        assert_eq!(body["error"]["code"], json!("payload_too_large"), "{path}");
+    }
+    // A chunked body (no Content-Length) over the limit: the same envelope.
+    let mut s = tokio::net::TcpStream::connect(app.addr).await.unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {}\r\n\
+         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         Transfer-Encoding: chunked\r\n\r\n",
+        token("acme", "a")
+    );
+    s.write_all(head.as_bytes()).await.unwrap();
+    let chunk = vec![b' '; 256 * 1024];
+    for _ in 0..5 {
+        if s.write_all(format!("{:x}\r\n", chunk.len()).as_bytes())
+            .await
+            .is_err()
+            || s.write_all(&chunk).await.is_err()
+            || s.write_all(b"\r\n").await.is_err()
+        {
+            break;
+        }
+    }
+    let _ = s.write_all(b"0\r\n\r\n").await;
+    let mut answer = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(5), s.read_to_end(&mut answer)).await;
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert!(answer.contains("payload_too_large"), "{answer}");
+}
+
+/// Finding 5: an expired connection is closed in the database with its tracer
+/// session (not only forgotten in memory), and refused afterwards.
+#[tokio::test]
+async fn expired_connections_close_everywhere() {
+    let app = spawn_app_opts(
+        jwt_config(),
+        TestOptions {
+            connection_idle_secs: 2,
+            ..TestOptions::default()
+        },
+    )
+    .await;
+    let base = format!("http://{}", app.addr);
+    let t = token("acme", "sleepy");
+    let conn = raw_connect(&base, &t).await;
+    assert_eq!(latest_connection(&app, "brain|sleepy").await, conn);
+    let acme = brain_core::ids::TenantId::parse("acme").unwrap();
+    let tracer = app
+        .store
+        .connection_get(&acme, &conn)
+        .await
+        .unwrap()
+        .unwrap()
+        .tracer_session
+        .unwrap();
+    // No request touches it; the sweep closes it by itself.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let open = count_rows(&app, "mcp_connections WHERE closed_at IS NULL").await;
+        if open == 0 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the connection was never closed");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let detail = app.store.session_get(&acme, tracer).await.unwrap();
+    assert_ne!(
+        detail.session.status.as_str(),
+        "open",
+        "its tracer closed too"
+    );
+    let (status, _) = brain_testkit::app::raw_rpc(&base, &t, &conn, "tools/list", json!({})).await;
+    assert_eq!(status, 404, "an expired connection is refused");
+}
+
+/// Finding 5: with `RUST_LOG=info` (which names no rmcp directive), rmcp still
+/// logs at warn, so no connection id reaches the log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connection_ids_stay_out_of_logs() {
+    let db = TestBackend::create().await;
+    let srv = server(&db, &[("RUST_LOG", "info")]).await;
+    let t = token("acme", "a");
+    let conn = raw_connect(&srv.base, &t).await;
+    raw_tool(
+        &srv.base,
+        &t,
+        &conn,
+        "brain_focus_get",
+        json!({"project": "p"}),
+    )
+    .await;
+    let resp = reqwest::Client::new()
+        .delete(format!("{}/mcp", srv.base))
+        .bearer_auth(&t)
+        .header("mcp-session-id", &conn)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::NO_CONTENT);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let log = srv.log.lock().unwrap().clone();
+    assert!(
+        log.contains("brain_focus_get"),
+        "tool calls are logged: {log}"
+    );
+    assert!(
+        !log.contains(&conn),
+        "a connection id reached the log:\n{log}"
+    );
+    assert!(!log.contains(&t), "a token reached the log");
+}
