@@ -26,6 +26,13 @@ pub async fn open_store(url: &str, settings: StoreSettings) -> anyhow::Result<Ar
                 .await
                 .context("cannot connect to PostgreSQL at DATABASE_URL")?;
             store.migrate().await.context("cannot apply migrations")?;
+            if store.rls_bypassed().await.unwrap_or(false) {
+                tracing::warn!(
+                    "the database role is a superuser or has BYPASSRLS: row-level security, the \
+                     second tenant wall, is not in force; run brain as an unprivileged role \
+                     (README, Security)"
+                );
+            }
             Ok(Arc::new(store))
         }
         "sqlite" => {

@@ -142,7 +142,7 @@ async fn migrate_applies_the_schema() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let pool = sqlx::PgPool::connect(&db.url).await.unwrap();
+    let pool = sqlx::PgPool::connect(&db.inspect_url).await.unwrap();
     let n: i64 = sqlx::query_scalar("SELECT count(*) FROM _sqlx_migrations")
         .fetch_one(&pool)
         .await

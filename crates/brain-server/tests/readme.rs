@@ -34,8 +34,11 @@ const NOT_RUN: &[(&str, &str)] = &[
     ),
 ];
 
-/// The example database URL the README uses, swapped for a test database.
+/// The example database URLs the README uses, swapped for a test database:
+/// brain's own unprivileged role, and a backup role that row-level security
+/// does not bind.
 const EXAMPLE_PG: &str = "postgres://brain:secret@db.internal:5432/brain";
+const EXAMPLE_BACKUP: &str = "postgres://backup:secret@db.internal:5432/brain";
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -133,6 +136,7 @@ async fn every_readme_command_runs() {
         let cmd = cmd
             .replace("cargo run --release -p brain-server -- ", "brain ")
             .replace(EXAMPLE_PG, &db.url)
+            .replace(EXAMPLE_BACKUP, &db.inspect_url)
             .replace("127.0.0.1:8080", &format!("127.0.0.1:{dev_port}"));
         script.push_str(&format!("echo \"+ \"{}\n", sh_quote(&cmd)));
         if cmd.contains("brain serve") {

@@ -29,7 +29,7 @@ async fn ledger() -> TestDb {
 }
 
 async fn tamper(db: &TestDb, sql: &str) {
-    let pool = sqlx::PgPool::connect(&db.url).await.unwrap();
+    let pool = sqlx::PgPool::connect(&db.inspect_url).await.unwrap();
     sqlx::raw_sql(sql).execute(&pool).await.unwrap();
     pool.close().await;
 }

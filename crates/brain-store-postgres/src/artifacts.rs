@@ -14,7 +14,7 @@ pub(crate) async fn remember(
     req: RememberRequest,
 ) -> Result<Artifact, StoreError> {
     brain_core::flow::remember(
-        crate::tx::Tx(store.pool.begin().await.map_err(db)?),
+        crate::tx::Tx(store.scoped(&caller.tenant).await?),
         caller,
         req,
     )

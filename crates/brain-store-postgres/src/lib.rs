@@ -49,6 +49,8 @@ use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 /// The migrations of `migrations/postgres`, embedded at build time.
 pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/postgres");
 
+pub type PgTx = sqlx::Transaction<'static, sqlx::Postgres>;
+
 #[derive(Clone)]
 pub struct PgStore {
     pool: PgPool,
@@ -94,6 +96,50 @@ impl PgStore {
         &self.pool
     }
 
+    /// A transaction that sees and writes only `tenant`'s rows: row-level
+    /// security's second wall (migration 0005) reads `brain.tenant`, set here
+    /// transaction-locally in the same round trip as `BEGIN`.
+    pub async fn scoped(&self, tenant: &TenantId) -> Result<PgTx, StoreError> {
+        // A TenantId holds only [A-Za-z0-9._/-], so it can be written into the
+        // statement as a literal (sqlx sends BEGIN as a simple query, which
+        // takes no parameters).
+        let t = tenant.as_str();
+        if !t
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'/' | b'-'))
+        {
+            return Err(StoreError::Backend("tenant id outside its charset".into()));
+        }
+        self.pool
+            .begin_with(format!(
+                "BEGIN; SELECT set_config('brain.tenant', '{t}', true)"
+            ))
+            .await
+            .map_err(db)
+    }
+
+    /// Whether the connected role skips row-level security (a superuser or a
+    /// role with BYPASSRLS), which leaves the second tenant wall down.
+    pub async fn rls_bypassed(&self) -> Result<bool, StoreError> {
+        sqlx::query_scalar(
+            "SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = current_user",
+        )
+        .fetch_one(&self.pool)
+        .await
+        .map_err(db)
+    }
+
+    /// A transaction in the system scope: it sees every tenant. Used only for
+    /// work that spans tenants by design — metrics gauges, the shared-token
+    /// lookup (which finds the tenant), the expiry sweep and the daily-brief
+    /// scheduler — each marked at its call site.
+    pub async fn system(&self) -> Result<PgTx, StoreError> {
+        self.pool
+            .begin_with("BEGIN; SELECT set_config('brain.scope', 'system', true)")
+            .await
+            .map_err(db)
+    }
+
     /// Apply pending migrations (idempotent; safe from several replicas at once,
     /// sqlx takes an advisory lock).
     pub async fn migrate(&self) -> Result<(), StoreError> {
@@ -136,13 +182,16 @@ pub(crate) fn db(e: sqlx::Error) -> StoreError {
 #[async_trait]
 impl Store for PgStore {
     async fn stats(&self) -> Result<StoreStats, StoreError> {
+        // System scope, audited here: gauges count across tenants.
+        let mut tx = self.system().await?;
         let (open_sessions, open_connections): (i64, i64) = sqlx::query_as(
             "SELECT (SELECT count(*) FROM sessions WHERE status = 'open' AND kind = 'agent'), \
                     (SELECT count(*) FROM mcp_connections WHERE closed_at IS NULL)",
         )
-        .fetch_one(&self.pool)
+        .fetch_one(&mut *tx)
         .await
         .map_err(db)?;
+        tx.commit().await.map_err(db)?;
         Ok(StoreStats {
             open_sessions,
             open_connections,
@@ -217,7 +266,7 @@ impl Store for PgStore {
         project: &ProjectKey,
         slot: Option<&SlotName>,
     ) -> Result<Focus, StoreError> {
-        reads::focus(&self.pool, tenant, project, slot).await
+        reads::focus(self, tenant, project, slot).await
     }
 
     async fn session_get(
@@ -229,26 +278,30 @@ impl Store for PgStore {
     }
 
     async fn ledger_tip(&self, tenant: &TenantId) -> Result<(i64, String), StoreError> {
+        let mut tx = self.scoped(tenant).await?;
         let tip: Option<(i64, String)> =
             sqlx::query_as("SELECT seq, hash FROM receipt_heads WHERE tenant_id = $1")
                 .bind(tenant.as_str())
-                .fetch_optional(&self.pool)
+                .fetch_optional(&mut *tx)
                 .await
                 .map_err(db)?;
+        tx.commit().await.map_err(db)?;
         Ok(tip.unwrap_or((0, brain_core::receipt::GENESIS_HASH.to_owned())))
     }
 
     async fn tenant_exists(&self, tenant: &TenantId) -> Result<bool, StoreError> {
+        let mut tx = self.scoped(tenant).await?;
         let found: Option<i32> = sqlx::query_scalar("SELECT 1 FROM tenants WHERE tenant_id = $1")
             .bind(tenant.as_str())
-            .fetch_optional(&self.pool)
+            .fetch_optional(&mut *tx)
             .await
             .map_err(db)?;
+        tx.commit().await.map_err(db)?;
         Ok(found.is_some())
     }
 
     async fn receipts(&self, tenant: &TenantId) -> Result<Vec<Receipt>, StoreError> {
-        reads::receipts(&self.pool, tenant).await
+        reads::receipts(self, tenant).await
     }
 
     async fn connection_open(
@@ -266,7 +319,7 @@ impl Store for PgStore {
         connection_id: &str,
     ) -> Result<Option<ConnectionRecord>, StoreError> {
         reads::connection_get(
-            &self.pool,
+            self,
             tenant,
             connection_id,
             self.settings.connection_idle_secs,
@@ -279,7 +332,7 @@ impl Store for PgStore {
         tenant: &TenantId,
         connection_id: &str,
     ) -> Result<(), StoreError> {
-        reads::connection_close(&self.pool, tenant, connection_id).await
+        reads::connection_close(self, tenant, connection_id).await
     }
 
     async fn connection_open_count(
@@ -289,7 +342,7 @@ impl Store for PgStore {
         credential_id: &str,
     ) -> Result<i64, StoreError> {
         reads::connection_open_count(
-            &self.pool,
+            self,
             tenant,
             kind,
             credential_id,
@@ -299,7 +352,7 @@ impl Store for PgStore {
     }
 
     async fn connection_expire(&self) -> Result<Vec<(TenantId, String)>, StoreError> {
-        reads::connection_expire(&self.pool, self.settings.connection_idle_secs).await
+        reads::connection_expire(self, self.settings.connection_idle_secs).await
     }
 
     async fn elevation_grant(

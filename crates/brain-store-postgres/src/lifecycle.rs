@@ -192,7 +192,7 @@ pub(crate) async fn start(
     req: StartRequest,
 ) -> Result<SessionBriefing, StoreError> {
     brain_core::flow::start(
-        crate::tx::Tx(store.pool.begin().await.map_err(db)?),
+        crate::tx::Tx(store.scoped(&caller.tenant).await?),
         caller,
         req,
         store.settings.idle_secs,
@@ -206,7 +206,7 @@ pub(crate) async fn bind(
     req: BindRequest,
 ) -> Result<BindOutcome, StoreError> {
     brain_core::flow::bind(
-        crate::tx::Tx(store.pool.begin().await.map_err(db)?),
+        crate::tx::Tx(store.scoped(&caller.tenant).await?),
         caller,
         &req,
     )
@@ -258,7 +258,7 @@ pub(crate) async fn resume(
     req: ResumeRequest,
 ) -> Result<SessionBriefing, StoreError> {
     brain_core::flow::resume(
-        crate::tx::Tx(store.pool.begin().await.map_err(db)?),
+        crate::tx::Tx(store.scoped(&caller.tenant).await?),
         caller,
         &req,
         store.settings.idle_secs,

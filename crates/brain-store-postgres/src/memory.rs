@@ -21,8 +21,10 @@ pub(crate) async fn recall(
     tenant: &TenantId,
     q: &RecallQuery,
 ) -> Result<Vec<RecallHit>, StoreError> {
-    let mut conn = store.pool.acquire().await.map_err(db)?;
-    recall_in(&mut conn, tenant, q).await
+    let mut tx = store.scoped(tenant).await?;
+    let hits = recall_in(&mut tx, tenant, q).await?;
+    tx.commit().await.map_err(db)?;
+    Ok(hits)
 }
 
 pub(crate) async fn recall_in(
@@ -109,8 +111,10 @@ pub(crate) async fn document_get(
     kind: DocumentKind,
     name: &str,
 ) -> Result<Document, StoreError> {
-    let mut conn = store.pool.acquire().await.map_err(db)?;
-    document_get_in(&mut conn, tenant, project, kind, name, false).await
+    let mut tx = store.scoped(tenant).await?;
+    let doc = document_get_in(&mut tx, tenant, project, kind, name, false).await?;
+    tx.commit().await.map_err(db)?;
+    Ok(doc)
 }
 
 pub(crate) async fn mental_models_in(
@@ -136,7 +140,7 @@ pub(crate) async fn document_put(
     put: DocumentPut,
 ) -> Result<Document, StoreError> {
     const TOOL: &str = "brain_document_put";
-    let mut tx = store.pool.begin().await.map_err(db)?;
+    let mut tx = store.scoped(&caller.tenant).await?;
     let draft =
         |r: Result<(), &DomainError>| ledger::draft(TOOL, Some(&put.project), None, &put.digest, r);
     if let Err(e) = check_document_put(caller, &put) {
@@ -195,6 +199,7 @@ pub(crate) async fn focus_history(
     before: Option<Revision>,
     limit: i64,
 ) -> Result<Vec<HistoryEntry>, StoreError> {
+    let mut tx = store.scoped(tenant).await?;
     let found = sqlx::query(
         "SELECT revision, body, session_id, receipt_seq, created_at FROM focus_history \
          WHERE tenant_id = $1 AND project = $2 AND slot = $3 AND revision < $4 \
@@ -205,9 +210,10 @@ pub(crate) async fn focus_history(
     .bind(ledger::slot_key(slot))
     .bind(before.unwrap_or(i64::MAX))
     .bind(limit + 1)
-    .fetch_all(&store.pool)
+    .fetch_all(&mut *tx)
     .await
     .map_err(db)?;
+    tx.commit().await.map_err(db)?;
     found
         .iter()
         .map(|r| {
@@ -236,7 +242,7 @@ pub(crate) async fn session_list(
          ORDER BY opened_at DESC, session_id DESC LIMIT $6",
         rows::SESSION_COLUMNS
     );
-    let mut conn = store.pool.acquire().await.map_err(db)?;
+    let mut conn = store.scoped(tenant).await?;
     let found = sqlx::query(&sql)
         .bind(tenant.as_str())
         .bind(q.project.as_str())
@@ -247,6 +253,7 @@ pub(crate) async fn session_list(
         .fetch_all(&mut *conn)
         .await
         .map_err(db)?;
+    conn.commit().await.map_err(db)?;
     let now = now_micros();
     let mut out = Vec::with_capacity(found.len());
     for r in &found {
@@ -272,15 +279,17 @@ pub(crate) async fn receipts_page(
          ORDER BY seq LIMIT $5",
         rows::RECEIPT_COLUMNS
     );
+    let mut tx = store.scoped(tenant).await?;
     let found = sqlx::query(&sql)
         .bind(tenant.as_str())
         .bind(q.after_seq)
         .bind(q.project.as_ref().map(ProjectKey::as_str))
         .bind(q.session_id.map(|s| s.as_uuid()))
         .bind(q.limit)
-        .fetch_all(&store.pool)
+        .fetch_all(&mut *tx)
         .await
         .map_err(db)?;
+    tx.commit().await.map_err(db)?;
     found.iter().map(rows::receipt).collect()
 }
 
@@ -331,6 +340,9 @@ pub(crate) async fn generate_daily_briefs(
 ) -> Result<usize, StoreError> {
     let since = now - chrono::Duration::hours(24);
     let day = now.date_naive();
+    // System scope, audited here: the scheduler looks across tenants only to
+    // find which projects need a brief; each brief is written in its tenant's scope.
+    let mut listing = store.system().await?;
     let active: Vec<(String, String)> = sqlx::query_as(
         "SELECT p.tenant_id, p.project FROM projects p \
          WHERE NOT EXISTS (SELECT 1 FROM daily_briefs b WHERE b.tenant_id = p.tenant_id \
@@ -342,16 +354,17 @@ pub(crate) async fn generate_daily_briefs(
     )
     .bind(since)
     .bind(day)
-    .fetch_all(&store.pool)
+    .fetch_all(&mut *listing)
     .await
     .map_err(db)?;
+    listing.commit().await.map_err(db)?;
     let mut written = 0;
     for (tenant, project) in active {
         let (Ok(tenant), Ok(project)) = (TenantId::parse(&tenant), ProjectKey::parse(&project))
         else {
             continue;
         };
-        let mut conn = store.pool.acquire().await.map_err(db)?;
+        let mut conn = store.scoped(&tenant).await?;
         let a = activity(&mut conn, &tenant, &project, since).await?;
         if a.is_empty() {
             continue;
@@ -368,6 +381,7 @@ pub(crate) async fn generate_daily_briefs(
         .execute(&mut *conn)
         .await
         .map_err(db)?;
+        conn.commit().await.map_err(db)?;
         written += usize::try_from(done.rows_affected()).unwrap_or(0);
     }
     Ok(written)

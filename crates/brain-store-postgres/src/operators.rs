@@ -66,7 +66,7 @@ pub(crate) async fn grant(
     caller: &Caller,
     req: ElevationRequest,
 ) -> Result<Elevation, StoreError> {
-    let mut tx = store.pool.begin().await.map_err(db)?;
+    let mut tx = store.scoped(&caller.tenant).await?;
     let target_session = match &req.target {
         ElevationTarget::Session(id) => Some(*id),
         ElevationTarget::Connection(_) => None,
@@ -151,13 +151,15 @@ pub(crate) async fn list(store: &PgStore, caller: &Caller) -> Result<Vec<Elevati
         "SELECT {ELEVATION_COLUMNS} FROM elevations WHERE tenant_id = $1 AND credential_id = $2 \
          AND revoked_at IS NULL AND expires_at > $3 ORDER BY granted_at"
     );
+    let mut tx = store.scoped(&caller.tenant).await?;
     let rows = sqlx::query(&sql)
         .bind(caller.tenant.as_str())
         .bind(&caller.credential_id)
         .bind(now_micros())
-        .fetch_all(&store.pool)
+        .fetch_all(&mut *tx)
         .await
         .map_err(db)?;
+    tx.commit().await.map_err(db)?;
     rows.iter().map(elevation).collect()
 }
 
@@ -167,7 +169,7 @@ pub(crate) async fn revoke(
     id: ElevationId,
     digest: &str,
 ) -> Result<Elevation, StoreError> {
-    let mut tx = store.pool.begin().await.map_err(db)?;
+    let mut tx = store.scoped(&caller.tenant).await?;
     let sql = format!(
         "UPDATE elevations SET revoked_at = COALESCE(revoked_at, $4) \
          WHERE tenant_id = $1 AND elevation_id = $2 AND credential_id = $3 RETURNING {ELEVATION_COLUMNS}"
@@ -220,7 +222,7 @@ pub(crate) async fn token_create(
     if name.trim().is_empty() || name.chars().count() > 128 {
         return Err(DomainError::invalid_argument("name", "must be 1 to 128 characters").into());
     }
-    let mut tx = store.pool.begin().await.map_err(db)?;
+    let mut tx = store.scoped(tenant).await?;
     ledger::ensure_tenant(&mut tx, tenant).await?;
     let secret = new_shared_token_secret();
     let t = SharedToken {
@@ -261,13 +263,15 @@ pub(crate) async fn token_revoke(
         "UPDATE shared_tokens SET revoked_at = $3 WHERE tenant_id = $1 AND name = $2 \
          AND revoked_at IS NULL RETURNING {TOKEN_COLUMNS}"
     );
+    let mut tx = store.scoped(tenant).await?;
     let row = sqlx::query(&sql)
         .bind(tenant.as_str())
         .bind(name)
         .bind(now_micros())
-        .fetch_optional(&store.pool)
+        .fetch_optional(&mut *tx)
         .await
         .map_err(db)?;
+    tx.commit().await.map_err(db)?;
     match row {
         Some(r) => token(&r),
         None => Err(DomainError::new(
@@ -285,11 +289,13 @@ pub(crate) async fn token_list(
     let sql = format!(
         "SELECT {TOKEN_COLUMNS} FROM shared_tokens WHERE tenant_id = $1 ORDER BY created_at"
     );
+    let mut tx = store.scoped(tenant).await?;
     let rows = sqlx::query(&sql)
         .bind(tenant.as_str())
-        .fetch_all(&store.pool)
+        .fetch_all(&mut *tx)
         .await
         .map_err(db)?;
+    tx.commit().await.map_err(db)?;
     rows.iter().map(token).collect()
 }
 
@@ -302,11 +308,14 @@ pub(crate) async fn token_find(
     let sql = format!(
         "SELECT tenant_id, {TOKEN_COLUMNS} FROM shared_tokens WHERE token_hash = $1 AND revoked_at IS NULL"
     );
+    // System scope: the tenant is what this lookup finds out.
+    let mut tx = store.system().await?;
     let row = sqlx::query(&sql)
         .bind(hash)
-        .fetch_optional(&store.pool)
+        .fetch_optional(&mut *tx)
         .await
         .map_err(db)?;
+    tx.commit().await.map_err(db)?;
     match row {
         None => Ok(None),
         Some(r) => {
@@ -319,8 +328,12 @@ pub(crate) async fn token_find(
 }
 
 pub(crate) async fn token_exists(store: &PgStore) -> Result<bool, StoreError> {
-    sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM shared_tokens WHERE revoked_at IS NULL)")
-        .fetch_one(&store.pool)
-        .await
-        .map_err(db)
+    let mut tx = store.system().await?;
+    let found =
+        sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM shared_tokens WHERE revoked_at IS NULL)")
+            .fetch_one(&mut *tx)
+            .await
+            .map_err(db)?;
+    tx.commit().await.map_err(db)?;
+    Ok(found)
 }

@@ -5,19 +5,21 @@ use brain_core::ids::{ProjectKey, SessionId, SlotName, TenantId};
 use brain_core::model::{Caller, CredentialKind, Focus, Role, Session, now_micros};
 use brain_core::receipt::Receipt;
 use brain_core::store::{ConnectionRecord, SessionDetail};
-use sqlx::{PgPool, Row};
+use sqlx::{PgConnection, Row};
 
 use crate::lifecycle::{insert_session, ledger_size, load_focus, load_session};
 use crate::{PgStore, db, ledger, rows};
 
 pub(crate) async fn focus(
-    pool: &PgPool,
+    store: &PgStore,
     tenant: &TenantId,
     project: &ProjectKey,
     slot: Option<&SlotName>,
 ) -> Result<Focus, StoreError> {
-    let mut conn = pool.acquire().await.map_err(db)?;
-    load_focus(&mut conn, tenant, project, slot, false).await
+    let mut tx = store.scoped(tenant).await?;
+    let focus = load_focus(&mut tx, tenant, project, slot, false).await?;
+    tx.commit().await.map_err(db)?;
+    Ok(focus)
 }
 
 pub(crate) async fn session_detail(
@@ -25,11 +27,12 @@ pub(crate) async fn session_detail(
     tenant: &TenantId,
     id: SessionId,
 ) -> Result<SessionDetail, StoreError> {
-    let mut conn = store.pool.acquire().await.map_err(db)?;
+    let mut conn = store.scoped(tenant).await?;
     let (session, _) = load_session(&mut conn, tenant, id, false)
         .await?
         .ok_or_else(DomainError::session_not_found)?;
     let ledger_size = ledger_size(&mut conn, tenant, id).await?;
+    conn.commit().await.map_err(db)?;
     Ok(SessionDetail {
         idle: session.is_idle(now_micros(), store.settings.idle_secs),
         session,
@@ -37,16 +40,21 @@ pub(crate) async fn session_detail(
     })
 }
 
-pub(crate) async fn receipts(pool: &PgPool, tenant: &TenantId) -> Result<Vec<Receipt>, StoreError> {
+pub(crate) async fn receipts(
+    store: &PgStore,
+    tenant: &TenantId,
+) -> Result<Vec<Receipt>, StoreError> {
+    let mut tx = store.scoped(tenant).await?;
     let sql = format!(
         "SELECT {} FROM receipts WHERE tenant_id = $1 ORDER BY seq",
         rows::RECEIPT_COLUMNS
     );
     let rows = sqlx::query(&sql)
         .bind(tenant.as_str())
-        .fetch_all(pool)
+        .fetch_all(&mut *tx)
         .await
         .map_err(db)?;
+    tx.commit().await.map_err(db)?;
     rows.iter().map(rows::receipt).collect()
 }
 
@@ -57,7 +65,7 @@ pub(crate) async fn connection_open(
     connection_id: &str,
     init_params: Option<serde_json::Value>,
 ) -> Result<(), StoreError> {
-    let mut tx = store.pool().begin().await.map_err(db)?;
+    let mut tx = store.scoped(&caller.tenant).await?;
     ledger::ensure_tenant(&mut tx, &caller.tenant).await?;
     let tracer = Session::open_tracer(caller, connection_id);
     ledger::ensure_project(&mut tx, &caller.tenant, &tracer.project).await?;
@@ -85,7 +93,7 @@ pub(crate) async fn connection_open(
 
 /// Close a connection's tracer session (on DELETE or expiry).
 async fn close_tracer(
-    pool: &PgPool,
+    conn: &mut PgConnection,
     tenant: &TenantId,
     tracer: Option<SessionId>,
 ) -> Result<(), StoreError> {
@@ -98,7 +106,7 @@ async fn close_tracer(
     .bind(tenant.as_str())
     .bind(tracer.as_uuid())
     .bind(now)
-    .execute(pool)
+    .execute(&mut *conn)
     .await
     .map_err(db)?;
     Ok(())
@@ -112,18 +120,19 @@ const SEEN_GRANULARITY_SECS: i64 = 30;
 /// (with its tracer), on whichever replica sees it; `last_seen_at` is refreshed
 /// at most every `SEEN_GRANULARITY_SECS` (a quarter of a shorter idle limit).
 pub(crate) async fn connection_get(
-    pool: &PgPool,
+    store: &PgStore,
     tenant: &TenantId,
     connection_id: &str,
     idle_secs: i64,
 ) -> Result<Option<ConnectionRecord>, StoreError> {
+    let mut tx = store.scoped(tenant).await?;
     let row = sqlx::query(
         "SELECT credential_kind, credential_id, role, closed_at, last_seen_at, init_params, tracer_session_id \
          FROM mcp_connections WHERE tenant_id = $1 AND connection_id = $2",
     )
     .bind(tenant.as_str())
     .bind(connection_id)
-    .fetch_optional(pool)
+    .fetch_optional(&mut *tx)
     .await
     .map_err(db)?;
     let Some(row) = row else { return Ok(None) };
@@ -147,12 +156,13 @@ pub(crate) async fn connection_get(
             .map(SessionId::from_uuid),
     };
     if record.closed {
+        tx.commit().await.map_err(db)?;
         return Ok(Some(record));
     }
     let now = now_micros();
     let idle = (now - last_seen).num_seconds();
     if idle > idle_secs {
-        connection_close(pool, tenant, connection_id).await?;
+        close_in(&mut tx, tenant, connection_id).await?;
         record.closed = true;
     } else if idle > SEEN_GRANULARITY_SECS.min(idle_secs / 4) {
         sqlx::query(
@@ -162,15 +172,26 @@ pub(crate) async fn connection_get(
         .bind(tenant.as_str())
         .bind(connection_id)
         .bind(now)
-        .execute(pool)
+        .execute(&mut *tx)
         .await
         .map_err(db)?;
     }
+    tx.commit().await.map_err(db)?;
     Ok(Some(record))
 }
 
 pub(crate) async fn connection_close(
-    pool: &PgPool,
+    store: &PgStore,
+    tenant: &TenantId,
+    connection_id: &str,
+) -> Result<(), StoreError> {
+    let mut tx = store.scoped(tenant).await?;
+    close_in(&mut tx, tenant, connection_id).await?;
+    tx.commit().await.map_err(db)
+}
+
+async fn close_in(
+    conn: &mut PgConnection,
     tenant: &TenantId,
     connection_id: &str,
 ) -> Result<(), StoreError> {
@@ -181,22 +202,23 @@ pub(crate) async fn connection_close(
     .bind(tenant.as_str())
     .bind(connection_id)
     .bind(now_micros())
-    .fetch_optional(pool)
+    .fetch_optional(&mut *conn)
     .await
     .map_err(db)?;
-    close_tracer(pool, tenant, tracer.flatten().map(SessionId::from_uuid)).await
+    close_tracer(conn, tenant, tracer.flatten().map(SessionId::from_uuid)).await
 }
 
 /// Open connections of one credential that are still within the idle limit.
 pub(crate) async fn connection_open_count(
-    pool: &PgPool,
+    store: &PgStore,
     tenant: &TenantId,
     kind: CredentialKind,
     credential_id: &str,
     idle_secs: i64,
 ) -> Result<i64, StoreError> {
     let now = now_micros();
-    sqlx::query_scalar(
+    let mut tx = store.scoped(tenant).await?;
+    let n = sqlx::query_scalar(
         "SELECT count(*) FROM mcp_connections WHERE tenant_id = $1 AND credential_kind = $2 \
          AND credential_id = $3 AND closed_at IS NULL AND last_seen_at > $4",
     )
@@ -204,17 +226,21 @@ pub(crate) async fn connection_open_count(
     .bind(kind.as_str())
     .bind(credential_id)
     .bind(now - chrono::Duration::seconds(idle_secs))
-    .fetch_one(pool)
+    .fetch_one(&mut *tx)
     .await
-    .map_err(db)
+    .map_err(db)?;
+    tx.commit().await.map_err(db)?;
+    Ok(n)
 }
 
 /// Close every connection unused past the idle limit, and its tracer.
 pub(crate) async fn connection_expire(
-    pool: &PgPool,
+    store: &PgStore,
     idle_secs: i64,
 ) -> Result<Vec<(TenantId, String)>, StoreError> {
     let now = now_micros();
+    // System scope, audited here: the sweep spans tenants by design.
+    let mut tx = store.system().await?;
     let rows = sqlx::query(
         "UPDATE mcp_connections SET closed_at = $1 \
          WHERE closed_at IS NULL AND last_seen_at <= $2 \
@@ -222,7 +248,7 @@ pub(crate) async fn connection_expire(
     )
     .bind(now)
     .bind(now - chrono::Duration::seconds(idle_secs))
-    .fetch_all(pool)
+    .fetch_all(&mut *tx)
     .await
     .map_err(db)?;
     let mut closed = Vec::with_capacity(rows.len());
@@ -233,8 +259,9 @@ pub(crate) async fn connection_expire(
         };
         let id: String = row.try_get("connection_id").map_err(db)?;
         let tracer: Option<uuid::Uuid> = row.try_get("tracer_session_id").map_err(db)?;
-        close_tracer(pool, &tenant, tracer.map(SessionId::from_uuid)).await?;
+        close_tracer(&mut tx, &tenant, tracer.map(SessionId::from_uuid)).await?;
         closed.push((tenant, id));
     }
+    tx.commit().await.map_err(db)?;
     Ok(closed)
 }

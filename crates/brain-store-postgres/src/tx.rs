@@ -22,13 +22,7 @@ pub(crate) async fn end(
     caller: &Caller,
     req: EndRequest,
 ) -> Result<Value, StoreError> {
-    flow::close(
-        Tx(store.pool.begin().await.map_err(db)?),
-        caller,
-        &req,
-        None,
-    )
-    .await
+    flow::close(Tx(store.scoped(&caller.tenant).await?), caller, &req, None).await
 }
 
 pub(crate) async fn relay(
@@ -37,7 +31,7 @@ pub(crate) async fn relay(
     req: RelayRequest,
 ) -> Result<Value, StoreError> {
     flow::close(
-        Tx(store.pool.begin().await.map_err(db)?),
+        Tx(store.scoped(&caller.tenant).await?),
         caller,
         &req.end,
         Some(&req.to_client_key),
@@ -50,7 +44,7 @@ pub(crate) async fn abandon(
     caller: &Caller,
     req: AbandonRequest,
 ) -> Result<Value, StoreError> {
-    flow::abandon(Tx(store.pool.begin().await.map_err(db)?), caller, &req).await
+    flow::abandon(Tx(store.scoped(&caller.tenant).await?), caller, &req).await
 }
 
 /// A write transaction, as `brain_core::flow` needs it.

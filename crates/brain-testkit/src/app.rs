@@ -279,7 +279,9 @@ pub async fn count_rows(app: &TestApp, table: &str) -> i64 {
     let sql = format!("SELECT count(*) FROM {table}");
     match &app.db {
         TestBackend::Postgres(db) => {
-            let pool = sqlx::PgPool::connect(&db.url).await.expect("connect");
+            let pool = sqlx::PgPool::connect(&db.inspect_url)
+                .await
+                .expect("connect");
             let n = sqlx::query_scalar(&sql)
                 .fetch_one(&pool)
                 .await
@@ -303,7 +305,9 @@ pub async fn count_rows(app: &TestApp, table: &str) -> i64 {
 pub async fn exec(app: &TestApp, sql: &str) {
     match &app.db {
         TestBackend::Postgres(db) => {
-            let pool = sqlx::PgPool::connect(&db.url).await.expect("connect");
+            let pool = sqlx::PgPool::connect(&db.inspect_url)
+                .await
+                .expect("connect");
             sqlx::query(sql).execute(&pool).await.expect("exec");
             pool.close().await;
         }
@@ -320,7 +324,9 @@ pub async fn latest_connection(app: &TestApp, credential_id: &str) -> String {
     let sql = "SELECT connection_id FROM mcp_connections WHERE credential_id = $1 ORDER BY opened_at DESC LIMIT 1";
     match &app.db {
         TestBackend::Postgres(db) => {
-            let pool = sqlx::PgPool::connect(&db.url).await.expect("connect");
+            let pool = sqlx::PgPool::connect(&db.inspect_url)
+                .await
+                .expect("connect");
             let id = sqlx::query_scalar(sql)
                 .bind(credential_id)
                 .fetch_one(&pool)

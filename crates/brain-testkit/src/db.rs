@@ -22,10 +22,32 @@ fn with_database(url: &str, name: &str) -> String {
     }
 }
 
+/// The role brain runs as in tests: no superuser, no BYPASSRLS, owner of its
+/// database — as in production, so row-level security is in force.
+pub const APP_ROLE: &str = "brain_test_app";
+const APP_PASSWORD: &str = "brain_test_app";
+
+/// `url` with its user and password replaced.
+fn with_user(url: &str, user: &str, password: &str) -> String {
+    let Some(scheme_end) = url.find("://").map(|i| i + 3) else {
+        return url.to_owned();
+    };
+    let rest = &url[scheme_end..];
+    let host = match rest.find('@') {
+        Some(at) if rest[..at].find('/').is_none() => &rest[at + 1..],
+        _ => rest,
+    };
+    format!("{}{user}:{password}@{host}", &url[..scheme_end])
+}
+
 /// A database created for one test and dropped (with its connections) when the
 /// value is dropped.
 pub struct TestDb {
+    /// What the server connects with: the unprivileged app role.
     pub url: String,
+    /// The admin role on the same database, which row-level security does not
+    /// bind: for tests that inspect or tamper with rows directly.
+    pub inspect_url: String,
     name: String,
 }
 
@@ -33,12 +55,21 @@ impl TestDb {
     pub async fn create() -> anyhow::Result<Self> {
         let name = format!("brain_t_{}", uuid::Uuid::new_v4().simple());
         let mut admin = PgConnection::connect(&admin_url()).await?;
-        sqlx::query(&format!("CREATE DATABASE {name}"))
+        // Parallel tests race to create the role once; a duplicate is fine.
+        let create_role = format!(
+            "DO $$ BEGIN CREATE ROLE {APP_ROLE} LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEDB \
+             NOCREATEROLE PASSWORD '{APP_PASSWORD}'; \
+             EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$"
+        );
+        sqlx::query(&create_role).execute(&mut admin).await?;
+        sqlx::query(&format!("CREATE DATABASE {name} OWNER {APP_ROLE}"))
             .execute(&mut admin)
             .await?;
         admin.close().await?;
+        let inspect_url = with_database(&admin_url(), &name);
         Ok(Self {
-            url: with_database(&admin_url(), &name),
+            url: with_user(&inspect_url, APP_ROLE, APP_PASSWORD),
+            inspect_url,
             name,
         })
     }
@@ -76,7 +107,19 @@ impl Drop for TestDb {
 
 #[cfg(test)]
 mod tests {
-    use super::with_database;
+    use super::{with_database, with_user};
+
+    #[test]
+    fn user_is_swapped() {
+        assert_eq!(
+            with_user("postgres://postgres:pw@h:5432/x", "a", "b"),
+            "postgres://a:b@h:5432/x"
+        );
+        assert_eq!(
+            with_user("postgres://h:5432/x", "a", "b"),
+            "postgres://a:b@h:5432/x"
+        );
+    }
 
     #[test]
     fn database_name_is_swapped() {
