@@ -102,6 +102,17 @@ fn compose_runs_brain_on_a_healthy_postgres() {
             .any(|p| p.as_str() == Some("8080:8080"))
     );
     assert!(s(brain, &["healthcheck", "test"]).is_sequence());
+    // brain connects as the unprivileged role the init script creates, never
+    // as the administrator (who would bypass row-level security).
+    let url = s(brain, &["environment", "DATABASE_URL"]).as_str().unwrap();
+    assert!(url.contains("${DB_APP_USER}") && !url.contains("POSTGRES_USER"));
+    assert!(
+        s(pg, &["volumes"])
+            .as_sequence()
+            .unwrap()
+            .iter()
+            .any(|v| v.as_str() == Some("./deploy/postgres:/docker-entrypoint-initdb.d:ro"))
+    );
     // Every ${VAR} the file uses is defined in .env.example.
     let example = read(".env.example");
     let defined: BTreeSet<&str> = example
@@ -194,4 +205,74 @@ fn kubernetes_manifests_run_replicas_with_probes_secrets_and_migrations() {
         }
     }
     assert!(from_secret.contains("DATABASE_URL") && from_secret.contains("BRAIN_JWT_HS256_SECRET"));
+    // The migrate Job first creates the unprivileged role, from the Secret.
+    let init = s(
+        &by_kind["Job"],
+        &["spec", "template", "spec", "initContainers", "0"],
+    );
+    let script = s(init, &["command", "2"]).as_str().unwrap();
+    assert!(script.contains("NOSUPERUSER NOBYPASSRLS"));
+    for env in s(init, &["env"]).as_sequence().unwrap() {
+        let key = env["valueFrom"]["secretKeyRef"]["key"].as_str().unwrap();
+        assert!(keys.contains_key(key), "{key} missing from the Secret");
+    }
+}
+
+/// The Compose init script, run for real against the test server: it makes a
+/// role that owns its database, is bound by row-level security, and can run
+/// brain's migrations; running it twice changes nothing.
+#[tokio::test]
+async fn the_role_script_makes_an_unprivileged_owner() {
+    let admin = brain_testkit::db::admin_url();
+    let role = format!("brain_role_{}", uuid::Uuid::new_v4().simple());
+    let opts: sqlx::postgres::PgConnectOptions = admin.parse().unwrap();
+    let password = admin
+        .split("://")
+        .nth(1)
+        .and_then(|rest| rest.split_once('@'))
+        .and_then(|(creds, _)| creds.split_once(':'))
+        .map_or(String::new(), |(_, pw)| pw.to_owned());
+    let run = || {
+        std::process::Command::new("sh")
+            .arg(root().join("deploy/postgres/10-brain-role.sh"))
+            .env("POSTGRES_USER", opts.get_username())
+            .env("PGHOST", opts.get_host())
+            .env("PGPORT", opts.get_port().to_string())
+            .env("PGPASSWORD", &password)
+            .env("DB_APP_USER", &role)
+            .env("DB_APP_PASSWORD", "pw")
+            .env("DB_APP_NAME", &role)
+            .output()
+            .unwrap()
+    };
+    for _ in 0..2 {
+        let out = run();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let url = format!(
+        "postgres://{role}:pw@{}:{}/{role}",
+        opts.get_host(),
+        opts.get_port()
+    );
+    let store = brain_store_postgres::PgStore::connect(&url, Default::default())
+        .await
+        .unwrap();
+    store.migrate().await.unwrap();
+    assert!(!store.rls_bypassed().await.unwrap());
+    store.pool().close().await;
+    let mut conn = <sqlx::PgConnection as sqlx::Connection>::connect(&admin)
+        .await
+        .unwrap();
+    sqlx::query(&format!("DROP DATABASE {role} WITH (FORCE)"))
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    sqlx::query(&format!("DROP ROLE {role}"))
+        .execute(&mut conn)
+        .await
+        .unwrap();
 }
