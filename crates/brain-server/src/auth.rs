@@ -288,3 +288,34 @@ pub fn bearer(value: &str) -> Option<&str> {
         .then_some(token.trim())
         .filter(|t| !t.is_empty())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Secret;
+
+    fn authenticator() -> Authenticator {
+        Authenticator::from_config(&JwtConfig {
+            hs256_secret: Some(Secret::new("unit-secret-unit-secret-unit-secret-0123")),
+            public_keys: None,
+            issuer: "brain".into(),
+            audience: "brain".into(),
+        })
+        .unwrap()
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2_000))]
+
+        /// Arbitrary bearer strings (and dotted three-part ones) never panic
+        /// the JWT path and never authenticate.
+        #[test]
+        fn arbitrary_tokens_are_refused(raw in "\\PC{0,300}", a in "[A-Za-z0-9_-]{0,40}", b in "[A-Za-z0-9_-]{0,80}", c in "[A-Za-z0-9_-]{0,40}") {
+            let auth = authenticator();
+            proptest::prop_assert!(auth.authenticate(&raw).is_err());
+            let dotted = format!("{a}.{b}.{c}");
+            proptest::prop_assert!(auth.authenticate(&dotted).is_err());
+            let _ = bearer(&raw);
+        }
+    }
+}

@@ -189,4 +189,20 @@ mod tests {
             assert!(!origin_allowed(&a, bad), "{bad:?} passed");
         }
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2_000))]
+
+        /// Arbitrary Host and Origin values never panic the parser, and a value
+        /// with userinfo never matches.
+        #[test]
+        fn the_parser_never_panics(value in "\\PC{0,64}", entry in "\\PC{0,32}") {
+            let allowed = vec![entry, "localhost".to_owned(), "http://localhost:*".to_owned()];
+            let host = host_allowed(&allowed, &value);
+            let origin = origin_allowed(&allowed, &value);
+            if value.contains('@') {
+                proptest::prop_assert!(!host && !origin, "{value:?} passed");
+            }
+        }
+    }
 }
