@@ -56,9 +56,11 @@ mkdir -p "$CDIR" || die "cannot create $CDIR"
 for f in package.json package-lock.json inject-auth.mjs caps.mjs; do
   cmp -s "$SRC/$f" "$CDIR/$f" || cp "$SRC/$f" "$CDIR/$f" || die "cannot copy $f to $CDIR"
 done
-if [ ! -x "$NODE" ] || [ ! -f "$CLI" ] || [ "$SRC/package-lock.json" -nt "$CDIR/node_modules" ]; then
+# Reinstall only when the lock file's content changed (a fresh clone's mtimes say nothing).
+if [ ! -x "$NODE" ] || [ ! -f "$CLI" ] || ! cmp -s "$SRC/package-lock.json" "$CDIR/installed.lock"; then
   echo "run.sh: installing the conformance suite into $CDIR (npm ci)..." >&2
   (cd "$CDIR" && npm ci --no-audit --no-fund >/dev/null 2>&1) || die "npm ci in $CDIR failed"
+  cp "$SRC/package-lock.json" "$CDIR/installed.lock"
 fi
 [ -x "$NODE" ] && [ -f "$CLI" ] || die "conformance suite not installed in $CDIR"
 "$NODE" -e 'process.exit(+process.versions.node.split(".")[0] >= 22 ? 0 : 1)' || die "$NODE is not Node >= 22"
