@@ -106,6 +106,12 @@ impl ClientKey {
                 format!("must be at most {} characters", Self::MAX_CHARS),
             ));
         }
+        if !s.chars().all(crate::text::is_identifier_char) {
+            return Err(DomainError::invalid_argument(
+                field,
+                "may not hold control or bidirectional-override characters",
+            ));
+        }
         Ok(Self(s.to_owned()))
     }
 

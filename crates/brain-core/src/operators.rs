@@ -56,27 +56,29 @@ pub struct Elevation {
     pub revoked_at: Option<DateTime<Utc>>,
 }
 
-/// Only a `jwt` credential with role `operator` can be elevated; the lifetime is
+/// Only a `jwt` credential with role `operator` holds, grants or revokes
+/// elevations; an agent or relay token of the same subject is refused.
+pub fn check_operator(caller: &Caller) -> Result<(), DomainError> {
+    match caller.kind {
+        CredentialKind::SharedToken | CredentialKind::Stdio => Err(DomainError::new(
+            ErrorCode::Forbidden,
+            "shared-token and stdio callers can never be elevated; use an operator JWT",
+        )),
+        CredentialKind::Jwt if caller.role != Role::Operator => Err(DomainError::new(
+            ErrorCode::Forbidden,
+            format!(
+                "only role operator can be elevated, this credential has role {}",
+                caller.role
+            ),
+        )),
+        CredentialKind::Jwt => Ok(()),
+    }
+}
+
+/// An elevation request: an operator credential, a reason, and a lifetime of
 /// 1 s to `max_secs`. Checked before the target is looked at.
 pub fn check_elevation_request(caller: &Caller, req: &ElevationRequest) -> Result<(), DomainError> {
-    match caller.kind {
-        CredentialKind::SharedToken | CredentialKind::Stdio => {
-            return Err(DomainError::new(
-                ErrorCode::Forbidden,
-                "shared-token and stdio callers can never be elevated; use an operator JWT",
-            ));
-        }
-        CredentialKind::Jwt if caller.role != Role::Operator => {
-            return Err(DomainError::new(
-                ErrorCode::Forbidden,
-                format!(
-                    "only role operator can be elevated, this credential has role {}",
-                    caller.role
-                ),
-            ));
-        }
-        CredentialKind::Jwt => {}
-    }
+    check_operator(caller)?;
     if req.reason.trim().is_empty() {
         return Err(DomainError::invalid_argument("reason", "must not be blank"));
     }

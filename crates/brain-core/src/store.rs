@@ -252,14 +252,15 @@ pub trait Store: Send + Sync + 'static {
         tenant: &TenantId,
         connection_id: &str,
     ) -> Result<(), StoreError>;
-    /// Open connections of one credential that are not past the idle limit
-    /// (the per-credential cap, SPEC §4).
+    /// Open connections not past the idle limit: `(this credential with this
+    /// role, the whole tenant)`, for the caps of SPEC §4.
     async fn connection_open_count(
         &self,
         tenant: &TenantId,
         kind: CredentialKind,
         credential_id: &str,
-    ) -> Result<i64, StoreError>;
+        role: Role,
+    ) -> Result<(i64, i64), StoreError>;
     /// System scope: close every connection unused past the idle limit, with its
     /// tracer session, in all tenants; answers what was closed so each replica
     /// can forget it in memory too.

@@ -7,9 +7,18 @@ use serde_json::Value;
 
 use crate::error::DomainError;
 
-/// Whether `c` is a control character brain refuses in text.
+/// Whether `c` is a control character brain refuses in text: C0 but tab, CR
+/// and LF; DEL; and the C1 block (U+0080–U+009F, e.g. U+009B, a terminal CSI).
 pub fn is_refused_control(c: char) -> bool {
-    (c < ' ' && !matches!(c, '\t' | '\n' | '\r')) || c == '\u{7f}'
+    c.is_control() && !matches!(c, '\t' | '\n' | '\r')
+}
+
+/// Whether `c` may appear in an identifier a person reads (a JWT subject, a
+/// client key): no control at all, and no bidirectional override, isolate or
+/// mark, nor BOM, which can make one name display as another.
+pub fn is_identifier_char(c: char) -> bool {
+    !c.is_control()
+        && !matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{feff}')
 }
 
 /// Refuse a string with a control character, naming `field`.
@@ -64,7 +73,9 @@ mod tests {
     fn controls_are_refused_and_named() {
         assert!(check("f", "plain text\twith tab\r\nand lines").is_ok());
         assert!(check("f", "ünïcødé ✓").is_ok());
-        for bad in ["a\0b", "\u{1}", "x\u{1b}[31m", "del\u{7f}"] {
+        assert!(!is_identifier_char('\u{202e}') && !is_identifier_char('\n'));
+        assert!(is_identifier_char('é') && is_identifier_char('✓'));
+        for bad in ["a\0b", "\u{1}", "x\u{1b}[31m", "del\u{7f}", "c1\u{9b}"] {
             let e = check("summary", bad).unwrap_err();
             assert_eq!(e.code, crate::ErrorCode::InvalidArgument);
             assert!(e.message.contains("summary"), "{}", e.message);

@@ -79,7 +79,7 @@ const LEEWAY_SECS: i64 = 30;
 fn claim_ok(value: &str, max: usize) -> bool {
     !value.trim().is_empty()
         && value.len() <= max
-        && !value.chars().any(brain_core::text::is_refused_control)
+        && value.chars().all(brain_core::text::is_identifier_char)
 }
 
 struct PublicKey {

@@ -305,6 +305,8 @@ async fn run_serve(mut cfg: ServeConfig) -> anyhow::Result<()> {
         limits: crate::http::limits::Limits::new(crate::http::limits::LimitSettings {
             rate_per_sec: cfg.rate_limit_per_sec,
             max_connections_per_credential: cfg.max_connections_per_credential,
+            max_connections_per_tenant: cfg.max_connections_per_tenant,
+            max_connections: cfg.max_connections,
         }),
     };
     let sockets = crate::serve::SocketLimits {

@@ -120,6 +120,16 @@ pub struct ServeConfig {
         default_value_t = 64
     )]
     pub max_connections_per_credential: i64,
+    /// Open MCP connections each tenant may hold, across all its credentials.
+    #[arg(
+        long,
+        env = "BRAIN_MAX_CONNECTIONS_PER_TENANT",
+        default_value_t = 1_024
+    )]
+    pub max_connections_per_tenant: i64,
+    /// MCP connections this replica holds in memory; an initialize beyond it gets 429.
+    #[arg(long, env = "BRAIN_MAX_CONNECTIONS", default_value_t = 8_192)]
+    pub max_connections: usize,
     /// Open sockets the front door accepts at once; more wait in the kernel's backlog.
     #[arg(long, env = "BRAIN_MAX_SOCKETS", default_value_t = 4_096)]
     pub max_sockets: usize,

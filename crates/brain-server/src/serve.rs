@@ -111,19 +111,35 @@ pub async fn serve(
             _ = shutdown.cancelled() => break,
         };
         set_nodelay(&stream);
-        let mut builder = auto::Builder::new(TokioExecutor::new());
-        builder
-            .http1()
-            .timer(TokioTimer::new())
-            .header_read_timeout(limits.header_timeout);
-        builder.http2().timer(TokioTimer::new());
-        let service = TowerToHyperService::new(app.clone());
-        let conn = builder
-            .serve_connection(TokioIo::new(stream), service)
-            .into_owned();
-        let conn = graceful.watch(conn);
+        let app = app.clone();
+        let watcher = graceful.watcher();
+        let stop = shutdown.clone();
         tokio::spawn(async move {
-            if let Err(e) = conn.await {
+            // hyper's header timer starts at the first byte; a socket that
+            // sends nothing at all is closed here after the same deadline
+            // (or at shutdown, which must not wait for it).
+            let mut first = [0u8; 1];
+            let first_byte = tokio::time::timeout(limits.header_timeout, stream.peek(&mut first));
+            let arrived = tokio::select! {
+                r = first_byte => matches!(r, Ok(Ok(n)) if n > 0),
+                _ = stop.cancelled() => false,
+            };
+            if !arrived {
+                drop(slot);
+                return;
+            }
+            let mut builder = auto::Builder::new(TokioExecutor::new());
+            builder
+                .http1()
+                .timer(TokioTimer::new())
+                .header_read_timeout(limits.header_timeout);
+            builder
+                .http2()
+                .timer(TokioTimer::new())
+                .keep_alive_interval(Some(limits.header_timeout));
+            let service = TowerToHyperService::new(app);
+            let conn = builder.serve_connection(TokioIo::new(stream), service);
+            if let Err(e) = watcher.watch(conn).await {
                 tracing::debug!(error = %e, "connection ended with an error");
             }
             drop(slot);

@@ -239,6 +239,7 @@ async fn initialize_is_bounded_per_credential() {
             limits: brain_server::http::limits::LimitSettings {
                 rate_per_sec: 1_000,
                 max_connections_per_credential: 3,
+                ..Default::default()
             },
             ..TestOptions::default()
         },
@@ -388,8 +389,9 @@ async fn large_initializes_do_not_grow_memory() {
     );
 }
 
-/// Finding 3: 300 sockets trickling a request's headers are closed within 20 s
-/// (the header deadline is 10 s) while /healthz keeps answering.
+/// Finding 3: 300 sockets trickling a request's headers, and 50 that send
+/// nothing, are closed within 20 s (the header deadline is 10 s) while /healthz
+/// keeps answering.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn slow_sockets_are_cut_while_health_answers() {
     let db = TestBackend::create().await;
@@ -421,6 +423,16 @@ async fn slow_sockets_are_cut_while_health_answers() {
             }
         }));
     }
+    // Sockets that send nothing at all are cut by the same deadline.
+    for _ in 0..50 {
+        let addr = addr.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut s = tokio::net::TcpStream::connect(&addr).await.unwrap();
+            let mut buf = [0u8; 16];
+            let _ = tokio::time::timeout(Duration::from_secs(40), s.read(&mut buf)).await;
+            Instant::now()
+        }));
+    }
     tokio::time::sleep(Duration::from_secs(2)).await;
     let health = reqwest::Client::new()
         .get(format!("{}/healthz", srv.base))
@@ -449,6 +461,7 @@ async fn bursts_are_limited_per_tenant_and_credential() {
             limits: brain_server::http::limits::LimitSettings {
                 rate_per_sec: 5,
                 max_connections_per_credential: 64,
+                ..Default::default()
             },
             ..TestOptions::default()
         },
@@ -732,4 +745,194 @@ async fn connection_ids_stay_out_of_logs() {
         "a connection id reached the log:\n{log}"
     );
     assert!(!log.contains(&t), "a token reached the log");
+}
+
+/// Send raw bytes on a fresh socket; what the server answered (until it closed
+/// or `wait` passed).
+async fn raw_http(addr: std::net::SocketAddr, bytes: &[u8], wait: Duration) -> String {
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    s.write_all(bytes).await.unwrap();
+    let mut out = Vec::new();
+    let _ = tokio::time::timeout(wait, s.read_to_end(&mut out)).await;
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The second attack review (against this change): each finding, closed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn second_review_findings_are_closed() {
+    let app = spawn_app_opts(
+        jwt_config(),
+        TestOptions {
+            limits: brain_server::http::limits::LimitSettings {
+                rate_per_sec: 1_000,
+                max_connections_per_credential: 2,
+                ..Default::default()
+            },
+            ..TestOptions::default()
+        },
+    )
+    .await;
+    let base = format!("http://{}", app.addr);
+    let http = reqwest::Client::new();
+    let (op, ag) = (operator("alice"), agent("alice"));
+
+    // An agent token of the operator's subject cannot revoke its elevation.
+    let conn = raw_connect(&base, &op).await;
+    let (st, e) = grant(&app, &op, json!({"mcp_session_id": conn, "reason": "r"})).await;
+    assert_eq!(st, StatusCode::CREATED);
+    let id = e["id"].as_str().unwrap();
+    let r = http
+        .delete(app.url(&format!("/brain-admin/elevations/{id}")))
+        .bearer_auth(&ag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::FORBIDDEN);
+    assert!(
+        !r.text().await.unwrap().contains(&conn),
+        "no connection id in the refusal"
+    );
+    let listed: Value = http
+        .get(app.url("/brain-admin/elevations"))
+        .bearer_auth(&op)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        listed["elevations"].as_array().unwrap().len(),
+        1,
+        "still active"
+    );
+
+    // Limits are per role too: an agent at its cap leaves the operator's alone.
+    raw_connect(&base, &ag).await;
+    raw_connect(&base, &ag).await;
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "0"}}});
+    let r = http
+        .post(app.mcp_url())
+        .bearer_auth(&ag)
+        .header("accept", "application/json, text/event-stream")
+        .json(&init)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS);
+    raw_connect(&base, &op).await;
+
+    // A NUL in initialize parameters is 422 on both stores, nothing recorded.
+    let before = count_rows(&app, "mcp_connections").await;
+    let r = http
+        .post(app.mcp_url())
+        .bearer_auth(token("acme", "nul"))
+        .header("accept", "application/json, text/event-stream")
+        .json(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "x\u{0}y", "version": "1"}}}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(count_rows(&app, "mcp_connections").await, before);
+
+    // A huge method name is refused, not echoed.
+    let r = http
+        .post(app.mcp_url())
+        .bearer_auth(&op)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-session-id", &conn)
+        .header("mcp-protocol-version", "2025-11-25")
+        .json(&json!({"jsonrpc": "2.0", "id": 5, "method": "x".repeat(100_000)}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    assert!(r.text().await.unwrap().len() < 1_000);
+
+    // rmcp's plain-text refusals come back in the error envelope, echoing nothing.
+    for (ct, body, version) in [
+        ("application/json", "{not json", "2025-11-25"),
+        (
+            "application/json",
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+            "evil-version-echo",
+        ),
+    ] {
+        let r = http
+            .post(app.mcp_url())
+            .bearer_auth(&op)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", ct)
+            .header("mcp-session-id", &conn)
+            .header("mcp-protocol-version", version)
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        assert!(r.status().is_client_error(), "{}", r.status());
+        let text = r.text().await.unwrap();
+        let v: Value = serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON: {text}"));
+        assert!(v["error"]["code"].is_string(), "{text}");
+        assert!(!text.contains("evil-version-echo"));
+    }
+
+    // Two Host headers, or an absolute-form target naming another host: 403.
+    let t = token("acme", "a");
+    let dup = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.com\r\nAuthorization: Bearer {t}\r\n\
+         Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{{}}"
+    );
+    let answer = raw_http(app.addr, dup.as_bytes(), Duration::from_secs(3)).await;
+    assert!(
+        answer.starts_with("HTTP/1.1 403") || answer.starts_with("HTTP/1.1 400"),
+        "{answer}"
+    );
+    let absolute = format!(
+        "POST http://user@evil.com/mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {t}\r\n\
+         Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{{}}"
+    );
+    let answer = raw_http(app.addr, absolute.as_bytes(), Duration::from_secs(3)).await;
+    assert!(
+        answer.starts_with("HTTP/1.1 403") || answer.starts_with("HTTP/1.1 400"),
+        "{answer}"
+    );
+
+    // An unauthenticated request is answered without its (slow) body being read.
+    let started = Instant::now();
+    let slow = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100000\r\n\r\n{";
+    let answer = raw_http(app.addr, slow, Duration::from_secs(3)).await;
+    assert!(answer.starts_with("HTTP/1.1 401"), "{answer}");
+    assert!(started.elapsed() < Duration::from_secs(3));
+
+    // C1 controls in text, bidi overrides in a client key, a newline in sub.
+    let c = app.client(&token("acme", "a")).await;
+    let e = brain_testkit::app::refused(
+        &c,
+        "brain_remember",
+        json!({"project": "p", "kind": "fact", "text": "csi\u{9b}31m"}),
+    )
+    .await;
+    assert_eq!(e["code"], json!("invalid_argument"));
+    let e = brain_testkit::app::refused(
+        &c,
+        "brain_session_start",
+        json!({"project": "p", "client_key": "ali\u{202e}ecb"}),
+    )
+    .await;
+    assert_eq!(e["code"], json!("invalid_argument"));
+    c.cancel().await.unwrap();
+    let r = http
+        .post(app.mcp_url())
+        .bearer_auth(token_with(json!({"sub": "a\nb"})))
+        .header("accept", "application/json, text/event-stream")
+        .json(&init)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
 }

@@ -26,6 +26,7 @@ fn app() -> &'static (tokio::runtime::Runtime, TestApp, String) {
             LimitSettings {
                 rate_per_sec: 100_000,
                 max_connections_per_credential: 64,
+                ..Default::default()
             },
         ));
         let conn = rt.block_on(brain_testkit::app::raw_connect(

@@ -214,23 +214,26 @@ pub(crate) async fn connection_open_count(
     tenant: &TenantId,
     kind: CredentialKind,
     credential_id: &str,
+    role: Role,
     idle_secs: i64,
-) -> Result<i64, StoreError> {
+) -> Result<(i64, i64), StoreError> {
     let now = now_micros();
     let mut tx = store.scoped(tenant).await?;
-    let n = sqlx::query_scalar(
-        "SELECT count(*) FROM mcp_connections WHERE tenant_id = $1 AND credential_kind = $2 \
-         AND credential_id = $3 AND closed_at IS NULL AND last_seen_at > $4",
+    let counts: (i64, i64) = sqlx::query_as(
+        "SELECT count(*) FILTER (WHERE credential_kind = $2 AND credential_id = $3 AND role = $5), \
+                count(*) \
+         FROM mcp_connections WHERE tenant_id = $1 AND closed_at IS NULL AND last_seen_at > $4",
     )
     .bind(tenant.as_str())
     .bind(kind.as_str())
     .bind(credential_id)
     .bind(now - chrono::Duration::seconds(idle_secs))
+    .bind(role.as_str())
     .fetch_one(&mut *tx)
     .await
     .map_err(db)?;
     tx.commit().await.map_err(db)?;
-    Ok(n)
+    Ok(counts)
 }
 
 /// Close every connection unused past the idle limit, and its tracer.

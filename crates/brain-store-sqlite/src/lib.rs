@@ -33,7 +33,7 @@ use brain_core::error::StoreError;
 use brain_core::ids::{ElevationId, ProjectKey, SessionId, SlotName, TenantId};
 use brain_core::memory::{Document, DocumentKind, DocumentPut, HistoryEntry, RecallHit};
 use brain_core::model::Revision;
-use brain_core::model::{Artifact, Caller, CredentialKind, Focus};
+use brain_core::model::{Artifact, Caller, CredentialKind, Focus, Role};
 use brain_core::operators::{Elevation, ElevationRequest, SharedToken};
 use brain_core::receipt::Receipt;
 use brain_core::requests::{
@@ -253,12 +253,14 @@ impl Store for SqliteStore {
         tenant: &TenantId,
         kind: CredentialKind,
         credential_id: &str,
-    ) -> Result<i64, StoreError> {
+        role: Role,
+    ) -> Result<(i64, i64), StoreError> {
         reads::connection_open_count(
             &self.pool,
             tenant,
             kind,
             credential_id,
+            role,
             self.settings.connection_idle_secs,
         )
         .await

@@ -170,6 +170,10 @@ pub(crate) async fn revoke(
     digest: &str,
 ) -> Result<Elevation, StoreError> {
     let mut tx = store.write().await?;
+    if let Err(e) = brain_core::operators::check_operator(caller) {
+        let d = ledger::draft(REVOKE, None, None, digest, Err(&e));
+        return brain_core::flow::refuse(crate::tx::Tx(tx), caller, false, d, e).await;
+    }
     let sql = format!(
         "UPDATE elevations SET revoked_at = COALESCE(revoked_at, ?4) \
          WHERE tenant_id = ?1 AND elevation_id = ?2 AND credential_id = ?3 RETURNING {ELEVATION_COLUMNS}"

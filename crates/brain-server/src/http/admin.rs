@@ -62,7 +62,7 @@ fn store_response(e: StoreError) -> Response {
 /// so neither a same-named subject of another tenant nor an agent token of the
 /// operator's own subject can spend an operator's calls.
 fn limited(state: &AppState, p: &Principal) -> Option<Response> {
-    let key = format!("{}\u{1f}{}", super::limits::credential_key(p), p.role);
+    let key = super::limits::credential_key(p);
     state.admin_limiter.check_key(&key).err().map(|_| {
         super::limits::too_many(
             "too many admin calls from this credential; wait a minute and retry",

@@ -60,25 +60,26 @@ fn unavailable() -> Response {
     )
 }
 
-/// The size of the `initialize` parameters in a request body, when the body is
-/// an initialize request (alone or in a batch).
-fn initialize_params_len(body: &[u8]) -> Option<usize> {
+/// The `initialize` parameters in a request body, when the body is an
+/// initialize request (alone or in a batch): their serialized size, and whether
+/// every string in them is clean text.
+fn initialize_params(body: &[u8]) -> Option<(usize, Result<(), brain_core::DomainError>)> {
     // Cheap test first: most sessionless requests are not initializes.
     if !body.windows(12).any(|w| w == b"\"initialize\"") {
         return None;
     }
     let v: Value = serde_json::from_slice(body).ok()?;
     let is_init = |m: &Value| m.get("method").and_then(Value::as_str) == Some("initialize");
-    let params_len = |m: &Value| {
-        m.get("params")
-            .map(|p| serde_json::to_vec(p).map_or(usize::MAX, |b| b.len()))
-            .unwrap_or(0)
+    let params = match &v {
+        Value::Array(items) => items.iter().find(|m| is_init(m))?.get("params"),
+        m if is_init(m) => m.get("params"),
+        _ => return None,
     };
-    match &v {
-        Value::Array(items) => items.iter().filter(|m| is_init(m)).map(params_len).max(),
-        m if is_init(m) => Some(params_len(m)),
-        _ => None,
-    }
+    let Some(params) = params else {
+        return Some((0, Ok(())));
+    };
+    let len = serde_json::to_vec(params).map_or(usize::MAX, |b| b.len());
+    Some((len, brain_core::text::check_json("params", params)))
 }
 
 pub async fn bind(State(reg): State<Registry>, mut req: Request, next: Next) -> Response {
@@ -147,32 +148,55 @@ pub async fn bind(State(reg): State<Registry>, mut req: Request, next: Next) -> 
             }
             if req.method() == Method::POST {
                 let (parts, body) = req.into_parts();
-                // The body was already read (and bounded) by `limit_body`.
+                // The body was already read (and bounded) by `read_body`.
                 let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY_BYTES).await else {
                     return payload_too_large("the request body is larger than 1 MiB");
                 };
-                if let Some(len) = initialize_params_len(&bytes) {
+                if let Some((len, clean)) = initialize_params(&bytes) {
                     if len > MAX_INIT_PARAMS_BYTES {
                         return payload_too_large(
                             "initialize parameters are larger than 16 KiB; send fewer capabilities or less client metadata",
                         );
                     }
-                    let cap = state.limits.settings.max_connections_per_credential;
+                    if let Err(e) = clean {
+                        return error_response(
+                            StatusCode::UNPROCESSABLE_ENTITY,
+                            "invalid_argument",
+                            &e.message,
+                        );
+                    }
+                    let settings = state.limits.settings;
+                    let held = reg.sessions.sessions.read().await.len();
+                    if held >= settings.max_connections {
+                        return too_many(
+                            "this server holds as many MCP connections as it may; retry later",
+                            std::time::Duration::from_secs(60),
+                        );
+                    }
                     match state
                         .store
                         .connection_open_count(
                             &principal.tenant,
                             principal.kind,
                             &principal.credential_id,
+                            principal.role,
                         )
                         .await
                     {
-                        Ok(n) if n >= cap => {
+                        Ok((mine, _)) if mine >= settings.max_connections_per_credential => {
+                            let cap = settings.max_connections_per_credential;
                             return too_many(
                                 &format!(
-                                    "this credential has {n} open MCP connections, the limit is {cap}; \
+                                    "this credential has {mine} open MCP connections, the limit is {cap}; \
                                      DELETE unused ones or wait for them to expire"
                                 ),
+                                std::time::Duration::from_secs(60),
+                            );
+                        }
+                        Ok((_, tenant)) if tenant >= settings.max_connections_per_tenant => {
+                            return too_many(
+                                "this tenant has as many open MCP connections as it may; \
+                                 DELETE unused ones or wait for them to expire",
                                 std::time::Duration::from_secs(60),
                             );
                         }
@@ -209,17 +233,23 @@ pub async fn bind(State(reg): State<Registry>, mut req: Request, next: Next) -> 
 
 #[cfg(test)]
 mod tests {
-    use super::initialize_params_len;
+    use super::initialize_params;
+
+    fn len(body: &[u8]) -> Option<usize> {
+        initialize_params(body).map(|(n, _)| n)
+    }
 
     #[test]
-    fn initialize_params_are_measured() {
+    fn initialize_params_are_measured_and_checked() {
         let init = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"a":"xxxx"}}"#;
-        assert_eq!(initialize_params_len(init), Some(br#"{"a":"xxxx"}"#.len()));
+        assert_eq!(len(init), Some(br#"{"a":"xxxx"}"#.len()));
         let batch = br#"[{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}]"#;
-        assert_eq!(initialize_params_len(batch), Some(2));
+        assert_eq!(len(batch), Some(2));
         let call =
             br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"initialize"}}"#;
-        assert_eq!(initialize_params_len(call), None);
-        assert_eq!(initialize_params_len(b"not json \"initialize\""), None);
+        assert_eq!(len(call), None);
+        assert_eq!(len(b"not json \"initialize\""), None);
+        let nul = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"clientInfo":{"name":"x\u0000y"}}}"#;
+        assert!(initialize_params(nul).unwrap().1.is_err());
     }
 }

@@ -101,27 +101,42 @@ pub fn origin_allowed(allowed: &[String], origin: &str) -> bool {
 }
 
 pub async fn host_and_origin(State(state): State<AppState>, req: Request, next: Next) -> Response {
-    let host = req
-        .headers()
-        .get(http::header::HOST)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned)
-        .or_else(|| req.uri().authority().map(|a| a.as_str().to_owned()));
-    let host_ok = host
-        .as_deref()
-        .is_some_and(|h| host_allowed(&state.allowed_hosts, h));
-    let origin_ok = match req.headers().get(http::header::ORIGIN) {
-        None => true,
-        Some(v) => v
-            .to_str()
-            .is_ok_and(|o| origin_allowed(&state.allowed_origins, o)),
-    };
-    if !host_ok || !origin_ok {
-        return error_response(
+    let forbidden = || {
+        error_response(
             StatusCode::FORBIDDEN,
             "forbidden",
             "this Host or Origin is not allowed; add it to BRAIN_ALLOWED_HOSTS or BRAIN_ALLOWED_ORIGINS",
-        );
+        )
+    };
+    // One Host only: with two, a proxy and brain could each read a different one.
+    let mut hosts = req.headers().get_all(http::header::HOST).iter();
+    let host = hosts
+        .next()
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    if hosts.next().is_some() {
+        return forbidden();
+    }
+    // An absolute-form target (`POST http://a/mcp`) names the authority that
+    // counts (RFC 9112 §3.2.2): it must pass too, and carries no userinfo.
+    let target = req.uri().authority().map(|a| a.as_str().to_owned());
+    let host_ok = match (&host, &target) {
+        (_, Some(t)) => host_allowed(&state.allowed_hosts, t),
+        (Some(h), None) => host_allowed(&state.allowed_hosts, h),
+        (None, None) => false,
+    } && host
+        .as_deref()
+        .is_none_or(|h| host_allowed(&state.allowed_hosts, h));
+    let mut origins = req.headers().get_all(http::header::ORIGIN).iter();
+    let origin_ok = match (origins.next(), origins.next()) {
+        (None, _) => true,
+        (Some(v), None) => v
+            .to_str()
+            .is_ok_and(|o| origin_allowed(&state.allowed_origins, o)),
+        (Some(_), Some(_)) => false,
+    };
+    if !host_ok || !origin_ok {
+        return forbidden();
     }
     next.run(req).await
 }

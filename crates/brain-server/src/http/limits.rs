@@ -31,6 +31,11 @@ pub struct LimitSettings {
     pub rate_per_sec: u32,
     /// `BRAIN_MAX_CONNECTIONS_PER_CREDENTIAL`.
     pub max_connections_per_credential: i64,
+    /// `BRAIN_MAX_CONNECTIONS_PER_TENANT`: however many subjects a tenant's
+    /// identity provider mints, its open connections stay bounded.
+    pub max_connections_per_tenant: i64,
+    /// `BRAIN_MAX_CONNECTIONS`: MCP connections this replica holds in memory.
+    pub max_connections: usize,
 }
 
 impl Default for LimitSettings {
@@ -38,6 +43,8 @@ impl Default for LimitSettings {
         Self {
             rate_per_sec: 50,
             max_connections_per_credential: 64,
+            max_connections_per_tenant: 1_024,
+            max_connections: 8_192,
         }
     }
 }
@@ -67,9 +74,14 @@ impl Limits {
     }
 }
 
-/// The key every per-credential limit uses: tenant, credential kind and id.
+/// The key every per-credential limit uses: tenant, credential kind, id and
+/// role — so a leaked agent token of an operator's subject cannot spend the
+/// operator's requests or connections.
 pub fn credential_key(p: &Principal) -> String {
-    format!("{}\u{1f}{}\u{1f}{}", p.tenant, p.kind, p.credential_id)
+    format!(
+        "{}\u{1f}{}\u{1f}{}\u{1f}{}",
+        p.tenant, p.kind, p.credential_id, p.role
+    )
 }
 
 pub fn too_many(message: &str, retry_after: Duration) -> Response {
@@ -101,25 +113,103 @@ pub fn payload_too_large(message: &str) -> Response {
     error_response(StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large", message)
 }
 
-/// Every request body is read here, up to `MAX_BODY_BYTES`; a larger one is
-/// 413 in the error envelope on every route, before any handler runs.
-pub async fn limit_body(req: Request, next: Next) -> Response {
+/// A request body must arrive within this, however slowly it trickles.
+pub const BODY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The longest JSON-RPC method name accepted; rmcp echoes and logs unknown ones.
+const MAX_METHOD_BYTES: usize = 128;
+
+fn too_large() -> Response {
+    payload_too_large("the request body is larger than 1 MiB")
+}
+
+/// On every route: a declared body over `MAX_BODY_BYTES` is 413 in the error
+/// envelope at once, before anything reads it.
+pub async fn limit_declared_body(req: Request, next: Next) -> Response {
     let declared = req
         .headers()
         .get(http::header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
-    let too_large = || payload_too_large("the request body is larger than 1 MiB");
     if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
         return too_large();
     }
+    next.run(req).await
+}
+
+/// On the routes that read bodies, after authentication (an unauthenticated
+/// caller is answered without its body being read): the body is read whole,
+/// up to `MAX_BODY_BYTES` (413, chunked or not) and within `BODY_TIMEOUT`
+/// (408), and a JSON-RPC method name longer than 128 bytes is refused (400).
+pub async fn read_body(req: Request, next: Next) -> Response {
     let (parts, body) = req.into_parts();
-    let bytes = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
-        Ok(b) => b,
-        Err(_) => return too_large(),
+    let bytes = match tokio::time::timeout(BODY_TIMEOUT, axum::body::to_bytes(body, MAX_BODY_BYTES))
+        .await
+    {
+        Ok(Ok(b)) => b,
+        Ok(Err(_)) => return too_large(),
+        Err(_) => {
+            return error_response(
+                StatusCode::REQUEST_TIMEOUT,
+                "invalid_argument",
+                "the request body did not arrive within 30 s",
+            );
+        }
     };
+    if method_too_long(&bytes) {
+        return error_response(
+            StatusCode::BAD_REQUEST,
+            "invalid_argument",
+            "the JSON-RPC method name is longer than 128 bytes",
+        );
+    }
     next.run(Request::from_parts(parts, Body::from(bytes)))
         .await
+}
+
+/// Whether a JSON-RPC message (not a batch) names a method over the limit.
+fn method_too_long(body: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Probe<'a> {
+        #[serde(borrow, default)]
+        method: Option<std::borrow::Cow<'a, str>>,
+    }
+    if body.len() <= MAX_METHOD_BYTES {
+        return false;
+    }
+    serde_json::from_slice::<Probe<'_>>(body)
+        .ok()
+        .and_then(|p| p.method)
+        .is_some_and(|m| m.len() > MAX_METHOD_BYTES)
+}
+
+/// rmcp answers some malformed requests in plain text (415 for a body it
+/// cannot parse, 400 for a bad protocol version, echoing the client's value);
+/// every such answer becomes the error envelope, with a fixed message.
+pub async fn envelope_errors(req: Request, next: Next) -> Response {
+    let resp = next.run(req).await;
+    let status = resp.status();
+    let is_json = resp
+        .headers()
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| t.starts_with("application/json") || t.starts_with("text/event-stream"));
+    if !(status.is_client_error() || status.is_server_error()) || is_json {
+        return resp;
+    }
+    let (code, message) = match status {
+        StatusCode::NOT_FOUND => (
+            "session_not_found",
+            "unknown MCP session; initialize a new connection",
+        ),
+        s if s.is_server_error() => ("internal", "the server could not answer; retry later"),
+        _ => (
+            "invalid_argument",
+            "the request is not a valid MCP message for this endpoint (check the JSON body, \
+             the Accept and Content-Type headers and MCP-Protocol-Version)",
+        ),
+    };
+    error_response(status, code, message)
 }
 
 /// A request id the client sent is kept only when it is `[A-Za-z0-9._-]{1,64}`;
@@ -147,6 +237,21 @@ pub async fn sanitize_request_id(mut req: Request, next: Next) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_method_names_are_spotted() {
+        let long = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"{}"}}"#,
+            "x".repeat(200)
+        );
+        assert!(method_too_long(long.as_bytes()));
+        let ok = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"x":"{}"}}}}"#,
+            "y".repeat(500)
+        );
+        assert!(!method_too_long(ok.as_bytes()));
+        assert!(!method_too_long(b"[1,2,3]"));
+    }
 
     #[test]
     fn request_ids() {

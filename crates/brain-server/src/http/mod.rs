@@ -115,13 +115,16 @@ pub fn router(state: AppState, opts: HttpOptions) -> Router {
             state.clone(),
             limits::rate_limit,
         ))
+        .layer(axum::middleware::from_fn(limits::read_body))
         .layer(axum::middleware::from_fn_with_state(
             registry,
             connections::bind,
         ))
+        .layer(axum::middleware::from_fn(limits::envelope_errors))
         .service(mcp);
 
     let admin = admin::routes()
+        .layer(axum::middleware::from_fn(limits::read_body))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             authn::require_credential,
@@ -149,7 +152,7 @@ pub fn router(state: AppState, opts: HttpOptions) -> Router {
         )
         .route_service("/mcp", mcp)
         .fallback(|| async { error_response(StatusCode::NOT_FOUND, "not_found", "no such route") })
-        .layer(axum::middleware::from_fn(limits::limit_body))
+        .layer(axum::middleware::from_fn(limits::limit_declared_body))
         .layer(axum::middleware::from_fn(security_headers))
         .layer(axum::middleware::from_fn(crate::metrics::track_http))
         .layer(TraceLayer::new_for_http().make_span_with(meta::span_for))
