@@ -258,6 +258,17 @@ pub async fn close<T: CloseTx>(
     let found = tx
         .focus(tenant, &session.project, target.as_ref(), true)
         .await?;
+    let kept;
+    let req = if req.keep_focus {
+        kept = EndRequest {
+            next_focus: found.body.clone(),
+            expected_focus_revision: found.revision,
+            ..req.clone()
+        };
+        &kept
+    } else {
+        req
+    };
     // Looked up only when asked for, inside this transaction: an elevation
     // revoked or expired before this point never counts.
     let grant = OverrideGrant {

@@ -67,6 +67,13 @@ string_id!(
 impl ProjectKey {
     /// The project that holds the server's tracer sessions.
     pub const TRACERS: &'static str = "_mcp";
+    /// The project that holds raw runtime sessions (the `aziel` profile).
+    pub const RUNTIME: &'static str = "_runtime";
+
+    /// The project of raw runtime sessions; valid by construction.
+    pub fn runtime() -> Self {
+        Self(Self::RUNTIME.to_owned())
+    }
 
     /// A project name the server itself uses; valid by construction.
     pub(crate) fn reserved(name: &str) -> Self {
@@ -75,10 +82,10 @@ impl ProjectKey {
 
     /// A project a caller may name: any valid key but the reserved ones.
     pub fn parse_for_caller(s: &str) -> Result<Self, DomainError> {
-        if s == Self::TRACERS {
+        if s == Self::TRACERS || s == Self::RUNTIME {
             return Err(DomainError::invalid_argument(
                 "project",
-                "is reserved for the server's tracer sessions; choose another name",
+                "is reserved for the server's own sessions; choose another name",
             ));
         }
         Self::parse(s)

@@ -50,6 +50,11 @@ pub struct EndRequest {
     pub nothing_to_capture_reason: Option<String>,
     pub allow_focus_shrink: bool,
     pub dry_run: bool,
+    /// Close without touching the focus: `next_focus` and
+    /// `expected_focus_revision` are taken from the current body inside the
+    /// transaction (outcome `unchanged`). For the compatibility profiles, whose
+    /// seed tools have no focus; brain's own tools never set it.
+    pub keep_focus: bool,
     /// Digest of the canonical arguments without `dry_run`: the replay key.
     pub digest: String,
 }

@@ -242,7 +242,9 @@ fn decide_close_inner(
     }
     // Step 4.
     require_not_blank("summary", &req.summary)?;
-    require_not_blank("next_focus", &req.next_focus)?;
+    if !req.keep_focus {
+        require_not_blank("next_focus", &req.next_focus)?;
+    }
     if let Some(reason) = &req.nothing_to_capture_reason {
         require_not_blank("nothing_to_capture_reason", reason)?;
     }

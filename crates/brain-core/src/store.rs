@@ -265,6 +265,24 @@ pub trait Store: Send + Sync + 'static {
     /// tracer session, in all tenants; answers what was closed so each replica
     /// can forget it in memory too.
     async fn connection_expire(&self) -> Result<Vec<(TenantId, String)>, StoreError>;
+    /// The newest session started (with `brain_session_start` or a profile's
+    /// start) on this MCP connection, from the receipts: the compatibility
+    /// profiles' "the session this connection opened".
+    async fn session_started_on(
+        &self,
+        tenant: &TenantId,
+        connection_id: &str,
+    ) -> Result<Option<SessionId>, StoreError>;
+    /// System scope: close raw runtime sessions (project `_runtime`) unused for
+    /// `max_idle_secs`, in all tenants, as `abandoned`; how many were closed.
+    async fn runtime_expire(&self, max_idle_secs: i64) -> Result<u64, StoreError>;
+    /// A session's ledger: its artifacts, oldest first, at most `limit`.
+    async fn session_ledger(
+        &self,
+        tenant: &TenantId,
+        session_id: SessionId,
+        limit: i64,
+    ) -> Result<Vec<Artifact>, StoreError>;
 
     /// Grant an elevation (SPEC §4), writing a receipt whatever the outcome.
     async fn elevation_grant(

@@ -269,6 +269,8 @@ async fn run_serve(mut cfg: ServeConfig) -> anyhow::Result<()> {
     if cfg.dev && cfg.jwt.hs256_secret.is_none() {
         cfg.jwt.hs256_secret = Some(crate::dev::secret(&cfg.database.url)?);
     }
+    let profiles =
+        crate::profiles::Profiles::parse(&cfg.tool_profiles).map_err(anyhow::Error::msg)?;
     let auth = Authenticator::from_config(&cfg.jwt)?;
     // A SQLite file that does not exist yet cannot hold a shared token: refuse
     // before creating it.
@@ -331,6 +333,7 @@ async fn run_serve(mut cfg: ServeConfig) -> anyhow::Result<()> {
             connection_idle: Duration::from_secs(cfg.connection_idle_secs),
             shutdown: cut.clone(),
             metrics: cfg.metrics_listen.is_none(),
+            profiles,
         },
     );
     let addr = listener.local_addr()?;

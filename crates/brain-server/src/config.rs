@@ -133,6 +133,10 @@ pub struct ServeConfig {
     /// Open sockets the front door accepts at once; more wait in the kernel's backlog.
     #[arg(long, env = "BRAIN_MAX_SOCKETS", default_value_t = 4_096)]
     pub max_sockets: usize,
+    /// Tool sets to offer, comma-separated: brain (brain's own), brain-core, aziel
+    /// (the seed servers' tools, as adapters over the same core).
+    #[arg(long, env = "BRAIN_TOOL_PROFILES", default_value = "brain")]
+    pub tool_profiles: String,
     /// Seconds a client has to send a request's headers before its socket is closed.
     #[arg(long, env = "BRAIN_HEADER_TIMEOUT_SECS", default_value_t = 10)]
     pub header_timeout_secs: u64,

@@ -6,7 +6,9 @@
 //! - [`http`]: routes and layers — Host/Origin guard, authentication, the MCP
 //!   connection registry, health, RFC 9728 metadata.
 //! - [`mcp`]: the rmcp `ServerHandler`, argument parsing, error mapping, output schemas.
-//! - [`tools`]: one module per MCP tool: its definition as data and its handler.
+//! - [`tools`]: one module per MCP tool: its definition as data and its handler;
+//!   `tools::profiles` holds the compatibility profiles' adapters.
+//! - [`profiles`]: which tool sets `BRAIN_TOOL_PROFILES` turns on.
 //! - [`metrics`]: Prometheus metrics.
 //! - [`serve`]: store selection and the listener (with `TCP_NODELAY`).
 //! - [`stdio`]: `brain stdio`, the same tools over stdin/stdout.
@@ -25,6 +27,7 @@ pub mod health;
 pub mod http;
 pub mod mcp;
 pub mod metrics;
+pub mod profiles;
 pub mod serve;
 pub mod stdio;
 pub mod telemetry;

@@ -302,3 +302,27 @@ async fn cli_errors_say_what_is_wrong_once() {
     ]);
     assert!(err.contains("at least 32 bytes"), "{err}");
 }
+
+#[test]
+fn serve_refuses_an_unknown_tool_profile() {
+    let file = brain_testkit::TestSqlite::new();
+    let out = brain()
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--database-url",
+            &file.url,
+        ])
+        .env("BRAIN_JWT_HS256_SECRET", SECRET)
+        .env("BRAIN_TOOL_PROFILES", "brain,brian")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("unknown profile \"brian\"") && err.contains("brain-core"),
+        "{err}"
+    );
+    assert!(!file.path.exists(), "refusing must not create the database");
+}

@@ -268,3 +268,65 @@ pub(crate) async fn connection_expire(
     tx.commit().await.map_err(db)?;
     Ok(closed)
 }
+
+pub(crate) async fn session_started_on(
+    store: &PgStore,
+    tenant: &TenantId,
+    connection_id: &str,
+) -> Result<Option<SessionId>, StoreError> {
+    let mut tx = store.scoped(tenant).await?;
+    let found: Option<uuid::Uuid> = sqlx::query_scalar(
+        "SELECT session_id FROM receipts WHERE tenant_id = $1 AND connection_id = $2 \
+         AND tool = 'brain_session_start' AND outcome = 'ok' ORDER BY seq DESC LIMIT 1",
+    )
+    .bind(tenant.as_str())
+    .bind(connection_id)
+    .fetch_optional(&mut *tx)
+    .await
+    .map_err(db)?
+    .flatten();
+    tx.commit().await.map_err(db)?;
+    Ok(found.map(SessionId::from_uuid))
+}
+
+pub(crate) async fn runtime_expire(store: &PgStore, max_idle_secs: i64) -> Result<u64, StoreError> {
+    let now = now_micros();
+    // System scope, audited here: the expiry of raw runtime sessions spans tenants.
+    let mut tx = store.system().await?;
+    let done = sqlx::query(
+        "UPDATE sessions SET status = 'abandoned', ended_at = $1, last_activity_at = $1, \
+         abandon_reason = 'expired: no close within the runtime session lifetime' \
+         WHERE project = $2 AND kind = 'agent' AND status = 'open' AND last_activity_at <= $3",
+    )
+    .bind(now)
+    .bind(ProjectKey::RUNTIME)
+    .bind(now - chrono::Duration::seconds(max_idle_secs))
+    .execute(&mut *tx)
+    .await
+    .map_err(db)?;
+    tx.commit().await.map_err(db)?;
+    Ok(done.rows_affected())
+}
+
+pub(crate) async fn session_ledger(
+    store: &PgStore,
+    tenant: &TenantId,
+    session_id: SessionId,
+    limit: i64,
+) -> Result<Vec<brain_core::model::Artifact>, StoreError> {
+    let sql = format!(
+        "SELECT {} FROM artifacts WHERE tenant_id = $1 AND session_id = $2 \
+         ORDER BY created_at, artifact_id LIMIT $3",
+        rows::ARTIFACT_COLUMNS
+    );
+    let mut tx = store.scoped(tenant).await?;
+    let found = sqlx::query(&sql)
+        .bind(tenant.as_str())
+        .bind(session_id.as_uuid())
+        .bind(limit)
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(db)?;
+    tx.commit().await.map_err(db)?;
+    found.iter().map(rows::artifact).collect()
+}

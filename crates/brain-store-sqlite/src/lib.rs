@@ -269,6 +269,27 @@ impl Store for SqliteStore {
     async fn connection_expire(&self) -> Result<Vec<(TenantId, String)>, StoreError> {
         reads::connection_expire(&self.pool, self.settings.connection_idle_secs).await
     }
+
+    async fn session_started_on(
+        &self,
+        tenant: &TenantId,
+        connection_id: &str,
+    ) -> Result<Option<SessionId>, StoreError> {
+        reads::session_started_on(&self.pool, tenant, connection_id).await
+    }
+
+    async fn runtime_expire(&self, max_idle_secs: i64) -> Result<u64, StoreError> {
+        reads::runtime_expire(self, max_idle_secs).await
+    }
+
+    async fn session_ledger(
+        &self,
+        tenant: &TenantId,
+        session_id: SessionId,
+        limit: i64,
+    ) -> Result<Vec<Artifact>, StoreError> {
+        reads::session_ledger(&self.pool, tenant, session_id, limit).await
+    }
     async fn elevation_grant(
         &self,
         caller: &Caller,

@@ -248,3 +248,62 @@ pub(crate) async fn connection_expire(
     }
     Ok(closed)
 }
+
+pub(crate) async fn session_started_on(
+    pool: &SqlitePool,
+    tenant: &TenantId,
+    connection_id: &str,
+) -> Result<Option<SessionId>, StoreError> {
+    let found: Option<Option<uuid::Uuid>> = sqlx::query_scalar(
+        "SELECT session_id FROM receipts WHERE tenant_id = ?1 AND connection_id = ?2 \
+         AND tool = 'brain_session_start' AND outcome = 'ok' ORDER BY seq DESC LIMIT 1",
+    )
+    .bind(tenant.as_str())
+    .bind(connection_id)
+    .fetch_optional(pool)
+    .await
+    .map_err(db)?;
+    Ok(found.flatten().map(SessionId::from_uuid))
+}
+
+pub(crate) async fn runtime_expire(
+    store: &SqliteStore,
+    max_idle_secs: i64,
+) -> Result<u64, StoreError> {
+    let now = now_micros();
+    let mut tx = store.write().await?;
+    let done = sqlx::query(
+        "UPDATE sessions SET status = 'abandoned', ended_at = ?1, last_activity_at = ?1, \
+         abandon_reason = 'expired: no close within the runtime session lifetime' \
+         WHERE project = ?2 AND kind = 'agent' AND status = 'open' AND last_activity_at <= ?3",
+    )
+    .bind(micros(now))
+    .bind(ProjectKey::RUNTIME)
+    .bind(micros(now - chrono::Duration::seconds(max_idle_secs)))
+    .execute(&mut *tx)
+    .await
+    .map_err(db)?;
+    tx.commit().await.map_err(db)?;
+    Ok(done.rows_affected())
+}
+
+pub(crate) async fn session_ledger(
+    pool: &SqlitePool,
+    tenant: &TenantId,
+    session_id: SessionId,
+    limit: i64,
+) -> Result<Vec<brain_core::model::Artifact>, StoreError> {
+    let sql = format!(
+        "SELECT {} FROM artifacts WHERE tenant_id = ?1 AND session_id = ?2 \
+         ORDER BY created_at, artifact_id LIMIT ?3",
+        rows::ARTIFACT_COLUMNS
+    );
+    let found = sqlx::query(&sql)
+        .bind(tenant.as_str())
+        .bind(session_id.as_uuid())
+        .bind(limit)
+        .fetch_all(pool)
+        .await
+        .map_err(db)?;
+    found.iter().map(rows::artifact).collect()
+}

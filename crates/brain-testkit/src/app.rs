@@ -90,6 +90,8 @@ pub struct TestOptions {
     pub limits: LimitSettings,
     /// `BRAIN_CONNECTION_IDLE_SECS`.
     pub connection_idle_secs: u64,
+    /// `BRAIN_TOOL_PROFILES`.
+    pub profiles: brain_server::profiles::Profiles,
 }
 
 impl Default for TestOptions {
@@ -97,6 +99,7 @@ impl Default for TestOptions {
         Self {
             limits: LimitSettings::default(),
             connection_idle_secs: 600,
+            profiles: Default::default(),
         }
     }
 }
@@ -152,6 +155,7 @@ pub async fn spawn_app_opts(jwt: JwtConfig, opts: TestOptions) -> TestApp {
             connection_idle: Duration::from_secs(opts.connection_idle_secs),
             shutdown: shutdown.clone(),
             metrics: true,
+            profiles: opts.profiles,
         },
     );
     tokio::spawn(brain_server::serve::serve(

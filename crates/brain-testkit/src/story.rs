@@ -62,6 +62,7 @@ pub fn end_req(id: SessionId, key: &str, next_focus: &str, rev: i64) -> EndReque
         nothing_to_capture_reason: None,
         allow_focus_shrink: false,
         dry_run: false,
+        keep_focus: false,
         digest: String::new(),
     };
     redigest(&mut r);

@@ -31,6 +31,7 @@ fn end(next_focus: &str, rev: Revision) -> EndRequest {
         nothing_to_capture_reason: None,
         allow_focus_shrink: false,
         dry_run: false,
+        keep_focus: false,
         digest: "d".into(),
     }
 }

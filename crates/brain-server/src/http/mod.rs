@@ -62,6 +62,8 @@ pub struct HttpOptions {
     pub shutdown: CancellationToken,
     /// Serve `GET /metrics` on this router (false when it has a listener of its own).
     pub metrics: bool,
+    /// `BRAIN_TOOL_PROFILES`.
+    pub profiles: crate::profiles::Profiles,
 }
 
 /// A router with only `GET /metrics`, for `BRAIN_METRICS_LISTEN`.
@@ -80,7 +82,7 @@ pub fn error_response(status: StatusCode, code: &str, message: &str) -> Response
 pub fn router(state: AppState, opts: HttpOptions) -> Router {
     // Install the recorder before anything records.
     let _ = crate::metrics::handle();
-    let handler = BrainMcp::new(state.store.clone());
+    let handler = BrainMcp::with_profiles(state.store.clone(), opts.profiles);
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(opts.connection_idle);
     let sessions = Arc::new(sessions);
@@ -91,6 +93,7 @@ pub fn router(state: AppState, opts: HttpOptions) -> Router {
     tokio::spawn(sweep(
         registry.clone(),
         opts.connection_idle,
+        opts.profiles.has(crate::profiles::Profile::Aziel),
         opts.shutdown.clone(),
     ));
     // Host and Origin are checked by our own guard (before authentication);
@@ -167,9 +170,15 @@ pub fn router(state: AppState, opts: HttpOptions) -> Router {
 
 /// The expiry sweep (SPEC §4): connections unused past the idle limit are
 /// closed in the database (with their tracer sessions) by whichever replica
-/// comes first, and forgotten in this process; quiet rate-limit buckets and
+/// comes first, and forgotten in this process; with the `aziel` profile, raw
+/// runtime sessions unused for 6 h are closed; quiet rate-limit buckets and
 /// stale restore hand-offs are dropped.
-async fn sweep(registry: connections::Registry, idle: Duration, stop: CancellationToken) {
+async fn sweep(
+    registry: connections::Registry,
+    idle: Duration,
+    runtime_sessions: bool,
+    stop: CancellationToken,
+) {
     let every = (idle / 4).clamp(Duration::from_secs(1), Duration::from_secs(60));
     let mut tick = tokio::time::interval(every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -188,6 +197,14 @@ async fn sweep(registry: connections::Registry, idle: Duration, stop: Cancellati
                 }
             }
             Err(e) => tracing::warn!(error = %e, "connection expiry sweep failed"),
+        }
+        if runtime_sessions {
+            let lifetime = crate::tools::profiles::aziel::RUNTIME_SESSION_SECS;
+            match registry.app.store.runtime_expire(lifetime).await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(count = n, "expired raw runtime sessions"),
+                Err(e) => tracing::warn!(error = %e, "runtime session expiry failed"),
+            }
         }
         registry.app.init_params.prune();
         registry.app.limits.forget_quiet();

@@ -48,10 +48,15 @@ struct Inner {
 
 impl BrainMcp {
     pub fn new(store: Arc<dyn Store>) -> Self {
+        Self::with_profiles(store, Default::default())
+    }
+
+    /// A handler offering the tools of these compatibility profiles.
+    pub fn with_profiles(store: Arc<dyn Store>, profiles: crate::profiles::Profiles) -> Self {
         Self {
             inner: Arc::new(Inner {
                 store,
-                tools: tools::definitions(),
+                tools: tools::definitions_for(profiles),
                 local: None,
             }),
         }
@@ -133,6 +138,21 @@ impl ServerHandler for BrainMcp {
         let started = std::time::Instant::now();
         let args = request.arguments.unwrap_or_default();
         let result = match tools::call(name, &ctx, args).await {
+            Some(Ok(mut value)) if value.get(tools::REFUSED) == Some(&serde_json::json!(true)) => {
+                if let Some(m) = value.as_object_mut() {
+                    m.remove(tools::REFUSED);
+                }
+                let code = value["code"].as_str().unwrap_or("refused").to_owned();
+                let summary = value["display"]["summary"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_owned();
+                let mut r = CallToolResult::structured_error(value);
+                r.content = vec![rmcp::model::ContentBlock::text(format!(
+                    "{code}: {summary}"
+                ))];
+                r
+            }
             Some(Ok(value)) => CallToolResult::structured(value),
             Some(Err(e)) => errors::store_error(name, e),
             None => {
@@ -146,7 +166,7 @@ impl ServerHandler for BrainMcp {
             result
                 .structured_content
                 .as_ref()
-                .and_then(|v| v["error"]["code"].as_str())
+                .and_then(|v| v["error"]["code"].as_str().or_else(|| v["code"].as_str()))
                 .unwrap_or("error")
                 .to_owned()
         } else {

@@ -14,6 +14,7 @@ mod document_get;
 mod document_put;
 mod focus_get;
 mod focus_history;
+pub mod profiles;
 mod recall;
 mod receipts;
 pub mod remember;
@@ -33,6 +34,11 @@ pub struct ToolCtx<'a> {
 }
 
 pub type ToolResult = Result<Value, StoreError>;
+
+/// A result object holding this key set to `true` is answered as a tool error
+/// (`isError`), with the rest of the object as its structured content: the
+/// compatibility profiles refuse in their seed's own envelope.
+pub const REFUSED: &str = "_refused";
 
 /// Serialize a typed outcome as the tool's structured result.
 pub fn to_result<T: serde::Serialize>(v: &T) -> ToolResult {
@@ -69,7 +75,24 @@ pub fn define<A: JsonSchema + 'static>(
         )
 }
 
-/// Every tool's definition, built once at start-up.
+/// The definitions of the profiles turned on, built once at start-up.
+pub fn definitions_for(on: crate::profiles::Profiles) -> Vec<Tool> {
+    use crate::profiles::Profile;
+    let mut tools = Vec::new();
+    if on.has(Profile::Brain) {
+        tools.extend(definitions());
+    }
+    if on.has(Profile::BrainCore) {
+        tools.push(profiles::brain_core::definition());
+    }
+    if on.has(Profile::Aziel) {
+        tools.push(profiles::aziel::open_definition());
+        tools.push(profiles::aziel::close_definition());
+    }
+    tools
+}
+
+/// brain's own tools' definitions (profile `brain`).
 pub fn definitions() -> Vec<Tool> {
     vec![
         session_start::definition(),
@@ -108,6 +131,9 @@ pub async fn call(name: &str, ctx: &ToolCtx<'_>, args: JsonObject) -> Option<Too
         focus_history::NAME => focus_history::call(ctx, args).await,
         session_list::NAME => session_list::call(ctx, args).await,
         receipts::NAME => receipts::call(ctx, args).await,
+        profiles::brain_core::NAME => profiles::brain_core::call(ctx, args).await,
+        profiles::aziel::OPEN => profiles::aziel::open(ctx, args).await,
+        profiles::aziel::CLOSE => profiles::aziel::close(ctx, args).await,
         _ => return None,
     })
 }
@@ -150,6 +176,26 @@ mod tests {
             );
             assert!(t.name.starts_with("brain_"));
         }
+    }
+
+    #[test]
+    fn profile_tools_are_described_too() {
+        let all = definitions_for(crate::profiles::Profiles::all());
+        assert_eq!(all.len(), 18);
+        for t in all.iter().skip(15) {
+            let desc = t.description.as_deref().unwrap_or("");
+            assert!(desc.len() > 80, "{}", t.name);
+            let a = t.annotations.as_ref().expect("annotations");
+            assert_eq!(a.open_world_hint, Some(false), "{}", t.name);
+            let props = t.input_schema["properties"]
+                .as_object()
+                .expect("properties");
+            for (k, v) in props {
+                let d = v.get("description").and_then(|d| d.as_str()).unwrap_or("");
+                assert!(d.len() > 10, "{}.{} needs a description", t.name, k);
+            }
+        }
+        assert_eq!(definitions_for(Default::default()).len(), 15);
     }
 
     #[test]

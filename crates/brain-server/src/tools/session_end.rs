@@ -81,6 +81,7 @@ impl Args {
             nothing_to_capture_reason: self.nothing_to_capture_reason,
             allow_focus_shrink: self.allow_focus_shrink,
             dry_run: self.dry_run,
+            keep_focus: false,
             digest,
         })
     }

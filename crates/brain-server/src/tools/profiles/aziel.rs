@@ -1,0 +1,383 @@
+//! Profile `aziel` (seed `003_…`): raw runtime sessions, opened with
+//! `runtime_session_open` and sealed with `runtime_session_close`, answered in
+//! the seed's envelope (`code`, `status`, `result`, `display`, `ledger_tip`).
+//! A raw session is a brain session in the reserved project `_runtime`; a
+//! close is `brain_session_end` without touching any focus, so it lands in the
+//! same receipt chain. Raw sessions never closed expire after 6 h — the only
+//! sessions besides tracers that the server closes by itself.
+
+use brain_core::DomainError;
+use brain_core::error::StoreError;
+use brain_core::ids::{ClientKey, ProjectKey, SessionId};
+use brain_core::model::{SessionStatus, rfc3339};
+use brain_core::requests::{EndRequest, StartRequest, limits};
+use brain_core::store::ReceiptQuery;
+use rmcp::model::{JsonObject, Tool};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::mcp::{args, schemas};
+use crate::tools::{Hints, REFUSED, ToolCtx, ToolResult, define};
+
+pub const OPEN: &str = "runtime_session_open";
+pub const CLOSE: &str = "runtime_session_close";
+
+/// How long a raw runtime session may stay unused before the server closes it.
+pub const RUNTIME_SESSION_SECS: i64 = 6 * 3600;
+
+const OPEN_DESCRIPTION: &str = "Open a raw runtime session and get its id (sess_ + 32 lowercase \
+hex) for later exec and policy calls on it. Use when a runtime flow asks for a session; for a \
+working session with a briefing and focus use brain_session_start (or brain_session) instead. \
+Writes one receipt. The session stays open until runtime_session_close seals it or it goes \
+unused for 6 h, when the server closes it.";
+
+const CLOSE_DESCRIPTION: &str = "Seal a raw runtime session so further calls on that session_id \
+are refused, ending its lifecycle while keeping its receipts. Use only when the user asks to \
+close the session; otherwise leave it to expire (6 h unused). Requires confirm=true, or \
+dry_run=true to preview without writing (MCP-DRY-RUN is answered only when a confirmed call would \
+proceed; otherwise the same refusal it would get). A second close never reopens: session_closed \
+(409); an unknown id is session_not_found (404). Returns the sealed session, the close receipt \
+and whether it verifies against the chain.";
+
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OpenArgs {
+    /// Optional client identity for the raw session (1–200 characters); default aziel:<your subject>. A close must come from the same identity.
+    #[serde(default)]
+    pub client_key: Option<String>,
+}
+
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CloseArgs {
+    /// The raw session id from runtime_session_open (sess_ + 32 lowercase hex). Alias: id.
+    #[serde(default)]
+    #[schemars(regex(pattern = r"^sess_[a-f0-9]{32}$"))]
+    pub session_id: Option<String>,
+    /// Alias of session_id; send one of the two, never two different values.
+    #[serde(default)]
+    #[schemars(regex(pattern = r"^sess_[a-f0-9]{32}$"))]
+    pub id: Option<String>,
+    /// Consent to seal the session (not authentication). Without it (or dry_run) the call is refused with MCP-CONFIRM-REQUIRED.
+    #[serde(default)]
+    pub confirm: bool,
+    /// Preview only: every check runs and nothing is written; MCP-DRY-RUN when a confirmed call would proceed.
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+fn envelope_schema() -> std::sync::Arc<JsonObject> {
+    let props = schemas::props(json!({
+        "code": {"type": "string", "description": "FG-OK, MCP-DRY-RUN, MCP-CONFIRM-REQUIRED, session_not_found, session_closed, client_key_mismatch or invalid_argument."},
+        "status": {"type": "integer", "description": "HTTP-like status: 200 ok, 400+ refused."},
+        "result": {"type": ["object", "null"], "description": "open: {session_id, opened_at, expires_after_secs}; close: {sealed, session, receipt, verified}; null when refused."},
+        "display": {
+            "type": "object",
+            "properties": {"title": {"type": "string"}, "summary": {"type": "string"}, "next": {"type": "string"}},
+            "description": "Show title and summary, then do what next says."
+        },
+        "refusal": {"type": ["object", "null"], "description": "{code, message} when refused."},
+        "ledger_tip": {"type": "object", "description": "The tenant's receipt chain tip {seq, hash} after the call."},
+        "session_id": {"type": ["string", "null"]}
+    }));
+    schemas::output(props, &["code", "status", "display", "ledger_tip"])
+}
+
+pub fn open_definition() -> Tool {
+    define::<OpenArgs>(
+        OPEN,
+        "Open a raw runtime session",
+        OPEN_DESCRIPTION,
+        envelope_schema(),
+        Hints {
+            read_only: false,
+            destructive: false,
+            idempotent: false,
+        },
+    )
+}
+
+pub fn close_definition() -> Tool {
+    define::<CloseArgs>(
+        CLOSE,
+        "Seal a raw runtime session",
+        CLOSE_DESCRIPTION,
+        envelope_schema(),
+        Hints {
+            read_only: false,
+            destructive: true,
+            idempotent: true,
+        },
+    )
+}
+
+async fn tip(ctx: &ToolCtx<'_>) -> Result<Value, StoreError> {
+    let (seq, hash) = ctx.store.ledger_tip(&ctx.caller.tenant).await?;
+    Ok(json!({"seq": seq, "hash": hash}))
+}
+
+/// The seed's refusal envelope, marked so the MCP layer answers `isError`.
+async fn refuse(
+    ctx: &ToolCtx<'_>,
+    code: &str,
+    status: u16,
+    message: &str,
+    next: &str,
+    session: Option<&str>,
+) -> ToolResult {
+    Ok(json!({
+        REFUSED: true,
+        "code": code,
+        "status": status,
+        "result": null,
+        "refusal": {"code": code, "message": message},
+        "display": {"title": "Refused", "summary": message, "next": next},
+        "ledger_tip": tip(ctx).await?,
+        "session_id": session,
+    }))
+}
+
+pub async fn open(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
+    let a: OpenArgs = args::parse(raw)?;
+    let key = match &a.client_key {
+        Some(k) => k.clone(),
+        None => {
+            let mut k = format!("aziel:{}", ctx.caller.subject);
+            k.truncate(limits::CLIENT_KEY_MAX_CHARS);
+            k
+        }
+    };
+    let req = StartRequest {
+        project: ProjectKey::runtime(),
+        client_key: ClientKey::parse("client_key", &key)?,
+        slot: None,
+        digest: args::digest(&a, &[]),
+    };
+    let started = ctx.store.start_session(&ctx.caller, req).await?;
+    let id = started.session.session_id;
+    Ok(json!({
+        "code": "FG-OK",
+        "status": 200,
+        "result": {
+            "session_id": id,
+            "client_key": key,
+            "opened_at": rfc3339(&started.session.opened_at),
+            "expires_after_secs": RUNTIME_SESSION_SECS,
+        },
+        "display": {
+            "title": "Session opened",
+            "summary": format!("Raw session {id} is open."),
+            "next": "Use this session_id for the runtime calls; close it with runtime_session_close only if the user asks.",
+        },
+        "refusal": null,
+        "ledger_tip": tip(ctx).await?,
+        "session_id": id,
+    }))
+}
+
+pub async fn close(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
+    let a: CloseArgs = args::parse(raw)?;
+    let given = match (&a.session_id, &a.id) {
+        (Some(s), Some(i)) if s != i => {
+            return refuse(
+                ctx,
+                "invalid_argument",
+                422,
+                "session_id and id are aliases and hold two different values; send one",
+                "Call again with only session_id.",
+                None,
+            )
+            .await;
+        }
+        (Some(s), _) | (None, Some(s)) => s.clone(),
+        (None, None) => {
+            return refuse(
+                ctx,
+                "invalid_argument",
+                422,
+                "session_id required",
+                "Pass the session_id runtime_session_open returned.",
+                None,
+            )
+            .await;
+        }
+    };
+    let not_found = "no raw runtime session with this id in your tenant";
+    let Ok(session_id) = SessionId::parse(&given) else {
+        return refuse(
+            ctx,
+            "session_not_found",
+            404,
+            not_found,
+            "Check the id.",
+            Some(&given),
+        )
+        .await;
+    };
+    let tenant = &ctx.caller.tenant;
+    // A raw session is one of `_runtime`'s; anything else is not one to seal here.
+    let detail = match ctx.store.session_get(tenant, session_id).await {
+        Ok(d) if d.session.project.as_str() == ProjectKey::RUNTIME => d,
+        Ok(_) | Err(StoreError::Domain(_)) => {
+            return refuse(
+                ctx,
+                "session_not_found",
+                404,
+                not_found,
+                "Check the id.",
+                Some(&given),
+            )
+            .await;
+        }
+        Err(e) => return Err(e),
+    };
+    if detail.session.status != SessionStatus::Open {
+        return refuse(
+            ctx,
+            "session_closed",
+            409,
+            &format!(
+                "the session is already sealed ({}); a close never reopens it",
+                detail.session.status
+            ),
+            "Nothing to do: the session stays sealed.",
+            Some(&given),
+        )
+        .await;
+    }
+    if !a.confirm && !a.dry_run {
+        return refuse(
+            ctx,
+            "MCP-CONFIRM-REQUIRED",
+            428,
+            "sealing a session needs confirm=true (or dry_run=true to preview)",
+            "Ask the user to confirm, then call again with confirm=true.",
+            Some(&given),
+        )
+        .await;
+    }
+    let req = EndRequest {
+        session_id,
+        expected_client_key: detail.session.client_key.as_str().to_owned(),
+        summary: "sealed with runtime_session_close".to_owned(),
+        next_focus: String::new(),
+        expected_focus_revision: 0,
+        nothing_to_capture_reason: Some("a raw runtime session has no focus".to_owned()),
+        allow_focus_shrink: false,
+        dry_run: a.dry_run,
+        keep_focus: true,
+        digest: args::digest(&json!({"tool": CLOSE, "session_id": session_id}), &[]),
+    };
+    // Only the session's own identity may seal it (brain's client-key guard).
+    if detail.session.opened_by.credential_id.as_deref() != Some(ctx.caller.credential_id.as_str())
+    {
+        return refuse(
+            ctx,
+            "client_key_mismatch",
+            409,
+            "this raw session was opened by another identity; only it can seal it",
+            "Leave it to its owner or to expiry.",
+            Some(&given),
+        )
+        .await;
+    }
+    let ended = match ctx.store.end_session(&ctx.caller, req).await {
+        Ok(v) => v,
+        Err(StoreError::Domain(e)) => return refusal_from(ctx, &e, &given).await,
+        Err(e) => return Err(e),
+    };
+    if a.dry_run {
+        return Ok(json!({
+            "code": "MCP-DRY-RUN",
+            "status": 200,
+            "result": {"sealed": false, "would": "seal", "session": ended["session"]},
+            "display": {
+                "title": "Dry run",
+                "summary": format!("A confirmed close would seal {session_id}; nothing was written."),
+                "next": "Call again with confirm=true to seal it.",
+            },
+            "refusal": null,
+            "ledger_tip": tip(ctx).await?,
+            "session_id": session_id,
+        }));
+    }
+    if ended["replayed"] == json!(true) {
+        // A concurrent close got there first: this one sealed nothing.
+        return refuse(
+            ctx,
+            "session_closed",
+            409,
+            "the session is already sealed; a close never reopens it",
+            "Nothing to do: the session stays sealed.",
+            Some(&given),
+        )
+        .await;
+    }
+    let (receipt, verified) = close_receipt(ctx, session_id).await?;
+    Ok(json!({
+        "code": "FG-OK",
+        "status": 200,
+        "result": {"sealed": true, "session": ended["session"], "receipt": receipt, "verified": verified},
+        "display": {
+            "title": "Session sealed",
+            "summary": format!("Raw session {session_id} is sealed; its receipts are kept."),
+            "next": "Take the next input; further calls on this session_id are refused.",
+        },
+        "refusal": null,
+        "ledger_tip": tip(ctx).await?,
+        "session_id": session_id,
+    }))
+}
+
+async fn refusal_from(ctx: &ToolCtx<'_>, e: &DomainError, given: &str) -> ToolResult {
+    refuse(
+        ctx,
+        e.code.as_str(),
+        e.code.status(),
+        &e.message,
+        "Fix what the message says and call again.",
+        Some(given),
+    )
+    .await
+}
+
+/// The receipt the close wrote, and whether it verifies: its own hash, and
+/// its link to the receipt before it.
+async fn close_receipt(ctx: &ToolCtx<'_>, session: SessionId) -> Result<(Value, bool), StoreError> {
+    let tenant = &ctx.caller.tenant;
+    let mine = ctx
+        .store
+        .receipts_page(
+            tenant,
+            &ReceiptQuery {
+                project: None,
+                session_id: Some(session),
+                after_seq: 0,
+                limit: 100,
+            },
+        )
+        .await?;
+    let Some(r) = mine.iter().rev().find(|r| r.tool == "brain_session_end") else {
+        return Ok((Value::Null, false));
+    };
+    let prev = ctx
+        .store
+        .receipts_page(
+            tenant,
+            &ReceiptQuery {
+                project: None,
+                session_id: None,
+                after_seq: r.seq - 2,
+                limit: 1,
+            },
+        )
+        .await?;
+    let linked = match prev.first() {
+        Some(p) if r.seq > 1 => p.seq == r.seq - 1 && p.hash == r.prev_hash,
+        _ => r.seq == 1 && r.prev_hash == brain_core::receipt::GENESIS_HASH,
+    };
+    let verified = linked && r.compute_hash() == r.hash;
+    let view = json!({"receipt_id": r.receipt_id, "seq": r.seq, "hash": r.hash, "prev_hash": r.prev_hash, "at": rfc3339(&r.at)});
+    Ok((view, verified))
+}

@@ -1,0 +1,401 @@
+//! Profile `brain-core` (seed `001_…`): one tool, `brain_session`, that opens
+//! (`phase: "start"`) or closes (`phase: "end"`) the agent's working session.
+//! A thin adapter: start is `brain_session_start`, end replaces the project's
+//! documents with `brain_document_put` and closes the session with
+//! `brain_session_end` without touching the focus — the same store, rules and
+//! receipt chain.
+
+use brain_core::DomainError;
+use brain_core::ids::{ClientKey, ProjectKey, SessionId};
+use brain_core::memory::{DocumentKind, DocumentPut, parse_executive_state};
+use brain_core::model::{ArtifactKind, SessionStatus, rfc3339};
+use brain_core::requests::{EndRequest, StartRequest, limits};
+use brain_core::store::SessionListQuery;
+use rmcp::model::{JsonObject, Tool};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::mcp::{args, schemas};
+use crate::tools::{Hints, ToolCtx, ToolResult, define};
+
+pub const NAME: &str = "brain_session";
+
+const DESCRIPTION: &str = "Open or close the agent's working session: start loads the briefing \
+(daily brief with a stale flag, executive state, mental models, recall per top mission, todo inbox \
+count, recovery); end replaces the executive state, critique and sync note and closes the session. \
+Call phase='start' once at the beginning of a conversation, before other brain tools; call \
+phase='end' once when the user is done. Not for single facts (brain_remember). End replaces each \
+document with the body you pass, or with a stub built from the session's brain_remember calls, \
+reports which signals moved, and never changes the focus. A second end overwrites the documents \
+of the first.";
+
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Args {
+    /// 'start' or 'end'.
+    pub phase: Phase,
+    /// end only: the session to close (sess_ + 32 hex). Omit to close the one brain_session start opened on this connection.
+    #[serde(default)]
+    pub session_id: Option<String>,
+    /// start only: the project to work in (letters, digits, . _ / -; default "main").
+    #[serde(default)]
+    pub project: Option<String>,
+    /// end only: full body that replaces executive_state — a JSON object {objective, missions[], pending_decisions[]}, or markdown (kept as its body, first line as objective).
+    #[serde(default)]
+    pub executive_state: Option<String>,
+    /// end only: full markdown body that replaces the session critique.
+    #[serde(default)]
+    pub critique: Option<String>,
+    /// end only: full markdown body of the cross-agent sync note.
+    #[serde(default)]
+    pub sync: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Phase {
+    Start,
+    End,
+}
+
+pub fn definition() -> Tool {
+    let props = schemas::props(json!({
+        "phase": {"type": "string", "enum": ["start", "end"]},
+        "session_id": {"type": "string", "description": "The session this call opened or closed."},
+        "project": {"type": "string"},
+        "briefing": {"type": ["object", "null"], "description": "start: brief {body, generated_at, stale}, executive_state, mental_models, recall, inbox_count, recovery, base_focus, sync_note."},
+        "status": {"type": ["string", "null"], "description": "end: the session's status (ended)."},
+        "closed_now": {"type": ["boolean", "null"], "description": "end: false when an earlier end had closed it already (its documents are overwritten)."},
+        "documents": {"type": ["object", "null"], "description": "end: for executive_state, critique and sync_note, {revision, stub} as written."},
+        "signals_moved": {"type": ["array", "null"], "items": {"type": "string"}, "description": "end: which of focus_revision, ledger_size, pending_decisions, open_sessions changed during the session."}
+    }));
+    define::<Args>(
+        NAME,
+        "Open or close the working session",
+        DESCRIPTION,
+        schemas::output(props, &["phase", "session_id"]),
+        Hints {
+            read_only: false,
+            destructive: true,
+            idempotent: false,
+        },
+    )
+}
+
+pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
+    let a: Args = args::parse(raw)?;
+    match a.phase {
+        Phase::Start => start(ctx, a).await,
+        Phase::End => end(ctx, a).await,
+    }
+}
+
+/// The client identity this profile's sessions carry: one per credential
+/// subject, so its `recovery` finds the same caller's unclosed session.
+fn client_key(ctx: &ToolCtx<'_>) -> String {
+    let mut key = format!("brain-core:{}", ctx.caller.subject);
+    key.truncate(limits::CLIENT_KEY_MAX_CHARS);
+    key
+}
+
+async fn start(ctx: &ToolCtx<'_>, a: Args) -> ToolResult {
+    for (field, given) in [
+        ("session_id", a.session_id.is_some()),
+        ("executive_state", a.executive_state.is_some()),
+        ("critique", a.critique.is_some()),
+        ("sync", a.sync.is_some()),
+    ] {
+        if given {
+            return Err(DomainError::invalid_argument(field, "is for phase 'end' only").into());
+        }
+    }
+    let project = ProjectKey::parse_for_caller(a.project.as_deref().unwrap_or("main"))?;
+    let key = client_key(ctx);
+    let req = StartRequest {
+        client_key: ClientKey::parse("client_key", &key)?,
+        digest: args::digest(&json!({"phase": "start", "project": project.as_str()}), &[]),
+        project: project.clone(),
+        slot: None,
+    };
+    let started = ctx.store.start_session(&ctx.caller, req).await?;
+    Ok(json!({
+        "phase": "start",
+        "session_id": started.session.session_id,
+        "project": project.as_str(),
+        "briefing": serde_json::to_value(&started.briefing).map_err(brain_core::error::StoreError::backend)?,
+    }))
+}
+
+async fn end(ctx: &ToolCtx<'_>, a: Args) -> ToolResult {
+    if a.project.is_some() {
+        return Err(DomainError::invalid_argument(
+            "project",
+            "is for phase 'start' only; end finds the project from the session",
+        )
+        .into());
+    }
+    for (field, body) in [
+        ("executive_state", &a.executive_state),
+        ("critique", &a.critique),
+        ("sync", &a.sync),
+    ] {
+        if let Some(b) = body {
+            args::max_bytes(field, b, limits::FOCUS_MAX_BYTES)?;
+        }
+    }
+    let tenant = &ctx.caller.tenant;
+    let session_id = match &a.session_id {
+        Some(id) => SessionId::parse(id)?,
+        None => {
+            let found = match &ctx.caller.connection_id {
+                Some(conn) => ctx.store.session_started_on(tenant, conn).await?,
+                None => None,
+            };
+            found.ok_or_else(|| {
+                DomainError::invalid_argument(
+                    "session_id",
+                    "is required: no session was started on this connection (pass the session_id brain_session start returned)",
+                )
+            })?
+        }
+    };
+    let detail = ctx.store.session_get(tenant, session_id).await?;
+    let session = detail.session.clone();
+    let project = session.project.clone();
+    let ledger = ctx.store.session_ledger(tenant, session_id, 200).await?;
+
+    // Documents first: each is replaced whole, at its current revision.
+    let before_exec = ctx
+        .store
+        .document_get(tenant, &project, DocumentKind::ExecutiveState, "")
+        .await?;
+    let before_state = (before_exec.revision > 0)
+        .then(|| parse_executive_state(&before_exec.body).ok())
+        .flatten();
+    let exec_body = match &a.executive_state {
+        Some(b) => executive_state_body(b),
+        None => stub_executive_state(before_state.as_ref(), &ledger),
+    };
+    let critique = a
+        .critique
+        .clone()
+        .unwrap_or_else(|| stub_critique(&session_id, &ledger));
+    let sync = a
+        .sync
+        .clone()
+        .unwrap_or_else(|| stub_sync(&session_id, &ctx.caller.subject, &ledger));
+    let mut documents = serde_json::Map::new();
+    for (kind, body, given) in [
+        (
+            DocumentKind::ExecutiveState,
+            exec_body,
+            a.executive_state.is_some(),
+        ),
+        (DocumentKind::Critique, critique, a.critique.is_some()),
+        (DocumentKind::SyncNote, sync, a.sync.is_some()),
+    ] {
+        let written = replace_document(ctx, &project, kind, body).await?;
+        documents.insert(
+            kind.as_str().to_owned(),
+            json!({"revision": written, "stub": !given}),
+        );
+    }
+    let after_state = ctx
+        .store
+        .document_get(tenant, &project, DocumentKind::ExecutiveState, "")
+        .await
+        .ok()
+        .and_then(|d| parse_executive_state(&d.body).ok());
+
+    // Then the session: closed once, without touching the focus; a second end
+    // only overwrote the documents above.
+    let closed_now = session.status == SessionStatus::Open;
+    if closed_now {
+        let summary = a
+            .critique
+            .as_deref()
+            .and_then(|c| c.lines().find(|l| !l.trim().is_empty()))
+            .map(|l| l.trim().trim_start_matches('#').trim().to_owned())
+            .filter(|l| !l.is_empty())
+            .unwrap_or_else(|| {
+                format!("closed with brain_session end ({} artifacts)", ledger.len())
+            });
+        let req = EndRequest {
+            session_id,
+            expected_client_key: session.client_key.as_str().to_owned(),
+            summary,
+            next_focus: String::new(),
+            expected_focus_revision: 0,
+            nothing_to_capture_reason: None,
+            allow_focus_shrink: false,
+            dry_run: false,
+            keep_focus: true,
+            digest: args::digest(&json!({"phase": "end", "session_id": session_id}), &[]),
+        };
+        ctx.store.end_session(&ctx.caller, req).await?;
+    }
+    let signals = signals_moved(ctx, &session, &ledger, before_state, after_state).await?;
+    let status = ctx
+        .store
+        .session_get(tenant, session_id)
+        .await?
+        .session
+        .status;
+    Ok(json!({
+        "phase": "end",
+        "session_id": session_id,
+        "project": project.as_str(),
+        "status": status.as_str(),
+        "closed_now": closed_now,
+        "documents": documents,
+        "signals_moved": signals,
+    }))
+}
+
+/// Replace a document whole at its current revision (one retry if another
+/// writer moved it in between); the revision written.
+async fn replace_document(
+    ctx: &ToolCtx<'_>,
+    project: &ProjectKey,
+    kind: DocumentKind,
+    body: String,
+) -> Result<i64, brain_core::error::StoreError> {
+    let tenant = &ctx.caller.tenant;
+    let mut last = None;
+    for _ in 0..2 {
+        let current = ctx.store.document_get(tenant, project, kind, "").await?;
+        let put = DocumentPut {
+            project: project.clone(),
+            kind,
+            name: String::new(),
+            body: body.clone(),
+            expected_revision: current.revision,
+            digest: args::digest(
+                &json!({"document": kind.as_str(), "body": body, "expected_revision": current.revision}),
+                &[],
+            ),
+        };
+        match ctx.store.document_put(&ctx.caller, put).await {
+            Ok(doc) => return Ok(doc.revision),
+            Err(brain_core::error::StoreError::Domain(e))
+                if e.code == brain_core::ErrorCode::DocumentConflict =>
+            {
+                last = Some(e);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.unwrap_or_else(DomainError::internal).into())
+}
+
+/// A body for brain's executive state: a valid JSON one as is; markdown kept
+/// whole under `body`, its first line as the objective.
+fn executive_state_body(given: &str) -> String {
+    if parse_executive_state(given).is_ok() {
+        return given.to_owned();
+    }
+    let objective = given
+        .lines()
+        .map(|l| l.trim().trim_start_matches('#').trim())
+        .find(|l| !l.is_empty())
+        .unwrap_or("")
+        .to_owned();
+    json!({"objective": objective, "missions": [], "pending_decisions": [], "body": given})
+        .to_string()
+}
+
+fn first_line(text: &str) -> String {
+    let line = text.lines().next().unwrap_or("").trim();
+    line.chars().take(120).collect()
+}
+
+/// Stub: the current objective and missions, with the session's decisions as
+/// the pending ones.
+fn stub_executive_state(current: Option<&Value>, ledger: &[brain_core::model::Artifact]) -> String {
+    let decisions: Vec<String> = ledger
+        .iter()
+        .filter(|a| a.kind == ArtifactKind::Decision)
+        .map(|a| first_line(&a.text))
+        .collect();
+    let objective = current
+        .and_then(|s| s.get("objective"))
+        .cloned()
+        .unwrap_or_else(|| json!(""));
+    let missions = current
+        .and_then(|s| s.get("missions"))
+        .cloned()
+        .unwrap_or_else(|| json!([]));
+    json!({"objective": objective, "missions": missions, "pending_decisions": decisions})
+        .to_string()
+}
+
+fn ledger_lines(ledger: &[brain_core::model::Artifact]) -> String {
+    if ledger.is_empty() {
+        return "- nothing was recorded with brain_remember\n".to_owned();
+    }
+    ledger
+        .iter()
+        .map(|a| format!("- {}: {}\n", a.kind.as_str(), first_line(&a.text)))
+        .collect()
+}
+
+fn stub_critique(session: &SessionId, ledger: &[brain_core::model::Artifact]) -> String {
+    format!(
+        "# Session critique (stub)\n\n{session} ended without a critique. Its ledger:\n\n{}",
+        ledger_lines(ledger)
+    )
+}
+
+fn stub_sync(session: &SessionId, subject: &str, ledger: &[brain_core::model::Artifact]) -> String {
+    format!(
+        "# Sync note (stub)\n\n{subject} closed {session} at {} with {} artifacts:\n\n{}",
+        rfc3339(&brain_core::model::now_micros()),
+        ledger.len(),
+        ledger_lines(ledger)
+    )
+}
+
+/// Which trait signals moved while the session was open.
+async fn signals_moved(
+    ctx: &ToolCtx<'_>,
+    session: &brain_core::model::Session,
+    ledger: &[brain_core::model::Artifact],
+    before: Option<Value>,
+    after: Option<Value>,
+) -> Result<Vec<&'static str>, brain_core::error::StoreError> {
+    let tenant = &ctx.caller.tenant;
+    let mut moved = Vec::new();
+    let focus = ctx.store.focus_get(tenant, &session.project, None).await?;
+    if focus.revision != session.started_focus_revision {
+        moved.push("focus_revision");
+    }
+    if !ledger.is_empty() {
+        moved.push("ledger_size");
+    }
+    let pending = |s: &Option<Value>| s.as_ref().and_then(|v| v.get("pending_decisions")).cloned();
+    if pending(&before) != pending(&after) {
+        moved.push("pending_decisions");
+    }
+    let others = ctx
+        .store
+        .session_list(
+            tenant,
+            &SessionListQuery {
+                project: session.project.clone(),
+                status: None,
+                after: None,
+                limit: 100,
+            },
+        )
+        .await?;
+    let changed = others.iter().any(|d| {
+        d.session.session_id != session.session_id
+            && (d.session.opened_at > session.opened_at
+                || d.session.ended_at.is_some_and(|t| t > session.opened_at))
+    });
+    if changed {
+        moved.push("open_sessions");
+    }
+    Ok(moved)
+}

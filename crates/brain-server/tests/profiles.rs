@@ -1,0 +1,335 @@
+//! Black-box: the compatibility profiles (SPEC §2.10), driven through an MCP
+//! client exactly as the seed pages tell an agent to, on both stores.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::{Duration, Instant};
+
+use brain_server::profiles::Profiles;
+use brain_testkit::app::{
+    Client, TestApp, TestOptions, call, exec, jwt_config, ok, spawn_app, spawn_app_opts, token,
+};
+use serde_json::{Value, json};
+
+async fn app_with(profiles: &str, idle: u64) -> TestApp {
+    spawn_app_opts(
+        jwt_config(),
+        TestOptions {
+            profiles: Profiles::parse(profiles).unwrap(),
+            connection_idle_secs: idle,
+            ..TestOptions::default()
+        },
+    )
+    .await
+}
+
+async fn names(c: &Client) -> Vec<String> {
+    c.list_all_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect()
+}
+
+/// A refusal in a profile's envelope: `isError`, and the structured content.
+async fn refused(c: &Client, tool: &str, args: Value) -> Value {
+    let r = call(c, tool, args).await;
+    assert_eq!(r.is_error, Some(true), "{tool} should refuse: {r:?}");
+    r.structured_content.unwrap()
+}
+
+#[tokio::test]
+async fn the_default_profile_lists_no_seed_tools() {
+    let app = spawn_app().await;
+    let c = app.client(&token("acme", "a")).await;
+    let listed = names(&c).await;
+    assert_eq!(listed.len(), 15);
+    for seed in [
+        "brain_session",
+        "runtime_session_open",
+        "runtime_session_close",
+    ] {
+        assert!(
+            !listed.iter().any(|n| n == seed),
+            "{seed} is listed by default"
+        );
+    }
+    let r = c
+        .call_tool(rmcp::model::CallToolRequestParams::new("brain_session"))
+        .await;
+    assert!(r.is_err(), "an unlisted profile tool is unknown");
+    c.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn brain_core_sessions_start_end_and_overwrite() {
+    let app = app_with("brain,brain-core", 600).await;
+    let c = app.client(&token("acme", "agent-1")).await;
+    let listed = names(&c).await;
+    assert!(listed.contains(&"brain_session".to_owned()) && listed.len() == 16);
+
+    // start: the whole context block.
+    let s = ok(&c, "brain_session", json!({"phase": "start"})).await;
+    let sid = s["session_id"].as_str().unwrap().to_owned();
+    let b = &s["briefing"];
+    for key in [
+        "brief",
+        "executive_state",
+        "mental_models",
+        "recall",
+        "inbox_count",
+        "recovery",
+    ] {
+        assert!(b.get(key).is_some(), "briefing lacks {key}: {b}");
+    }
+    assert!(b["recovery"].is_null());
+    // Work: a decision and a fact on the session's ledger.
+    for (kind, text) in [
+        ("decision", "ship the adapter"),
+        ("fact", "tests run on both stores"),
+    ] {
+        ok(
+            &c,
+            "brain_remember",
+            json!({"project": "main", "kind": kind, "text": text, "session_id": sid,
+                   "expected_client_key": "brain-core:agent-1"}),
+        )
+        .await;
+    }
+    // end, session_id omitted: the one this connection started; stubs for all three.
+    let e = ok(&c, "brain_session", json!({"phase": "end"})).await;
+    assert_eq!(e["session_id"], json!(sid));
+    assert_eq!(e["status"], json!("ended"));
+    assert_eq!(e["closed_now"], json!(true));
+    for doc in ["executive_state", "critique", "sync_note"] {
+        assert_eq!(e["documents"][doc]["stub"], json!(true), "{e}");
+    }
+    let moved: Vec<&str> = e["signals_moved"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert!(
+        moved.contains(&"ledger_size") && moved.contains(&"pending_decisions"),
+        "{moved:?}"
+    );
+    assert!(!moved.contains(&"focus_revision"));
+    let state = ok(
+        &c,
+        "brain_document_get",
+        json!({"project": "main", "document": "executive_state"}),
+    )
+    .await;
+    assert!(state.to_string().contains("ship the adapter"), "{state}");
+    let critique = ok(
+        &c,
+        "brain_document_get",
+        json!({"project": "main", "document": "critique"}),
+    )
+    .await["document"]
+        .clone();
+    let first_rev = critique["revision"].as_i64().unwrap();
+    assert!(
+        critique["body"]
+            .as_str()
+            .unwrap()
+            .contains("tests run on both stores")
+    );
+
+    // A second end overwrites the documents of the first; the session stays ended.
+    let e2 = ok(
+        &c,
+        "brain_session",
+        json!({"phase": "end", "session_id": sid, "critique": "# Better critique\nkeep it short",
+               "executive_state": "# Ship profiles\n- missions later", "sync": "all done"}),
+    )
+    .await;
+    assert_eq!(e2["closed_now"], json!(false));
+    assert_eq!(e2["status"], json!("ended"));
+    assert_eq!(e2["documents"]["critique"]["stub"], json!(false));
+    let critique = ok(
+        &c,
+        "brain_document_get",
+        json!({"project": "main", "document": "critique"}),
+    )
+    .await["document"]
+        .clone();
+    assert_eq!(critique["body"], json!("# Better critique\nkeep it short"));
+    assert_eq!(critique["revision"].as_i64().unwrap(), first_rev + 1);
+    let state = ok(
+        &c,
+        "brain_document_get",
+        json!({"project": "main", "document": "executive_state"}),
+    )
+    .await;
+    assert!(
+        state["document"]["body"]
+            .as_str()
+            .unwrap()
+            .contains("\"objective\":\"Ship profiles\""),
+        "{state}"
+    );
+    // The focus was never touched.
+    let f = ok(&c, "brain_focus_get", json!({"project": "main"})).await;
+    assert_eq!(f["revision"], json!(0));
+
+    // An unclosed session shows up as recovery on the next start.
+    ok(&c, "brain_session", json!({"phase": "start"})).await;
+    let again = ok(&c, "brain_session", json!({"phase": "start"})).await;
+    assert!(again["briefing"]["recovery"].is_object(), "{again}");
+    // Phase-specific arguments are refused on the other phase.
+    let r = call(
+        &c,
+        "brain_session",
+        json!({"phase": "start", "critique": "x"}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(true));
+    c.cancel().await.unwrap();
+    verify_chain(&app).await;
+}
+
+#[tokio::test]
+async fn aziel_runtime_sessions_open_and_seal() {
+    let app = app_with("aziel", 4).await;
+    let c = app.client(&token("acme", "runner")).await;
+    let listed = names(&c).await;
+    assert_eq!(
+        listed,
+        vec!["runtime_session_open", "runtime_session_close"]
+    );
+
+    let opened = ok(&c, "runtime_session_open", json!({})).await;
+    assert_eq!(opened["code"], json!("FG-OK"));
+    assert_eq!(opened["status"], json!(200));
+    let sid = opened["result"]["session_id"].as_str().unwrap().to_owned();
+    assert!(
+        sid.len() == 37
+            && sid.starts_with("sess_")
+            && sid[5..]
+                .chars()
+                .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()),
+        "{sid}"
+    );
+    assert!(opened["display"]["title"].is_string() && opened["ledger_tip"]["seq"].is_i64());
+
+    // Consent is required; a dry run previews only when a close would proceed.
+    let r = refused(&c, "runtime_session_close", json!({"session_id": sid})).await;
+    assert_eq!(r["code"], json!("MCP-CONFIRM-REQUIRED"));
+    assert_eq!(r["status"], json!(428));
+    let dry = ok(
+        &c,
+        "runtime_session_close",
+        json!({"session_id": sid, "dry_run": true}),
+    )
+    .await;
+    assert_eq!(dry["code"], json!("MCP-DRY-RUN"));
+    assert_eq!(dry["result"]["sealed"], json!(false));
+    let unknown = "sess_00000000000000000000000000000000";
+    let r = refused(
+        &c,
+        "runtime_session_close",
+        json!({"session_id": unknown, "dry_run": true}),
+    )
+    .await;
+    assert_eq!(r["code"], json!("session_not_found"));
+    assert_eq!(r["status"], json!(404));
+    // Aliases: one of the two, never two different values; neither is refused.
+    let r = refused(
+        &c,
+        "runtime_session_close",
+        json!({"session_id": sid, "id": unknown, "confirm": true}),
+    )
+    .await;
+    assert_eq!(r["status"], json!(422));
+    let r = refused(&c, "runtime_session_close", json!({"confirm": true})).await;
+    assert_eq!(r["refusal"]["message"], json!("session_id required"));
+
+    // Seal it, through the alias.
+    let sealed = ok(
+        &c,
+        "runtime_session_close",
+        json!({"id": sid, "confirm": true}),
+    )
+    .await;
+    assert_eq!(sealed["code"], json!("FG-OK"));
+    assert_eq!(sealed["status"], json!(200));
+    assert_eq!(sealed["result"]["sealed"], json!(true));
+    assert_eq!(sealed["result"]["verified"], json!(true), "{sealed}");
+    assert!(sealed["result"]["receipt"]["hash"].is_string());
+    assert_eq!(
+        sealed["ledger_tip"]["hash"],
+        sealed["result"]["receipt"]["hash"]
+    );
+    for key in ["title", "summary", "next"] {
+        assert!(sealed["display"][key].is_string());
+    }
+    // A second close never reopens it.
+    let r = refused(
+        &c,
+        "runtime_session_close",
+        json!({"session_id": sid, "confirm": true}),
+    )
+    .await;
+    assert_eq!(r["code"], json!("session_closed"));
+    assert_eq!(r["status"], json!(409));
+    let r = refused(
+        &c,
+        "runtime_session_close",
+        json!({"session_id": unknown, "confirm": true}),
+    )
+    .await;
+    assert_eq!(r["code"], json!("session_not_found"));
+
+    // Raw sessions never closed expire after 6 h unused (the sweep closes them).
+    let stale = ok(&c, "runtime_session_open", json!({})).await;
+    let stale_id = stale["session_id"].as_str().unwrap().to_owned();
+    let age = if app.db.url().starts_with("sqlite") {
+        "UPDATE sessions SET last_activity_at = last_activity_at - 25200000000 WHERE project = '_runtime' AND status = 'open'"
+    } else {
+        "UPDATE sessions SET last_activity_at = last_activity_at - interval '7 hours' WHERE project = '_runtime' AND status = 'open'"
+    };
+    exec(&app, age).await;
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let r = call(
+            &c,
+            "runtime_session_close",
+            json!({"session_id": stale_id, "dry_run": true}),
+        )
+        .await;
+        let v = r.structured_content.unwrap();
+        if v["code"] == json!("session_closed") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the stale raw session never expired: {v}"
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    c.cancel().await.unwrap();
+    verify_chain(&app).await;
+}
+
+/// The profile's receipts are in the tenant's one chain, and it verifies.
+async fn verify_chain(app: &TestApp) {
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_brain"))
+        .args([
+            "receipts",
+            "verify",
+            "--tenant",
+            "acme",
+            "--database-url",
+            app.db.url(),
+        ])
+        .output()
+        .await
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.starts_with("OK tenant=acme"),
+        "{text}"
+    );
+}
