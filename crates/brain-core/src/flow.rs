@@ -14,12 +14,13 @@ use crate::memory::{
 };
 use crate::model::idle_since;
 use crate::model::{
-    Artifact, Caller, Focus, FocusOutcome, Revision, Session, SessionStatus, now_micros,
+    Artifact, ArtifactKind, Caller, Focus, FocusOutcome, Revision, Session, SessionStatus,
+    now_micros,
 };
 use crate::outcome::{AbandonResult, EndResult, RelayResult, as_replay, slot_after_relay};
 use crate::receipt::{Receipt, ReceiptDraft};
 use crate::requests::{AbandonRequest, BindRequest, EndRequest, OverrideGrant, RememberRequest};
-use crate::requests::{ResumeRequest, StartRequest};
+use crate::requests::{ResumeRequest, StartRequest, TodoAckOutcome, TodoAckRequest};
 use crate::rules::{self, CloseDecision, CloseKind, CloseRecord};
 use crate::store::{
     BindOutcome, Briefing, FocusRef, MissionRecall, NamedBody, RecallQuery, RecentSession,
@@ -163,6 +164,23 @@ pub trait CloseTx: Send + Sized {
         tenant: &TenantId,
         project: &ProjectKey,
     ) -> Result<i64, StoreError>;
+    /// Of `ids`, those that are artifacts of the project: `(id, kind,
+    /// acknowledged)`.
+    async fn artifact_states(
+        &mut self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+        ids: &[ArtifactId],
+    ) -> Result<Vec<(ArtifactId, ArtifactKind, bool)>, StoreError>;
+    /// Mark these todos of the project acknowledged at `at`, with the note.
+    async fn acknowledge(
+        &mut self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+        ids: &[ArtifactId],
+        note: Option<&str>,
+        at: DateTime<Utc>,
+    ) -> Result<(), StoreError>;
     async fn commit(self) -> Result<(), StoreError>;
 }
 
@@ -576,6 +594,7 @@ pub async fn briefing<T: CloseTx>(
         for mission in top_missions(state, 3) {
             let q = RecallQuery {
                 project: project.clone(),
+                tags: Vec::new(),
                 query: any_word_query(&mission),
                 kinds: Vec::new(),
                 limit: 3,
@@ -688,4 +707,47 @@ pub async fn resume<T: CloseTx>(
         briefing,
         slot,
     })
+}
+
+/// `brain_todo_ack` (SPEC §2.7): acknowledge todos so they leave the inbox, in
+/// one transaction with one receipt; repeating it changes nothing more.
+pub async fn todo_ack<T: CloseTx>(
+    mut tx: T,
+    caller: &Caller,
+    req: &TodoAckRequest,
+) -> Result<TodoAckOutcome, StoreError> {
+    let tenant = &caller.tenant;
+    tx.ensure_tenant(tenant).await?;
+    let states = tx
+        .artifact_states(tenant, &req.project, &req.artifact_ids)
+        .await?;
+    let mut out = TodoAckOutcome::default();
+    for id in &req.artifact_ids {
+        match states.iter().find(|(found, _, _)| found == id) {
+            Some((_, ArtifactKind::Todo, false)) => out.acknowledged.push(*id),
+            Some((_, ArtifactKind::Todo, true)) => out.already_acknowledged.push(*id),
+            _ => out.not_todos.push(*id),
+        }
+    }
+    if !out.acknowledged.is_empty() {
+        tx.acknowledge(
+            tenant,
+            &req.project,
+            &out.acknowledged,
+            req.note.as_deref(),
+            now_micros(),
+        )
+        .await?;
+    }
+    let d = draft(
+        "brain_todo_ack",
+        Some(&req.project),
+        None,
+        &req.digest,
+        Ok(()),
+    );
+    tx.append_receipt(caller, d).await?;
+    out.inbox_count = tx.inbox_count(tenant, &req.project).await?;
+    tx.commit().await?;
+    Ok(out)
 }

@@ -92,3 +92,25 @@ pub struct OverrideGrant {
     /// An active elevation for this credential on this connection (or brain session).
     pub elevation_active: bool,
 }
+
+/// `brain_todo_ack`: 1–50 artifact ids of one project, and an optional note.
+#[derive(Debug, Clone)]
+pub struct TodoAckRequest {
+    pub project: ProjectKey,
+    pub artifact_ids: Vec<crate::ids::ArtifactId>,
+    pub note: Option<String>,
+    pub digest: String,
+}
+
+/// What `brain_todo_ack` did with each id.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct TodoAckOutcome {
+    /// Acknowledged by this call.
+    pub acknowledged: Vec<crate::ids::ArtifactId>,
+    /// Todos acknowledged before; left as they were.
+    pub already_acknowledged: Vec<crate::ids::ArtifactId>,
+    /// Not a todo of this project (another kind, another project, or unknown).
+    pub not_todos: Vec<crate::ids::ArtifactId>,
+    /// The project's unacknowledged todos after the call.
+    pub inbox_count: i64,
+}

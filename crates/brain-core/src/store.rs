@@ -213,6 +213,12 @@ pub trait Store: Send + Sync + 'static {
     async fn remember(&self, caller: &Caller, req: RememberRequest)
     -> Result<Artifact, StoreError>;
 
+    /// `brain_todo_ack` (SPEC §2.7).
+    async fn todo_ack(
+        &self,
+        caller: &Caller,
+        req: crate::requests::TodoAckRequest,
+    ) -> Result<crate::requests::TodoAckOutcome, StoreError>;
     async fn focus_get(
         &self,
         tenant: &TenantId,
@@ -368,6 +374,8 @@ pub struct RecallQuery {
     pub project: ProjectKey,
     pub query: String,
     pub kinds: Vec<ArtifactKind>,
+    /// Only artifacts carrying every one of these tags (none: no filter).
+    pub tags: Vec<String>,
     pub limit: i64,
     pub offset: i64,
 }

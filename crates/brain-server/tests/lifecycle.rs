@@ -69,7 +69,8 @@ async fn server_identifies_itself_and_lists_described_tools() {
             "brain_session_list",
             "brain_session_relay",
             "brain_session_resume",
-            "brain_session_start"
+            "brain_session_start",
+            "brain_todo_ack",
         ]
     );
     for t in &tools {

@@ -43,7 +43,7 @@ async fn the_default_profile_lists_no_seed_tools() {
     let app = spawn_app().await;
     let c = app.client(&token("acme", "a")).await;
     let listed = names(&c).await;
-    assert_eq!(listed.len(), 15);
+    assert_eq!(listed.len(), 16);
     for seed in [
         "brain_session",
         "runtime_session_open",
@@ -66,7 +66,7 @@ async fn brain_core_sessions_start_end_and_overwrite() {
     let app = app_with("brain,brain-core", 600).await;
     let c = app.client(&token("acme", "agent-1")).await;
     let listed = names(&c).await;
-    assert!(listed.contains(&"brain_session".to_owned()) && listed.len() == 16);
+    assert!(listed.contains(&"brain_session".to_owned()) && listed.len() == 17);
 
     // start: the whole context block.
     let s = ok(&c, "brain_session", json!({"phase": "start"})).await;
@@ -186,8 +186,137 @@ async fn brain_core_sessions_start_end_and_overwrite() {
     )
     .await;
     assert_eq!(r.is_error, Some(true));
+    // start with a session_id keeps (resumes) that session.
+    let kept = ok(
+        &c,
+        "brain_session",
+        json!({"phase": "start", "session_id": again["session_id"]}),
+    )
+    .await;
+    assert_eq!(kept["session_id"], again["session_id"]);
+    // Blank bodies and malformed JSON executive states are refused, nothing written.
+    let before = ok(
+        &c,
+        "brain_document_get",
+        json!({"project": "main", "document": "critique"}),
+    )
+    .await;
+    for args in [
+        json!({"phase": "end", "session_id": again["session_id"], "critique": "   "}),
+        json!({"phase": "end", "session_id": again["session_id"], "executive_state": "{\"objective\": 5}"}),
+    ] {
+        let e = brain_testkit::app::refused(&c, "brain_session", args).await;
+        assert_eq!(e["code"], json!("invalid_argument"), "{e}");
+    }
+    let after = ok(
+        &c,
+        "brain_document_get",
+        json!({"project": "main", "document": "critique"}),
+    )
+    .await;
+    assert_eq!(before, after);
+
+    // Only your own brain-core sessions: another subject's is client_key_mismatch,
+    // and nothing is written.
+    let bob = app.client(&token("acme", "bob")).await;
+    let theirs = ok(&bob, "brain_session", json!({"phase": "start"})).await;
+    let e = brain_testkit::app::refused(
+        &c,
+        "brain_session",
+        json!({"phase": "end", "session_id": theirs["session_id"], "critique": "not yours"}),
+    )
+    .await;
+    assert_eq!(e["code"], json!("client_key_mismatch"));
+    let after = ok(
+        &c,
+        "brain_document_get",
+        json!({"project": "main", "document": "critique"}),
+    )
+    .await;
+    assert_eq!(before, after, "a refused end writes no document");
+    let got = ok(
+        &c,
+        "brain_session_get",
+        json!({"session_id": theirs["session_id"]}),
+    )
+    .await;
+    assert_eq!(got["session"]["status"], json!("open"));
+    // A native session on the connection is not brain_session's to end.
+    ok(
+        &bob,
+        "brain_session_start",
+        json!({"project": "main", "client_key": "native"}),
+    )
+    .await;
+    let e = brain_testkit::app::refused(&bob, "brain_session", json!({"phase": "end"})).await;
+    assert_eq!(e["code"], json!("client_key_mismatch"));
+    bob.cancel().await.unwrap();
     c.cancel().await.unwrap();
     verify_chain(&app).await;
+}
+
+#[tokio::test]
+async fn profiles_do_not_reach_each_others_sessions() {
+    let app = app_with("brain,brain-core,aziel", 600).await;
+    let c = app.client(&token("acme", "both")).await;
+    let raw = ok(&c, "runtime_session_open", json!({})).await;
+    let e = brain_testkit::app::refused(
+        &c,
+        "brain_session",
+        json!({"phase": "end", "session_id": raw["session_id"]}),
+    )
+    .await;
+    assert_eq!(
+        e["code"],
+        json!("session_not_found"),
+        "a raw session is not brain_session's"
+    );
+    let working = ok(&c, "brain_session", json!({"phase": "start"})).await;
+    let r = refused(
+        &c,
+        "runtime_session_close",
+        json!({"session_id": working["session_id"], "confirm": true}),
+    )
+    .await;
+    assert_eq!(
+        r["code"],
+        json!("session_not_found"),
+        "a working session is not a raw one"
+    );
+    // Seed clients' leftovers: unknown keys are ignored, malformed values refused in the envelope.
+    let r = refused(
+        &c,
+        "runtime_session_close",
+        json!({"id": raw["session_id"], "force": true}),
+    )
+    .await;
+    assert_eq!(r["code"], json!("MCP-CONFIRM-REQUIRED"));
+    let r = refused(
+        &c,
+        "runtime_session_close",
+        json!({"id": "sess_XYZ", "confirm": true}),
+    )
+    .await;
+    // A malformed id is answered as an unknown one, as the seed says (and as brain does).
+    assert_eq!(
+        (r["code"].clone(), r["status"].clone()),
+        (json!("session_not_found"), json!(404))
+    );
+    assert!(r["display"]["summary"].is_string());
+    let r = refused(&c, "runtime_session_open", json!({"client_key": "   "})).await;
+    assert_eq!(r["code"], json!("invalid_argument"));
+    let dry = ok(
+        &c,
+        "runtime_session_close",
+        json!({"id": raw["session_id"], "dry_run": true}),
+    )
+    .await;
+    assert_eq!(
+        dry["result"]["session"]["status"],
+        json!("open"),
+        "a dry run shows the session as it is"
+    );
+    c.cancel().await.unwrap();
 }
 
 #[tokio::test]

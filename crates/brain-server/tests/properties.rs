@@ -65,6 +65,7 @@ const TOOLS: &[&str] = &[
     "brain_receipts",
     "brain_document_get",
     "brain_document_put",
+    "brain_todo_ack",
 ];
 
 const FIELDS: &[&str] = &[
@@ -95,6 +96,8 @@ const FIELDS: &[&str] = &[
     "name",
     "body",
     "expected_revision",
+    "artifact_ids",
+    "note",
 ];
 
 fn text() -> impl Strategy<Value = String> {

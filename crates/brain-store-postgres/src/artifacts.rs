@@ -43,3 +43,16 @@ pub(crate) async fn insert_artifact(
     .map_err(db)?;
     Ok(())
 }
+
+pub(crate) async fn todo_ack(
+    store: &PgStore,
+    caller: &Caller,
+    req: brain_core::requests::TodoAckRequest,
+) -> Result<brain_core::requests::TodoAckOutcome, StoreError> {
+    brain_core::flow::todo_ack(
+        crate::tx::Tx(store.scoped(&caller.tenant).await?),
+        caller,
+        &req,
+    )
+    .await
+}

@@ -39,6 +39,7 @@ pub(crate) async fn recall_in(
          FROM artifacts, websearch_to_tsquery('simple', $3) AS query \
          WHERE tenant_id = $1 AND project = $2 AND search @@ query \
            AND (cardinality($4::text[]) = 0 OR kind = ANY($4)) \
+           AND tags @> $7::text[] \
          ORDER BY rank DESC, created_at DESC, artifact_id LIMIT $5 OFFSET $6",
         cols = rows::ARTIFACT_COLUMNS
     );
@@ -49,6 +50,7 @@ pub(crate) async fn recall_in(
         .bind(&kinds)
         .bind(q.limit)
         .bind(q.offset)
+        .bind(&q.tags)
         .fetch_all(&mut *conn)
         .await
         .map_err(db)?;

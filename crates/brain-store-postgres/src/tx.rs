@@ -6,11 +6,12 @@ use async_trait::async_trait;
 use brain_core::error::StoreError;
 use brain_core::flow::{self, CloseTx};
 use brain_core::ids::{ArtifactId, ProjectKey, SessionId, SlotName, TenantId};
-use brain_core::model::{Caller, Focus, FocusOutcome, Revision, Session, now_micros};
+use brain_core::model::{ArtifactKind, Caller, Focus, FocusOutcome, Revision, Session, now_micros};
 use brain_core::receipt::{Receipt, ReceiptDraft};
 use brain_core::requests::{AbandonRequest, EndRequest, RelayRequest};
 use brain_core::rules::CloseRecord;
 use brain_core::store::Unattributed;
+use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::{PgConnection, Postgres, Row, Transaction};
 
@@ -250,6 +251,56 @@ impl CloseTx for Tx {
         project: &ProjectKey,
     ) -> Result<i64, StoreError> {
         crate::memory::inbox_count_in(&mut self.0, tenant, project).await
+    }
+
+    async fn artifact_states(
+        &mut self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+        ids: &[ArtifactId],
+    ) -> Result<Vec<(ArtifactId, ArtifactKind, bool)>, StoreError> {
+        let uuids: Vec<uuid::Uuid> = ids.iter().map(|i| i.as_uuid()).collect();
+        let rows: Vec<(uuid::Uuid, String, bool)> = sqlx::query_as(
+            "SELECT artifact_id, kind, acknowledged_at IS NOT NULL FROM artifacts \
+             WHERE tenant_id = $1 AND project = $2 AND artifact_id = ANY($3)",
+        )
+        .bind(tenant.as_str())
+        .bind(project.as_str())
+        .bind(&uuids)
+        .fetch_all(&mut *self.0)
+        .await
+        .map_err(db)?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|(id, kind, ack)| {
+                ArtifactKind::parse(&kind).map(|k| (ArtifactId::from_uuid(id), k, ack))
+            })
+            .collect())
+    }
+
+    async fn acknowledge(
+        &mut self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+        ids: &[ArtifactId],
+        note: Option<&str>,
+        at: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let uuids: Vec<uuid::Uuid> = ids.iter().map(|i| i.as_uuid()).collect();
+        sqlx::query(
+            "UPDATE artifacts SET acknowledged_at = $4, ack_note = $5 \
+             WHERE tenant_id = $1 AND project = $2 AND artifact_id = ANY($3) \
+             AND kind = 'todo' AND acknowledged_at IS NULL",
+        )
+        .bind(tenant.as_str())
+        .bind(project.as_str())
+        .bind(&uuids)
+        .bind(at)
+        .bind(note)
+        .execute(&mut *self.0)
+        .await
+        .map_err(db)?;
+        Ok(())
     }
 
     async fn commit(self) -> Result<(), StoreError> {

@@ -39,3 +39,11 @@ pub(crate) async fn insert_artifact(
     .map_err(db)?;
     Ok(())
 }
+
+pub(crate) async fn todo_ack(
+    store: &SqliteStore,
+    caller: &Caller,
+    req: brain_core::requests::TodoAckRequest,
+) -> Result<brain_core::requests::TodoAckOutcome, StoreError> {
+    brain_core::flow::todo_ack(crate::tx::Tx(store.write().await?), caller, &req).await
+}

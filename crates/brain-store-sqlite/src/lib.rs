@@ -177,6 +177,14 @@ impl Store for SqliteStore {
         artifacts::remember(self, caller, req).await
     }
 
+    async fn todo_ack(
+        &self,
+        caller: &Caller,
+        req: brain_core::requests::TodoAckRequest,
+    ) -> Result<brain_core::requests::TodoAckOutcome, StoreError> {
+        artifacts::todo_ack(self, caller, req).await
+    }
+
     async fn focus_get(
         &self,
         tenant: &TenantId,

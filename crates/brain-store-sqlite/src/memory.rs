@@ -42,6 +42,8 @@ pub(crate) async fn recall_in(
          FROM artifacts_fts JOIN artifacts a ON a.rowid = artifacts_fts.rowid \
          WHERE artifacts_fts MATCH ?3 AND a.tenant_id = ?1 AND a.project = ?2 \
            AND (json_array_length(?4) = 0 OR a.kind IN (SELECT value FROM json_each(?4))) \
+           AND NOT EXISTS (SELECT 1 FROM json_each(?7) w \
+                           WHERE w.value NOT IN (SELECT t.value FROM json_each(a.tags) t)) \
          ORDER BY rank DESC, a.created_at DESC, a.artifact_id LIMIT ?5 OFFSET ?6",
         cols = rows::ARTIFACT_COLUMNS
             .split(", ")
@@ -56,6 +58,7 @@ pub(crate) async fn recall_in(
         .bind(serde_json::to_string(&kinds).map_err(StoreError::backend)?)
         .bind(q.limit)
         .bind(q.offset)
+        .bind(serde_json::to_string(&q.tags).map_err(StoreError::backend)?)
         .fetch_all(&mut *conn)
         .await
         .map_err(db)?;

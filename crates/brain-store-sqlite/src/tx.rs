@@ -6,11 +6,12 @@ use async_trait::async_trait;
 use brain_core::error::StoreError;
 use brain_core::flow::{self, CloseTx};
 use brain_core::ids::{ArtifactId, ProjectKey, SessionId, SlotName, TenantId};
-use brain_core::model::{Caller, Focus, FocusOutcome, Revision, Session, now_micros};
+use brain_core::model::{ArtifactKind, Caller, Focus, FocusOutcome, Revision, Session, now_micros};
 use brain_core::receipt::{Receipt, ReceiptDraft};
 use brain_core::requests::{AbandonRequest, EndRequest, RelayRequest};
 use brain_core::rules::CloseRecord;
 use brain_core::store::Unattributed;
+use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::{Row, Sqlite, SqliteConnection, Transaction};
 
@@ -251,6 +252,60 @@ impl CloseTx for Tx {
         project: &ProjectKey,
     ) -> Result<i64, StoreError> {
         crate::memory::inbox_count_in(&mut self.0, tenant, project).await
+    }
+
+    async fn artifact_states(
+        &mut self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+        ids: &[ArtifactId],
+    ) -> Result<Vec<(ArtifactId, ArtifactKind, bool)>, StoreError> {
+        // At most 50 ids, in-process: one statement each is cheap here.
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            let row: Option<(String, bool)> = sqlx::query_as(
+                "SELECT kind, acknowledged_at IS NOT NULL FROM artifacts \
+                 WHERE tenant_id = ?1 AND project = ?2 AND artifact_id = ?3",
+            )
+            .bind(tenant.as_str())
+            .bind(project.as_str())
+            .bind(id.as_uuid())
+            .fetch_optional(&mut *self.0)
+            .await
+            .map_err(db)?;
+            if let Some((kind, ack)) = row
+                && let Some(k) = ArtifactKind::parse(&kind)
+            {
+                out.push((*id, k, ack));
+            }
+        }
+        Ok(out)
+    }
+
+    async fn acknowledge(
+        &mut self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+        ids: &[ArtifactId],
+        note: Option<&str>,
+        at: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        for id in ids {
+            sqlx::query(
+                "UPDATE artifacts SET acknowledged_at = ?4, ack_note = ?5 \
+                 WHERE tenant_id = ?1 AND project = ?2 AND artifact_id = ?3 \
+                 AND kind = 'todo' AND acknowledged_at IS NULL",
+            )
+            .bind(tenant.as_str())
+            .bind(project.as_str())
+            .bind(id.as_uuid())
+            .bind(micros(at))
+            .bind(note)
+            .execute(&mut *self.0)
+            .await
+            .map_err(db)?;
+        }
+        Ok(())
     }
 
     async fn commit(self) -> Result<(), StoreError> {

@@ -614,6 +614,7 @@ fn recall_q(
 ) -> brain_core::store::RecallQuery {
     brain_core::store::RecallQuery {
         project: ProjectKey::parse(project).unwrap(),
+        tags: Vec::new(),
         query: query.to_owned(),
         kinds,
         limit,

@@ -26,6 +26,7 @@ mod session_list;
 mod session_relay;
 mod session_resume;
 mod session_start;
+mod todo_ack;
 
 /// What a tool handler gets: the store and who is calling.
 pub struct ToolCtx<'a> {
@@ -110,6 +111,7 @@ pub fn definitions() -> Vec<Tool> {
         focus_history::definition(),
         session_list::definition(),
         receipts::definition(),
+        todo_ack::definition(),
     ]
 }
 
@@ -131,6 +133,7 @@ pub async fn call(name: &str, ctx: &ToolCtx<'_>, args: JsonObject) -> Option<Too
         focus_history::NAME => focus_history::call(ctx, args).await,
         session_list::NAME => session_list::call(ctx, args).await,
         receipts::NAME => receipts::call(ctx, args).await,
+        todo_ack::NAME => todo_ack::call(ctx, args).await,
         profiles::brain_core::NAME => profiles::brain_core::call(ctx, args).await,
         profiles::aziel::OPEN => profiles::aziel::open(ctx, args).await,
         profiles::aziel::CLOSE => profiles::aziel::close(ctx, args).await,
@@ -145,7 +148,7 @@ mod tests {
     #[test]
     fn every_tool_and_property_is_described() {
         let tools = definitions();
-        assert_eq!(tools.len(), 15);
+        assert_eq!(tools.len(), 16);
         for t in &tools {
             let desc = t.description.as_deref().unwrap_or("");
             assert!(desc.len() > 80, "{} needs a real description", t.name);
@@ -181,8 +184,8 @@ mod tests {
     #[test]
     fn profile_tools_are_described_too() {
         let all = definitions_for(crate::profiles::Profiles::all());
-        assert_eq!(all.len(), 18);
-        for t in all.iter().skip(15) {
+        assert_eq!(all.len(), 19);
+        for t in all.iter().skip(16) {
             let desc = t.description.as_deref().unwrap_or("");
             assert!(desc.len() > 80, "{}", t.name);
             let a = t.annotations.as_ref().expect("annotations");
@@ -195,7 +198,7 @@ mod tests {
                 assert!(d.len() > 10, "{}.{} needs a description", t.name, k);
             }
         }
-        assert_eq!(definitions_for(Default::default()).len(), 15);
+        assert_eq!(definitions_for(Default::default()).len(), 16);
     }
 
     #[test]

@@ -31,6 +31,9 @@ pub struct Args {
     /// Only these artifact kinds. Default all.
     #[serde(default)]
     pub kinds: Vec<Kind>,
+    /// Only artifacts carrying every one of these tags (as given to brain_remember; up to 16). Default no filter.
+    #[serde(default)]
+    pub tags: Vec<String>,
     /// next_cursor from the previous page, to continue.
     #[serde(default)]
     pub cursor: Option<String>,
@@ -72,10 +75,14 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
     }
     let limit = args::bounded("limit", a.limit, 10, 50)?;
     let offset = args::cursor_offset(a.cursor.as_deref())?;
+    if a.tags.len() > brain_core::requests::limits::TAGS_MAX {
+        return Err(DomainError::invalid_argument("tags", "at most 16 tags").into());
+    }
     let q = RecallQuery {
         project: ProjectKey::parse_for_caller(&a.project)?,
         query: a.query,
         kinds: a.kinds.into_iter().map(Into::into).collect(),
+        tags: a.tags,
         limit,
         offset,
     };

@@ -15,7 +15,8 @@ pub const NAME: &str = "brain_remember";
 const DESCRIPTION: &str = "Record one artifact (a fact, note, decision, todo or link) in a project. \
 With session_id and expected_client_key the artifact joins that open session's ledger; without \
 them it belongs to no session and ends that overlap it report it as unattributed. Each call adds a \
-new artifact; repeats are not merged. Not for ending work (use brain_session_end) nor for changing \
+new artifact; repeats are not merged. A todo counts in the briefing's inbox_count until \
+brain_todo_ack acknowledges it. Not for ending work (use brain_session_end) nor for changing \
 the focus. Errors: session_not_found, client_key_mismatch, session_closed, invalid_argument.";
 
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema)]
@@ -49,7 +50,7 @@ pub struct Args {
     pub kind: Kind,
     /// The artifact's text (non-blank, ≤ 16 KiB).
     pub text: String,
-    /// Up to 16 tags of 1–64 characters each, for filtering. Default none.
+    /// Up to 16 tags of 1–64 characters each; brain_recall can filter by them. Default none.
     #[serde(default)]
     pub tags: Vec<String>,
     /// Optional open session whose ledger the artifact joins; requires expected_client_key.

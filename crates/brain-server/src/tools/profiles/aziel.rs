@@ -26,32 +26,32 @@ pub const CLOSE: &str = "runtime_session_close";
 /// How long a raw runtime session may stay unused before the server closes it.
 pub const RUNTIME_SESSION_SECS: i64 = 6 * 3600;
 
-const OPEN_DESCRIPTION: &str = "Open a raw runtime session and get its id (sess_ + 32 lowercase \
-hex) for later exec and policy calls on it. Use when a runtime flow asks for a session; for a \
-working session with a briefing and focus use brain_session_start (or brain_session) instead. \
-Writes one receipt. The session stays open until runtime_session_close seals it or it goes \
-unused for 6 h, when the server closes it.";
+const OPEN_DESCRIPTION: &str = "Open a raw runtime session (sess_ + 32 lowercase hex) that \
+runtime_session_close later seals. Use when a runtime flow asks for a session; for a working \
+session with a briefing and focus use brain_session_start (or brain_session) instead. Each call \
+opens a new session and writes one receipt: reuse the id you have. Unless sealed, the session is \
+closed by the server (abandoned, reason expired) after 6 h unused. Errors: invalid_argument (422).";
 
-const CLOSE_DESCRIPTION: &str = "Seal a raw runtime session so further calls on that session_id \
-are refused, ending its lifecycle while keeping its receipts. Use only when the user asks to \
-close the session; otherwise leave it to expire (6 h unused). Requires confirm=true, or \
-dry_run=true to preview without writing (MCP-DRY-RUN is answered only when a confirmed call would \
-proceed; otherwise the same refusal it would get). A second close never reopens: session_closed \
-(409); an unknown id is session_not_found (404). Returns the sealed session, the close receipt \
-and whether it verifies against the chain.";
+const CLOSE_DESCRIPTION: &str = "Seal a raw session from runtime_session_open so further calls \
+on that session_id are refused, keeping its receipts; not for working sessions \
+(brain_session_end, brain_session, brain_session_abandon). Use only when the user asks to close \
+the session; otherwise leave it to expire (6 h unused). Requires confirm=true, or dry_run=true to \
+preview. Only the credential that opened it may seal it. A second close never reopens it. \
+Refusals: MCP-CONFIRM-REQUIRED 428, invalid_argument 422, session_not_found 404, session_closed \
+and client_key_mismatch 409. Returns the sealed session, the close receipt and whether it \
+verifies against the chain.";
 
+// Unknown keys are ignored, as the seed documents ("Extra keys are ignored").
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct OpenArgs {
-    /// Optional client identity for the raw session (1–200 characters); default aziel:<your subject>. A close must come from the same identity.
+    /// Label stored on the session (1–200 characters, non-blank); default aziel:<your subject>. It does not authorise the close: the opening credential does.
     #[serde(default)]
     pub client_key: Option<String>,
 }
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct CloseArgs {
-    /// The raw session id from runtime_session_open (sess_ + 32 lowercase hex). Alias: id.
+    /// The raw session id from runtime_session_open (sess_ + 32 lowercase hex); required unless id is given (neither: invalid_argument "session_id required"; malformed or unknown: session_not_found).
     #[serde(default)]
     #[schemars(regex(pattern = r"^sess_[a-f0-9]{32}$"))]
     pub session_id: Option<String>,
@@ -67,19 +67,23 @@ pub struct CloseArgs {
     pub dry_run: bool,
 }
 
-fn envelope_schema() -> std::sync::Arc<JsonObject> {
+fn envelope_schema(codes: &str, result: &str) -> std::sync::Arc<JsonObject> {
     let props = schemas::props(json!({
-        "code": {"type": "string", "description": "FG-OK, MCP-DRY-RUN, MCP-CONFIRM-REQUIRED, session_not_found, session_closed, client_key_mismatch or invalid_argument."},
+        "code": {"type": "string", "description": codes},
         "status": {"type": "integer", "description": "HTTP-like status: 200 ok, 400+ refused."},
-        "result": {"type": ["object", "null"], "description": "open: {session_id, opened_at, expires_after_secs}; close: {sealed, session, receipt, verified}; null when refused."},
+        "result": {"type": ["object", "null"], "description": result},
         "display": {
             "type": "object",
-            "properties": {"title": {"type": "string"}, "summary": {"type": "string"}, "next": {"type": "string"}},
-            "description": "Show title and summary, then do what next says."
+            "description": "Show title and summary to the user, then do what next says.",
+            "properties": {
+                "title": {"type": "string", "description": "Short result title."},
+                "summary": {"type": "string", "description": "One-line outcome or refusal reason."},
+                "next": {"type": "string", "description": "What to do after showing it."}
+            }
         },
         "refusal": {"type": ["object", "null"], "description": "{code, message} when refused."},
         "ledger_tip": {"type": "object", "description": "The tenant's receipt chain tip {seq, hash} after the call."},
-        "session_id": {"type": ["string", "null"]}
+        "session_id": {"type": ["string", "null"], "description": "The raw session the call was about."}
     }));
     schemas::output(props, &["code", "status", "display", "ledger_tip"])
 }
@@ -89,7 +93,10 @@ pub fn open_definition() -> Tool {
         OPEN,
         "Open a raw runtime session",
         OPEN_DESCRIPTION,
-        envelope_schema(),
+        envelope_schema(
+            "FG-OK, or invalid_argument when refused.",
+            "{session_id, client_key, opened_at, expires_after_secs}; null when refused.",
+        ),
         Hints {
             read_only: false,
             destructive: false,
@@ -103,7 +110,10 @@ pub fn close_definition() -> Tool {
         CLOSE,
         "Seal a raw runtime session",
         CLOSE_DESCRIPTION,
-        envelope_schema(),
+        envelope_schema(
+            "FG-OK, MCP-DRY-RUN, MCP-CONFIRM-REQUIRED, invalid_argument, session_not_found, session_closed or client_key_mismatch.",
+            "{sealed, session, receipt, verified} (a dry run: {sealed: false, would, session} with the session as it is now); null when refused.",
+        ),
         Hints {
             read_only: false,
             destructive: true,
@@ -139,7 +149,10 @@ async fn refuse(
 }
 
 pub async fn open(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
-    let a: OpenArgs = args::parse(raw)?;
+    let a: OpenArgs = match args::parse(raw) {
+        Ok(a) => a,
+        Err(e) => return refusal_from(ctx, &e, None).await,
+    };
     let key = match &a.client_key {
         Some(k) => k.clone(),
         None => {
@@ -148,9 +161,13 @@ pub async fn open(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
             k
         }
     };
+    let client_key = match ClientKey::parse("client_key", &key) {
+        Ok(k) => k,
+        Err(e) => return refusal_from(ctx, &e, None).await,
+    };
     let req = StartRequest {
         project: ProjectKey::runtime(),
-        client_key: ClientKey::parse("client_key", &key)?,
+        client_key,
         slot: None,
         digest: args::digest(&a, &[]),
     };
@@ -177,7 +194,10 @@ pub async fn open(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
 }
 
 pub async fn close(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
-    let a: CloseArgs = args::parse(raw)?;
+    let a: CloseArgs = match args::parse(raw) {
+        Ok(a) => a,
+        Err(e) => return refusal_from(ctx, &e, None).await,
+    };
     let given = match (&a.session_id, &a.id) {
         (Some(s), Some(i)) if s != i => {
             return refuse(
@@ -284,14 +304,14 @@ pub async fn close(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
     }
     let ended = match ctx.store.end_session(&ctx.caller, req).await {
         Ok(v) => v,
-        Err(StoreError::Domain(e)) => return refusal_from(ctx, &e, &given).await,
+        Err(StoreError::Domain(e)) => return refusal_from(ctx, &e, Some(&given)).await,
         Err(e) => return Err(e),
     };
     if a.dry_run {
         return Ok(json!({
             "code": "MCP-DRY-RUN",
             "status": 200,
-            "result": {"sealed": false, "would": "seal", "session": ended["session"]},
+            "result": {"sealed": false, "would": "seal", "session": detail.session},
             "display": {
                 "title": "Dry run",
                 "summary": format!("A confirmed close would seal {session_id}; nothing was written."),
@@ -330,14 +350,14 @@ pub async fn close(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
     }))
 }
 
-async fn refusal_from(ctx: &ToolCtx<'_>, e: &DomainError, given: &str) -> ToolResult {
+async fn refusal_from(ctx: &ToolCtx<'_>, e: &DomainError, given: Option<&str>) -> ToolResult {
     refuse(
         ctx,
         e.code.as_str(),
         e.code.status(),
         &e.message,
         "Fix what the message says and call again.",
-        Some(given),
+        given,
     )
     .await
 }

@@ -9,7 +9,7 @@ use brain_core::DomainError;
 use brain_core::ids::{ClientKey, ProjectKey, SessionId};
 use brain_core::memory::{DocumentKind, DocumentPut, parse_executive_state};
 use brain_core::model::{ArtifactKind, SessionStatus, rfc3339};
-use brain_core::requests::{EndRequest, StartRequest, limits};
+use brain_core::requests::{EndRequest, ResumeRequest, StartRequest, limits};
 use brain_core::store::SessionListQuery;
 use rmcp::model::{JsonObject, Tool};
 use schemars::JsonSchema;
@@ -21,33 +21,34 @@ use crate::tools::{Hints, ToolCtx, ToolResult, define};
 
 pub const NAME: &str = "brain_session";
 
-const DESCRIPTION: &str = "Open or close the agent's working session: start loads the briefing \
-(daily brief with a stale flag, executive state, mental models, recall per top mission, todo inbox \
-count, recovery); end replaces the executive state, critique and sync note and closes the session. \
-Call phase='start' once at the beginning of a conversation, before other brain tools; call \
-phase='end' once when the user is done. Not for single facts (brain_remember). End replaces each \
-document with the body you pass, or with a stub built from the session's brain_remember calls, \
-reports which signals moved, and never changes the focus. A second end overwrites the documents \
-of the first.";
+const DESCRIPTION: &str = "Open (phase='start') or close (phase='end') a brain-core working \
+session in one tool: start returns the briefing; end replaces the project's executive state, \
+critique and sync note and closes the session without touching the focus. Call start once at the \
+beginning of a conversation and end once when the user is done; not for single facts \
+(brain_remember), nor when you carry a next focus (brain_session_end) or drop the work \
+(brain_session_abandon). Only your own brain-core sessions can be ended (else \
+client_key_mismatch). Each omitted body is replaced by a stub built from the session's \
+brain_remember calls, on a second end too: a second end overwrites the documents of the first. \
+Errors: session_not_found, client_key_mismatch, tracer_session, invalid_argument.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// 'start' or 'end'.
+    /// 'start' opens a session (or, with session_id, resumes it) and returns the briefing; 'end' replaces the three documents and closes the session.
     pub phase: Phase,
-    /// end only: the session to close (sess_ + 32 hex). Omit to close the one brain_session start opened on this connection.
+    /// Your session id (sess_ + 32 hex). Omit to use the one brain_session start opened on this connection; on another connection pass the id start returned.
     #[serde(default)]
     pub session_id: Option<String>,
     /// start only: the project to work in (letters, digits, . _ / -; default "main").
     #[serde(default)]
     pub project: Option<String>,
-    /// end only: full body that replaces executive_state — a JSON object {objective, missions[], pending_decisions[]}, or markdown (kept as its body, first line as objective).
+    /// end only: full body that replaces executive_state — a JSON object {objective, missions[], pending_decisions[]}, or markdown (kept whole, its first line as the objective). Omit for a stub.
     #[serde(default)]
     pub executive_state: Option<String>,
-    /// end only: full markdown body that replaces the session critique.
+    /// end only: full markdown body that replaces the session critique (non-blank). Omit for a stub.
     #[serde(default)]
     pub critique: Option<String>,
-    /// end only: full markdown body of the cross-agent sync note.
+    /// end only: full markdown body of the cross-agent sync note (non-blank). Omit for a stub.
     #[serde(default)]
     pub sync: Option<String>,
 }
@@ -61,14 +62,14 @@ pub enum Phase {
 
 pub fn definition() -> Tool {
     let props = schemas::props(json!({
-        "phase": {"type": "string", "enum": ["start", "end"]},
+        "phase": {"type": "string", "enum": ["start", "end"], "description": "The phase this call ran."},
         "session_id": {"type": "string", "description": "The session this call opened or closed."},
-        "project": {"type": "string"},
+        "project": {"type": "string", "description": "The session's project."},
         "briefing": {"type": ["object", "null"], "description": "start: brief {body, generated_at, stale}, executive_state, mental_models, recall, inbox_count, recovery, base_focus, sync_note."},
         "status": {"type": ["string", "null"], "description": "end: the session's status (ended)."},
-        "closed_now": {"type": ["boolean", "null"], "description": "end: false when an earlier end had closed it already (its documents are overwritten)."},
+        "closed_now": {"type": ["boolean", "null"], "description": "end: true when this call closed the session; false when an earlier (or concurrent) end had (its documents are overwritten all the same)."},
         "documents": {"type": ["object", "null"], "description": "end: for executive_state, critique and sync_note, {revision, stub} as written."},
-        "signals_moved": {"type": ["array", "null"], "items": {"type": "string"}, "description": "end: which of focus_revision, ledger_size, pending_decisions, open_sessions changed during the session."}
+        "signals_moved": {"type": ["array", "null"], "items": {"type": "string"}, "description": "end: which of focus_revision, ledger_size, pending_decisions, open_sessions changed since the session opened."}
     }));
     define::<Args>(
         NAME,
@@ -101,7 +102,6 @@ fn client_key(ctx: &ToolCtx<'_>) -> String {
 
 async fn start(ctx: &ToolCtx<'_>, a: Args) -> ToolResult {
     for (field, given) in [
-        ("session_id", a.session_id.is_some()),
         ("executive_state", a.executive_state.is_some()),
         ("critique", a.critique.is_some()),
         ("sync", a.sync.is_some()),
@@ -110,8 +110,27 @@ async fn start(ctx: &ToolCtx<'_>, a: Args) -> ToolResult {
             return Err(DomainError::invalid_argument(field, "is for phase 'end' only").into());
         }
     }
-    let project = ProjectKey::parse_for_caller(a.project.as_deref().unwrap_or("main"))?;
     let key = client_key(ctx);
+    if let Some(id) = &a.session_id {
+        // "Keep the one the server opened": start with an id resumes it.
+        let resumed = ctx
+            .store
+            .resume_session(
+                &ctx.caller,
+                ResumeRequest {
+                    session_id: SessionId::parse(id)?,
+                    expected_client_key: key,
+                },
+            )
+            .await?;
+        return Ok(json!({
+            "phase": "start",
+            "session_id": resumed.session.session_id,
+            "project": resumed.session.project.as_str(),
+            "briefing": serde_json::to_value(&resumed.briefing).map_err(brain_core::error::StoreError::backend)?,
+        }));
+    }
+    let project = ProjectKey::parse_for_caller(a.project.as_deref().unwrap_or("main"))?;
     let req = StartRequest {
         client_key: ClientKey::parse("client_key", &key)?,
         digest: args::digest(&json!({"phase": "start", "project": project.as_str()}), &[]),
@@ -142,8 +161,13 @@ async fn end(ctx: &ToolCtx<'_>, a: Args) -> ToolResult {
     ] {
         if let Some(b) = body {
             args::max_bytes(field, b, limits::FOCUS_MAX_BYTES)?;
+            brain_core::rules::require_not_blank(field, b)?;
         }
     }
+    let exec_given = match &a.executive_state {
+        Some(b) => Some(executive_state_body(b)?),
+        None => None,
+    };
     let tenant = &ctx.caller.tenant;
     let session_id = match &a.session_id {
         Some(id) => SessionId::parse(id)?,
@@ -162,6 +186,25 @@ async fn end(ctx: &ToolCtx<'_>, a: Args) -> ToolResult {
     };
     let detail = ctx.store.session_get(tenant, session_id).await?;
     let session = detail.session.clone();
+    // Every check that can refuse runs before anything is written.
+    if session.project.as_str() == ProjectKey::RUNTIME {
+        return Err(DomainError::session_not_found().into());
+    }
+    if session.kind == brain_core::model::SessionKind::Tracer {
+        return Err(DomainError::new(
+            brain_core::ErrorCode::TracerSession,
+            "this is a connection's tracer session; end your own working session",
+        )
+        .into());
+    }
+    let key = client_key(ctx);
+    if session.client_key.as_str() != key {
+        return Err(DomainError::new(
+            brain_core::ErrorCode::ClientKeyMismatch,
+            "this session was not opened by your brain_session start; end your own session",
+        )
+        .into());
+    }
     let project = session.project.clone();
     let ledger = ctx.store.session_ledger(tenant, session_id, 200).await?;
 
@@ -173,8 +216,8 @@ async fn end(ctx: &ToolCtx<'_>, a: Args) -> ToolResult {
     let before_state = (before_exec.revision > 0)
         .then(|| parse_executive_state(&before_exec.body).ok())
         .flatten();
-    let exec_body = match &a.executive_state {
-        Some(b) => executive_state_body(b),
+    let exec_body = match exec_given {
+        Some(b) => b,
         None => stub_executive_state(before_state.as_ref(), &ledger),
     };
     let critique = a
@@ -209,9 +252,10 @@ async fn end(ctx: &ToolCtx<'_>, a: Args) -> ToolResult {
         .and_then(|d| parse_executive_state(&d.body).ok());
 
     // Then the session: closed once, without touching the focus; a second end
-    // only overwrote the documents above.
-    let closed_now = session.status == SessionStatus::Open;
-    if closed_now {
+    // only overwrote the documents above. A concurrent end that lost the race
+    // gets the winner's result as a replay.
+    let mut closed_now = false;
+    if session.status == SessionStatus::Open {
         let summary = a
             .critique
             .as_deref()
@@ -223,7 +267,7 @@ async fn end(ctx: &ToolCtx<'_>, a: Args) -> ToolResult {
             });
         let req = EndRequest {
             session_id,
-            expected_client_key: session.client_key.as_str().to_owned(),
+            expected_client_key: key.clone(),
             summary,
             next_focus: String::new(),
             expected_focus_revision: 0,
@@ -233,9 +277,21 @@ async fn end(ctx: &ToolCtx<'_>, a: Args) -> ToolResult {
             keep_focus: true,
             digest: args::digest(&json!({"phase": "end", "session_id": session_id}), &[]),
         };
-        ctx.store.end_session(&ctx.caller, req).await?;
+        let ended = ctx.store.end_session(&ctx.caller, req).await?;
+        closed_now = ended["replayed"] != json!(true);
     }
-    let signals = signals_moved(ctx, &session, &ledger, before_state, after_state).await?;
+    let exec_moved_during = before_exec
+        .updated_at
+        .is_some_and(|at| at > session.opened_at);
+    let signals = signals_moved(
+        ctx,
+        &session,
+        &ledger,
+        exec_moved_during,
+        before_state,
+        after_state,
+    )
+    .await?;
     let status = ctx
         .store
         .session_get(tenant, session_id)
@@ -289,11 +345,14 @@ async fn replace_document(
     Err(last.unwrap_or_else(DomainError::internal).into())
 }
 
-/// A body for brain's executive state: a valid JSON one as is; markdown kept
-/// whole under `body`, its first line as the objective.
-fn executive_state_body(given: &str) -> String {
-    if parse_executive_state(given).is_ok() {
-        return given.to_owned();
+/// A body for brain's executive state: a JSON object must be a valid one
+/// (refused otherwise, naming what is wrong); markdown is kept whole under
+/// `body`, its first line as the objective.
+fn executive_state_body(given: &str) -> Result<String, DomainError> {
+    if serde_json::from_str::<Value>(given).is_ok_and(|v| v.is_object()) {
+        return parse_executive_state(given)
+            .map(|_| given.to_owned())
+            .map_err(|e| DomainError::invalid_argument("executive_state", e.message));
     }
     let objective = given
         .lines()
@@ -301,8 +360,10 @@ fn executive_state_body(given: &str) -> String {
         .find(|l| !l.is_empty())
         .unwrap_or("")
         .to_owned();
-    json!({"objective": objective, "missions": [], "pending_decisions": [], "body": given})
-        .to_string()
+    Ok(
+        json!({"objective": objective, "missions": [], "pending_decisions": [], "body": given})
+            .to_string(),
+    )
 }
 
 fn first_line(text: &str) -> String {
@@ -310,14 +371,20 @@ fn first_line(text: &str) -> String {
     line.chars().take(120).collect()
 }
 
-/// Stub: the current objective and missions, with the session's decisions as
+/// Stub: the current executive state, with the session's decisions added to
 /// the pending ones.
 fn stub_executive_state(current: Option<&Value>, ledger: &[brain_core::model::Artifact]) -> String {
-    let decisions: Vec<String> = ledger
-        .iter()
-        .filter(|a| a.kind == ArtifactKind::Decision)
-        .map(|a| first_line(&a.text))
-        .collect();
+    let mut decisions: Vec<Value> = current
+        .and_then(|s| s.get("pending_decisions"))
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    for a in ledger.iter().filter(|a| a.kind == ArtifactKind::Decision) {
+        let d = json!(first_line(&a.text));
+        if !decisions.contains(&d) {
+            decisions.push(d);
+        }
+    }
     let objective = current
         .and_then(|s| s.get("objective"))
         .cloned()
@@ -356,11 +423,14 @@ fn stub_sync(session: &SessionId, subject: &str, ledger: &[brain_core::model::Ar
     )
 }
 
-/// Which trait signals moved while the session was open.
+/// Which trait signals moved since the session opened: the pending decisions
+/// moved when the executive state was written during the session (by anyone)
+/// or this end changed them.
 async fn signals_moved(
     ctx: &ToolCtx<'_>,
     session: &brain_core::model::Session,
     ledger: &[brain_core::model::Artifact],
+    exec_moved_during: bool,
     before: Option<Value>,
     after: Option<Value>,
 ) -> Result<Vec<&'static str>, brain_core::error::StoreError> {
@@ -373,8 +443,13 @@ async fn signals_moved(
     if !ledger.is_empty() {
         moved.push("ledger_size");
     }
-    let pending = |s: &Option<Value>| s.as_ref().and_then(|v| v.get("pending_decisions")).cloned();
-    if pending(&before) != pending(&after) {
+    let pending = |s: &Option<Value>| {
+        s.as_ref()
+            .and_then(|v| v.get("pending_decisions"))
+            .cloned()
+            .unwrap_or_else(|| json!([]))
+    };
+    if exec_moved_during || pending(&before) != pending(&after) {
         moved.push("pending_decisions");
     }
     let others = ctx

@@ -1,0 +1,88 @@
+use brain_core::DomainError;
+use brain_core::ids::{ArtifactId, ProjectKey};
+use brain_core::requests::{TodoAckRequest, limits};
+use rmcp::model::{JsonObject, Tool};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::{Hints, ToolCtx, ToolResult, define, to_result};
+use crate::mcp::{args, schemas};
+
+pub const NAME: &str = "brain_todo_ack";
+
+const DESCRIPTION: &str = "Acknowledge todos of a project so they leave the briefing's \
+inbox_count. Use after acting on (or deliberately dismissing) todos recorded with \
+brain_remember kind=todo; to find them, brain_recall with kinds=[\"todo\"]. Sets each todo's \
+acknowledgement once and writes one receipt; ids that were acknowledged before, or are not todos \
+of this project, are reported and left as they are, so repeating the call changes nothing more.";
+
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Args {
+    /// The project the todos belong to (letters, digits and . _ / -).
+    pub project: String,
+    /// 1–50 artifact ids (art_ + 32 hex) of todos, as brain_remember or brain_recall returned them.
+    #[schemars(length(min = 1, max = 50))]
+    pub artifact_ids: Vec<String>,
+    /// Optional note on why they are done (≤ 4 KiB), kept with each acknowledged todo.
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+pub fn definition() -> Tool {
+    let ids = json!({"type": "array", "items": {"type": "string"}});
+    define::<Args>(
+        NAME,
+        "Acknowledge todos",
+        DESCRIPTION,
+        schemas::output(
+            schemas::props(json!({
+                "acknowledged": ids.clone(),
+                "already_acknowledged": ids.clone(),
+                "not_todos": ids,
+                "inbox_count": {"type": "integer", "description": "The project's unacknowledged todos after the call."}
+            })),
+            &[
+                "acknowledged",
+                "already_acknowledged",
+                "not_todos",
+                "inbox_count",
+            ],
+        ),
+        Hints {
+            read_only: false,
+            destructive: false,
+            idempotent: true,
+        },
+    )
+}
+
+pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
+    let a: Args = args::parse(raw)?;
+    if a.artifact_ids.is_empty() || a.artifact_ids.len() > 50 {
+        return Err(DomainError::invalid_argument("artifact_ids", "must hold 1 to 50 ids").into());
+    }
+    let mut ids = Vec::with_capacity(a.artifact_ids.len());
+    for (i, raw) in a.artifact_ids.iter().enumerate() {
+        let id = ArtifactId::parse(raw).map_err(|_| {
+            DomainError::invalid_argument(
+                &format!("artifact_ids[{i}]"),
+                "must be an artifact id (art_ + 32 hex)",
+            )
+        })?;
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
+    if let Some(n) = &a.note {
+        args::max_bytes("note", n, limits::REASON_MAX_BYTES)?;
+    }
+    let req = TodoAckRequest {
+        project: ProjectKey::parse_for_caller(&a.project)?,
+        artifact_ids: ids,
+        note: a.note.clone(),
+        digest: args::digest(&a, &[]),
+    };
+    to_result(&ctx.store.todo_ack(&ctx.caller, req).await?)
+}

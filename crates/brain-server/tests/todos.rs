@@ -1,0 +1,159 @@
+//! Black-box: acknowledging todos (SPEC §2.7) and filtering recall by tags, on
+//! both stores.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use brain_testkit::app::{ok, refused, spawn_app, token};
+use serde_json::{Value, json};
+
+async fn inbox(c: &brain_testkit::app::Client) -> Value {
+    let s = ok(
+        c,
+        "brain_session_start",
+        json!({"project": "p", "client_key": "k"}),
+    )
+    .await;
+    s["briefing"]["inbox_count"].clone()
+}
+
+#[tokio::test]
+async fn todos_leave_the_inbox_once_acknowledged() {
+    let app = spawn_app().await;
+    let c = app.client(&token("acme", "a")).await;
+    let mut todos = Vec::new();
+    for t in ["write the docs", "fix the flaky test"] {
+        let a = ok(
+            &c,
+            "brain_remember",
+            json!({"project": "p", "kind": "todo", "text": t}),
+        )
+        .await;
+        todos.push(a["artifact"]["artifact_id"].as_str().unwrap().to_owned());
+    }
+    let fact = ok(
+        &c,
+        "brain_remember",
+        json!({"project": "p", "kind": "fact", "text": "f"}),
+    )
+    .await;
+    let fact = fact["artifact"]["artifact_id"].as_str().unwrap().to_owned();
+    assert_eq!(inbox(&c).await, json!(2));
+
+    let receipts = |v: &Value| v["receipts"].as_array().unwrap().len();
+    let before = receipts(&ok(&c, "brain_receipts", json!({"limit": 100})).await);
+    let out = ok(
+        &c,
+        "brain_todo_ack",
+        json!({"project": "p", "artifact_ids": [todos[0], fact], "note": "done in #12"}),
+    )
+    .await;
+    assert_eq!(out["acknowledged"], json!([todos[0]]));
+    assert_eq!(out["not_todos"], json!([fact]));
+    assert_eq!(out["inbox_count"], json!(1));
+    assert_eq!(inbox(&c).await, json!(1));
+    let after = receipts(&ok(&c, "brain_receipts", json!({"limit": 100})).await);
+    assert_eq!(
+        after,
+        before + 2,
+        "one receipt for the ack (and one for the start)"
+    );
+    // Repeating changes nothing more.
+    let again = ok(
+        &c,
+        "brain_todo_ack",
+        json!({"project": "p", "artifact_ids": [todos[0]]}),
+    )
+    .await;
+    assert_eq!(again["acknowledged"], json!([]));
+    assert_eq!(again["already_acknowledged"], json!([todos[0]]));
+    assert_eq!(again["inbox_count"], json!(1));
+    // Another tenant's id, or another project's, is not a todo of this project.
+    let other = app.client(&token("globex", "g")).await;
+    let out = ok(
+        &other,
+        "brain_todo_ack",
+        json!({"project": "p", "artifact_ids": [todos[1]]}),
+    )
+    .await;
+    assert_eq!(out["not_todos"], json!([todos[1]]));
+    assert_eq!(
+        inbox(&c).await,
+        json!(1),
+        "globex acknowledged nothing of acme's"
+    );
+    // Bad input: 0 or 51 ids, a malformed id.
+    for ids in [
+        json!([]),
+        json!(vec![todos[0].clone(); 51]),
+        json!(["nope"]),
+    ] {
+        let e = refused(
+            &c,
+            "brain_todo_ack",
+            json!({"project": "p", "artifact_ids": ids}),
+        )
+        .await;
+        assert_eq!(e["code"], json!("invalid_argument"));
+    }
+    other.cancel().await.unwrap();
+    c.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn recall_filters_by_tags() {
+    let app = spawn_app().await;
+    let c = app.client(&token("acme", "a")).await;
+    for (text, tags) in [
+        ("deploy with compose", json!(["ops", "docker"])),
+        ("deploy with kubernetes", json!(["ops", "k8s"])),
+        ("deploy notes for the team", json!([])),
+    ] {
+        ok(
+            &c,
+            "brain_remember",
+            json!({"project": "p", "kind": "note", "text": text, "tags": tags}),
+        )
+        .await;
+    }
+    let texts = |v: &Value| -> Vec<String> {
+        let mut t: Vec<String> = v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["artifact"]["text"].as_str().unwrap().to_owned())
+            .collect();
+        t.sort();
+        t
+    };
+    let all = ok(
+        &c,
+        "brain_recall",
+        json!({"project": "p", "query": "deploy"}),
+    )
+    .await;
+    assert_eq!(texts(&all).len(), 3);
+    let ops = ok(
+        &c,
+        "brain_recall",
+        json!({"project": "p", "query": "deploy", "tags": ["ops"]}),
+    )
+    .await;
+    assert_eq!(
+        texts(&ops),
+        vec!["deploy with compose", "deploy with kubernetes"]
+    );
+    let both = ok(
+        &c,
+        "brain_recall",
+        json!({"project": "p", "query": "deploy", "tags": ["ops", "k8s"]}),
+    )
+    .await;
+    assert_eq!(texts(&both), vec!["deploy with kubernetes"]);
+    let none = ok(
+        &c,
+        "brain_recall",
+        json!({"project": "p", "query": "deploy", "tags": ["nope"]}),
+    )
+    .await;
+    assert!(texts(&none).is_empty());
+    c.cancel().await.unwrap();
+}
