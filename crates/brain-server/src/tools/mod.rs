@@ -64,6 +64,7 @@ pub fn define<A: JsonSchema + 'static>(
         tracing::error!(tool = name, error = %e, "input schema is not an object");
         rmcp::handler::server::common::schema_for_empty_input()
     });
+    let input = Arc::new(constrained(name, (*input).clone()));
     Tool::new(name, description, input)
         .with_title(title)
         .with_raw_output_schema(output)
@@ -74,6 +75,72 @@ pub fn define<A: JsonSchema + 'static>(
                 .idempotent(hints.idempotent)
                 .open_world(false),
         )
+}
+
+/// Page sizes per tool: `(default, max)`, as the handlers enforce them.
+const PAGES: &[(&str, i64, i64)] = &[
+    ("brain_focus_history", 10, 50),
+    ("brain_recall", 10, 50),
+    ("brain_receipts", 50, 100),
+    ("brain_session_list", 20, 50),
+];
+
+/// The limits the handlers enforce, written into the input schema as JSON
+/// Schema keywords so clients can validate before calling (SPEC §3.2). Keyed
+/// by property name: one table, the same meaning wherever a name appears.
+fn constraint(tool: &str, property: &str) -> Option<Value> {
+    use brain_core::requests::limits;
+    let id = "^(sess_[0-9a-f]{32}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$";
+    Some(match property {
+        "project" => {
+            serde_json::json!({"pattern": "^[A-Za-z0-9._/-]{1,128}$", "minLength": 1, "maxLength": 128})
+        }
+        "slot" => {
+            serde_json::json!({"pattern": "^[A-Za-z0-9._/-]{1,64}$", "minLength": 1, "maxLength": 64})
+        }
+        "session_id" | "id" => serde_json::json!({"pattern": id}),
+        "client_key" | "expected_client_key" | "to_client_key" => {
+            serde_json::json!({"minLength": 1, "maxLength": limits::CLIENT_KEY_MAX_CHARS})
+        }
+        "summary" => serde_json::json!({"minLength": 1, "maxLength": limits::SUMMARY_MAX_BYTES}),
+        "next_focus" | "body" | "executive_state" | "critique" | "sync" => {
+            serde_json::json!({"maxLength": limits::FOCUS_MAX_BYTES})
+        }
+        "reason" | "nothing_to_capture_reason" | "note" => {
+            serde_json::json!({"minLength": 1, "maxLength": limits::REASON_MAX_BYTES})
+        }
+        "text" => serde_json::json!({"minLength": 1, "maxLength": limits::ARTIFACT_TEXT_MAX_BYTES}),
+        "query" => serde_json::json!({"minLength": 1, "maxLength": 1000}),
+        "tags" => serde_json::json!({"maxItems": limits::TAGS_MAX,
+            "items": {"type": "string", "minLength": 1, "maxLength": limits::TAG_MAX_CHARS}}),
+        "artifact_ids" => serde_json::json!({"minItems": 1, "maxItems": 50,
+            "items": {"type": "string", "pattern": "^(art_[0-9a-f]{32}|[0-9a-fA-F-]{36})$"}}),
+        "expected_focus_revision" | "expected_revision" | "since_seq" => {
+            serde_json::json!({"minimum": 0})
+        }
+        "before_revision" => serde_json::json!({"minimum": 1}),
+        "limit" => {
+            let (default, max) = PAGES
+                .iter()
+                .find(|(t, _, _)| *t == tool)
+                .map(|(_, d, m)| (*d, *m))?;
+            serde_json::json!({"minimum": 1, "maximum": max, "default": default})
+        }
+        _ => return None,
+    })
+}
+
+fn constrained(tool: &str, mut schema: JsonObject) -> JsonObject {
+    if let Some(Value::Object(props)) = schema.get_mut("properties") {
+        for (name, prop) in props.iter_mut() {
+            if let (Some(Value::Object(extra)), Value::Object(p)) = (constraint(tool, name), prop) {
+                for (k, v) in extra {
+                    p.insert(k, v);
+                }
+            }
+        }
+    }
+    schema
 }
 
 /// The definitions of the profiles turned on, built once at start-up.
@@ -199,6 +266,24 @@ mod tests {
             }
         }
         assert_eq!(definitions_for(Default::default()).len(), 16);
+    }
+
+    #[test]
+    fn limits_are_in_the_schemas() {
+        let tools = definitions();
+        let prop = |tool: &str, p: &str| {
+            let t = tools.iter().find(|t| t.name == tool).expect("tool");
+            t.input_schema["properties"][p].clone()
+        };
+        assert_eq!(prop("brain_session_start", "project")["maxLength"], 128);
+        assert_eq!(prop("brain_remember", "tags")["maxItems"], 16);
+        assert_eq!(prop("brain_receipts", "limit")["maximum"], 100);
+        assert_eq!(prop("brain_recall", "limit")["default"], 10);
+        assert_eq!(
+            prop("brain_session_end", "expected_focus_revision")["minimum"],
+            0
+        );
+        assert!(prop("brain_session_end", "session_id")["pattern"].is_string());
     }
 
     #[test]
