@@ -4,9 +4,119 @@
 use brain_core::digest::request_digest;
 use brain_core::error::DomainError;
 use rmcp::model::JsonObject;
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+
+/// What a tool's argument schema says about its fields: the required ones,
+/// every known one, and whether others are refused. Built once per type.
+struct Shape {
+    required: Vec<String>,
+    known: Vec<String>,
+    closed: bool,
+}
+
+fn shape<T: JsonSchema + 'static>() -> std::sync::Arc<Shape> {
+    use std::any::TypeId;
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex, OnceLock};
+    static SHAPES: OnceLock<Mutex<HashMap<TypeId, Arc<Shape>>>> = OnceLock::new();
+    let map = SHAPES.get_or_init(Default::default);
+    let mut guard = match map.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    };
+    guard
+        .entry(TypeId::of::<T>())
+        .or_insert_with(|| {
+            let schema = serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null);
+            let names = |v: &Value| -> Vec<String> {
+                v.as_array()
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(|x| x.as_str().map(str::to_owned))
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            };
+            Arc::new(Shape {
+                required: names(&schema["required"]),
+                known: schema["properties"]
+                    .as_object()
+                    .map(|m| m.keys().cloned().collect())
+                    .unwrap_or_default(),
+                closed: schema["additionalProperties"] == Value::Bool(false),
+            })
+        })
+        .clone()
+}
+
+/// A tool's arguments into `T`: every missing required argument named at
+/// once, an unknown one named with the list of known ones, and type errors
+/// said as a person would — then [`parse`].
+pub fn parse_tool<T: DeserializeOwned + JsonSchema + 'static>(
+    args: JsonObject,
+) -> Result<T, DomainError> {
+    let s = shape::<T>();
+    let missing: Vec<&str> = s
+        .required
+        .iter()
+        .filter(|r| !args.contains_key(r.as_str()))
+        .map(String::as_str)
+        .collect();
+    if let Some(first) = missing.first() {
+        let what = if missing.len() == 1 {
+            "is required and missing".to_owned()
+        } else {
+            format!(
+                "is required and missing, and so are: {}",
+                missing[1..].join(", ")
+            )
+        };
+        return Err(DomainError::invalid_argument(first, what)
+            .with_details(serde_json::json!({"field": first, "missing": missing})));
+    }
+    if s.closed
+        && let Some(unknown) = args.keys().find(|k| !s.known.contains(k))
+    {
+        let name: String = unknown.chars().take(64).collect();
+        return Err(DomainError::invalid_argument(
+            &name,
+            format!(
+                "is not an argument of this tool, which takes: {}",
+                s.known.join(", ")
+            ),
+        ));
+    }
+    parse(args)
+}
+
+/// serde's wording, said plainly (it names types, never values).
+fn plain(msg: &str) -> String {
+    let expected = msg.split("expected ").nth(1).unwrap_or("");
+    if msg.starts_with("invalid type") || msg.starts_with("invalid value") {
+        let want = match expected {
+            e if e.starts_with("i64") || e.starts_with("u64") || e.starts_with("i32") => {
+                "an integer"
+            }
+            e if e.starts_with("a boolean") => "true or false",
+            e if e.starts_with("a string") => "a string",
+            e if e.starts_with("a sequence") => "an array",
+            e if e.starts_with("a map") || e.starts_with("struct") => "an object",
+            _ => "",
+        };
+        if !want.is_empty() {
+            return format!("must be {want}");
+        }
+    }
+    if let Some(rest) = msg.strip_prefix("unknown variant ")
+        && let Some((_, options)) = rest.split_once("expected ")
+    {
+        return format!("must be one of {}", options.replace('`', ""));
+    }
+    msg.to_owned()
+}
 
 /// Deserialize `args` into `T`, naming the offending field on failure.
 pub fn parse<T: DeserializeOwned>(args: JsonObject) -> Result<T, DomainError> {
@@ -21,7 +131,7 @@ pub fn parse<T: DeserializeOwned>(args: JsonObject) -> Result<T, DomainError> {
             path
         };
         // serde's messages name types, never values, so they are safe to return.
-        DomainError::invalid_argument(&field, inner)
+        DomainError::invalid_argument(&field, plain(&inner))
     })
 }
 
@@ -132,6 +242,42 @@ mod tests {
         assert_eq!(e.details["field"], json!("n"));
         let e = parse::<A>(obj(json!({"name": "x", "n": 1, "extra": true}))).unwrap_err();
         assert_eq!(e.details["field"], json!("extra"));
+    }
+
+    #[derive(Debug, Deserialize, schemars::JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct B {
+        a: String,
+        b: i64,
+        c: bool,
+        #[serde(default)]
+        d: Option<String>,
+    }
+
+    #[test]
+    fn tools_name_every_missing_argument_and_speak_plainly() {
+        let e = parse_tool::<B>(obj(json!({"a": "x"}))).unwrap_err();
+        assert_eq!(e.details["missing"], json!(["b", "c"]));
+        assert!(
+            e.message
+                .starts_with("b is required and missing, and so are: c"),
+            "{}",
+            e.message
+        );
+        let e = parse_tool::<B>(obj(json!({"a": "x", "b": 1, "c": true, "zz": 1}))).unwrap_err();
+        assert!(
+            e.message.contains("zz is not an argument") && e.message.contains("a, b, c, d"),
+            "{}",
+            e.message
+        );
+        let e = parse_tool::<B>(obj(json!({"a": "x", "b": "1", "c": true}))).unwrap_err();
+        assert!(
+            e.message.starts_with("b must be an integer"),
+            "{}",
+            e.message
+        );
+        assert!(!e.message.contains("i64"));
     }
 
     #[test]

@@ -55,6 +55,31 @@ pub fn session() -> Value {
     })
 }
 
+/// The session object where another tool's result carries it: its key fields
+/// typed, the rest as `brain_session_get` declares them (one full copy in
+/// tools/list instead of nine).
+pub fn session_ref() -> Value {
+    json!({
+        "type": "object",
+        "description": "The session; every field as brain_session_get's output schema declares it.",
+        "properties": {
+            "session_id": {"type": "string"},
+            "status": {"type": "string", "enum": ["open", "ended", "conflicted", "relayed", "abandoned"]},
+            "bound_slot": {"type": ["string", "null"]}
+        },
+        "required": ["session_id", "status", "bound_slot"]
+    })
+}
+
+/// The briefing where a second tool returns it (brain_session_start declares it whole).
+pub fn briefing_ref() -> Value {
+    json!({
+        "type": "object",
+        "description": "The briefing; every field as brain_session_start's output schema declares it.",
+        "required": ["base_focus", "inbox_count", "open_sessions", "recent_sessions"]
+    })
+}
+
 pub fn focus_ref(desc: &str) -> Value {
     json!({
         "type": "object",
@@ -144,7 +169,7 @@ pub fn briefing() -> Value {
 
 pub fn end_properties() -> serde_json::Map<String, Value> {
     let v = json!({
-        "session": session(),
+        "session": session_ref(),
         "replayed": {"type": "boolean", "description": "True when this answers a repeat of the call that closed the session; nothing was written."},
         "dry_run": {"type": "boolean"},
         "would": {"type": ["string", "null"], "description": "On a dry run, what a real call would do: applied, unchanged or conflict."},
@@ -189,14 +214,8 @@ pub const END_REQUIRED: &[&str] = &[
 fn error_envelope() -> Value {
     json!({
         "type": "object",
-        "description": "Present instead of the result when isError is true.",
-        "properties": {
-            "code": {"type": "string"},
-            "message": {"type": "string"},
-            "status": {"type": "integer"},
-            "details": {"type": "object"}
-        },
-        "required": ["code", "message", "status", "details"]
+        "description": "Instead of the result when isError: {code, message, status, details}.",
+        "required": ["code", "message", "status"]
     })
 }
 

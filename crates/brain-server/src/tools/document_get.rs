@@ -45,7 +45,7 @@ pub fn definition() -> Tool {
 }
 
 pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
-    let a: Args = args::parse(raw)?;
+    let a: Args = args::parse_tool(raw)?;
     let project = ProjectKey::parse_for_caller(&a.project)?;
     let name = a.name.unwrap_or_default();
     let doc = ctx

@@ -87,7 +87,7 @@ pub fn definition() -> Tool {
 }
 
 pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
-    let a: Args = args::parse(raw)?;
+    let a: Args = args::parse_tool(raw)?;
     let digest = args::digest(&a, &[]);
     args::max_bytes("body", &a.body, limits::FOCUS_MAX_BYTES)?;
     if a.expected_revision < 0 {

@@ -131,8 +131,14 @@ fn constraint(tool: &str, property: &str) -> Option<Value> {
 }
 
 fn constrained(tool: &str, mut schema: JsonObject) -> JsonObject {
+    // tools/list is read by every model on every connection: no meta-schema
+    // URL, no Rust integer formats.
+    schema.remove("$schema");
     if let Some(Value::Object(props)) = schema.get_mut("properties") {
         for (name, prop) in props.iter_mut() {
+            if let Value::Object(p) = prop {
+                p.remove("format");
+            }
             if let (Some(Value::Object(extra)), Value::Object(p)) = (constraint(tool, name), prop) {
                 for (k, v) in extra {
                     p.insert(k, v);

@@ -69,7 +69,7 @@ pub fn definition() -> Tool {
 }
 
 pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
-    let a: Args = args::parse(raw)?;
+    let a: Args = args::parse_tool(raw)?;
     if a.query.trim().is_empty() || a.query.chars().count() > 1000 {
         return Err(DomainError::invalid_argument("query", "must be 1 to 1000 characters").into());
     }

@@ -60,7 +60,7 @@ pub fn definition() -> Tool {
 }
 
 pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
-    let a: Args = args::parse(raw)?;
+    let a: Args = args::parse_tool(raw)?;
     let limit = args::bounded("limit", a.limit, 50, 100)?;
     let q = ReceiptQuery {
         project: a

@@ -89,7 +89,7 @@ pub fn definition() -> Tool {
 }
 
 pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
-    let a: Args = args::parse(raw)?;
+    let a: Args = args::parse_tool(raw)?;
     let digest = args::digest(&a, &[]);
     if a.text.trim().is_empty() {
         return Err(DomainError::invalid_argument("text", "must not be blank").into());

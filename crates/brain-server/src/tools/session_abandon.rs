@@ -41,7 +41,7 @@ pub fn definition() -> Tool {
         DESCRIPTION,
         schemas::output(
             schemas::props(json!({
-                "session": schemas::session(),
+                "session": schemas::session_ref(),
                 "replayed": {"type": "boolean", "description": "True when this answers a repeat of the call that closed the session."},
                 "dry_run": {"type": "boolean"},
                 "would": {"type": ["string", "null"], "description": "On a dry run: abandoned."}
@@ -57,7 +57,7 @@ pub fn definition() -> Tool {
 }
 
 pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
-    let a: Args = args::parse(raw)?;
+    let a: Args = args::parse_tool(raw)?;
     args::max_chars(
         "expected_client_key",
         &a.expected_client_key,

@@ -34,7 +34,9 @@ pub fn definition() -> Tool {
         "Bind a session to a slot",
         DESCRIPTION,
         schemas::output(
-            schemas::props(json!({"session": schemas::session(), "slot": schemas::slot_view()})),
+            schemas::props(
+                json!({"session": schemas::session_ref(), "slot": schemas::slot_view()}),
+            ),
             &["session", "slot"],
         ),
         Hints {
@@ -46,7 +48,7 @@ pub fn definition() -> Tool {
 }
 
 pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
-    let a: Args = args::parse(raw)?;
+    let a: Args = args::parse_tool(raw)?;
     args::max_chars("expected_client_key", &a.expected_client_key, 200)?;
     let req = BindRequest {
         session_id: SessionId::parse(&a.session_id)?,

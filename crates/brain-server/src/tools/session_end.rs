@@ -102,7 +102,7 @@ pub fn definition() -> Tool {
 }
 
 pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
-    let a: Args = args::parse(raw)?;
+    let a: Args = args::parse_tool(raw)?;
     let digest = args::digest(&a, &["dry_run"]);
     let req = a.into_request(digest)?;
     ctx.store.end_session(&ctx.caller, req).await

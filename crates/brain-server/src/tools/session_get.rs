@@ -43,7 +43,7 @@ pub fn definition() -> Tool {
 }
 
 pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
-    let a: Args = args::parse(raw)?;
+    let a: Args = args::parse_tool(raw)?;
     let id = SessionId::parse(&a.session_id)?;
     to_result(&ctx.store.session_get(&ctx.caller.tenant, id).await?)
 }

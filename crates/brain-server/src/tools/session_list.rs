@@ -6,7 +6,7 @@ use chrono::DateTime;
 use rmcp::model::{JsonObject, Tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::{Hints, ToolCtx, ToolResult, define, to_result};
 use crate::mcp::{args, schemas};
@@ -56,11 +56,12 @@ pub fn definition() -> Tool {
     let detail = json!({
         "type": "object",
         "properties": {
-            "session": schemas::session(),
+            "session": schemas::session_ref(),
             "idle": {"type": "boolean"},
-            "ledger_size": {"type": "integer"}
+            "ledger_size": {"type": "integer"},
+            "next_focus_chars": {"type": ["integer", "null"], "description": "Length of the session's next_focus, which lists leave out (brain_session_get has it)."}
         },
-        "required": ["session", "idle", "ledger_size"]
+        "required": ["session", "idle", "ledger_size", "next_focus_chars"]
     });
     define::<Args>(
         NAME,
@@ -82,7 +83,7 @@ pub fn definition() -> Tool {
 }
 
 pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
-    let a: Args = args::parse(raw)?;
+    let a: Args = args::parse_tool(raw)?;
     let limit = args::bounded("limit", a.limit, 20, 50)?;
     let q = SessionListQuery {
         project: ProjectKey::parse_for_caller(&a.project)?,
@@ -107,5 +108,16 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
                 d.session.session_id
             )
         });
-    to_result(&json!({ "sessions": sessions, "next_cursor": next }))
+    // A list carries summaries and sizes; the whole next_focus is for
+    // brain_session_get (and brain_focus_history).
+    let mut listed =
+        serde_json::to_value(&sessions).map_err(brain_core::error::StoreError::backend)?;
+    if let Some(items) = listed.as_array_mut() {
+        for (item, d) in items.iter_mut().zip(&sessions) {
+            item["session"]["next_focus"] = Value::Null;
+            item["next_focus_chars"] =
+                json!(d.session.next_focus.as_ref().map(|f| f.chars().count()));
+        }
+    }
+    to_result(&json!({ "sessions": listed, "next_cursor": next }))
 }

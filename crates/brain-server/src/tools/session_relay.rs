@@ -40,7 +40,7 @@ impl Args {
 pub fn definition() -> Tool {
     let mut props = schemas::end_properties();
     props.insert("new_session".into(), {
-        let mut s = schemas::session();
+        let mut s = schemas::session_ref();
         s["type"] = json!(["object", "null"]);
         s
     });
@@ -65,7 +65,7 @@ pub fn definition() -> Tool {
 }
 
 pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
-    let a: Args = args::parse(raw)?;
+    let a: Args = args::parse_tool(raw)?;
     args::max_chars(
         "to_client_key",
         &a.to_client_key,

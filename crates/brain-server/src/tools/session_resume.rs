@@ -28,8 +28,8 @@ pub struct Args {
 
 pub fn definition() -> Tool {
     let mut props = schemas::props(json!({
-        "session": schemas::session(),
-        "briefing": schemas::briefing(),
+        "session": schemas::session_ref(),
+        "briefing": schemas::briefing_ref(),
     }));
     let mut slot = schemas::slot_view();
     slot["type"] = json!(["object", "null"]);
@@ -48,7 +48,7 @@ pub fn definition() -> Tool {
 }
 
 pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
-    let a: Args = args::parse(raw)?;
+    let a: Args = args::parse_tool(raw)?;
     args::max_chars("expected_client_key", &a.expected_client_key, 200)?;
     let req = ResumeRequest {
         session_id: SessionId::parse(&a.session_id)?,

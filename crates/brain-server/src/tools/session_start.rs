@@ -30,7 +30,7 @@ pub struct Args {
 
 pub fn definition() -> Tool {
     let mut props = schemas::props(json!({
-        "session": schemas::session(),
+        "session": schemas::session_ref(),
         "briefing": schemas::briefing(),
     }));
     props.insert("slot".into(), {
@@ -52,7 +52,7 @@ pub fn definition() -> Tool {
 }
 
 pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
-    let a: Args = args::parse(raw)?;
+    let a: Args = args::parse_tool(raw)?;
     let req = StartRequest {
         project: ProjectKey::parse_for_caller(&a.project)?,
         client_key: ClientKey::parse("client_key", &a.client_key)?,

@@ -59,7 +59,7 @@ pub fn definition() -> Tool {
 }
 
 pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
-    let a: Args = args::parse(raw)?;
+    let a: Args = args::parse_tool(raw)?;
     if a.artifact_ids.is_empty() || a.artifact_ids.len() > 50 {
         return Err(DomainError::invalid_argument("artifact_ids", "must hold 1 to 50 ids").into());
     }

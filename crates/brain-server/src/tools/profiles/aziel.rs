@@ -149,7 +149,7 @@ async fn refuse(
 }
 
 pub async fn open(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
-    let a: OpenArgs = match args::parse(raw) {
+    let a: OpenArgs = match args::parse_tool(raw) {
         Ok(a) => a,
         Err(e) => return refusal_from(ctx, &e, None).await,
     };
@@ -194,7 +194,7 @@ pub async fn open(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
 }
 
 pub async fn close(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
-    let a: CloseArgs = match args::parse(raw) {
+    let a: CloseArgs = match args::parse_tool(raw) {
         Ok(a) => a,
         Err(e) => return refusal_from(ctx, &e, None).await,
     };

@@ -85,7 +85,7 @@ pub fn definition() -> Tool {
 }
 
 pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
-    let a: Args = args::parse(raw)?;
+    let a: Args = args::parse_tool(raw)?;
     match a.phase {
         Phase::Start => start(ctx, a).await,
         Phase::End => end(ctx, a).await,
