@@ -24,15 +24,22 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use crate::auth::{Principal, Tracer};
 use crate::tools::{self, ToolCtx};
 
-pub const INSTRUCTIONS: &str = "brain keeps durable working sessions over a shared, revisioned focus. \
-A working session goes: brain_session_start (read the briefing: base focus, open and recent \
-sessions, recovery) → work, recording facts and decisions with brain_remember(session_id, \
-expected_client_key) → brain_session_end with a summary and the WHOLE next focus, passing the \
-revision you read (the slot revision when bound). If the end answers conflict, someone moved the \
-focus first: start a new session, read the new focus, and merge. If it answers base_focus_shrink or \
-slot_focus_shrink, carry the durable content over and call again. Hand a bound slot to another \
-client with brain_session_relay; drop work with brain_session_abandon. Sessions never close on \
-their own: end or abandon what you start.";
+pub const INSTRUCTIONS: &str = "brain keeps durable working sessions over a project's shared, revisioned focus. Words: focus = \
+the project's base text of what matters next, with a revision; slot = a named sub-focus with \
+its own body and revision; session = one unit of work, guarded by your client_key; artifact = \
+one record: fact (verified), note (context), decision (a choice made, with why), todo (work for \
+later; in inbox_count until brain_todo_ack), link (a reference); ledger = a session's \
+artifacts; documents: executive_state (objective, missions, pending_decisions = choices still \
+open), critique (review of the approach), sync_note (notes to other agents), mental_model \
+(operator-set background); receipt = audit record of a mutation, hash-chained (tip: \
+ledger_tip); tracer = the server's per-connection session, not yours; token roles: agent, \
+operator (elevated at /brain-admin for overrides), relay. Flow: brain_session_start, read the \
+briefing, resume or abandon its recovery; brain_remember with session_id as you learn; \
+brain_session_end with a summary, the WHOLE next focus (carry durable decisions over) and the \
+revision you read (the slot's when bound). On conflict the session is closed: start anew, merge \
+current_focus, end with its revision. On *_focus_shrink keep the content, call again. Hand a \
+slot over with brain_session_relay; drop work with brain_session_abandon. Sessions never close \
+on their own.";
 
 #[derive(Clone)]
 pub struct BrainMcp {

@@ -10,19 +10,20 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_document_get";
 
-const DESCRIPTION: &str = "Read one of a project's documents — executive_state, critique, \
-sync_note, or a named mental_model — with its revision. Read-only. Pass that revision to \
-brain_document_put to replace it. A document never written reads as an empty body at revision 0. \
-The briefing of brain_session_start already carries the executive state, sync note and mental models.";
+const DESCRIPTION: &str = "Read one project document with its revision: executive_state, critique, sync_note, or a named \
+mental_model. Use it for the revision brain_document_put needs, after document_conflict, or for \
+the critique, which briefings do not carry (they carry executive_state, sync_note and mental \
+models). For the focus use brain_focus_get; for artifacts, brain_recall. A document never \
+written reads as an empty body at revision 0.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// Project the document belongs to.
+    /// Project the document belongs to (1–128 characters of letters, digits and . _ / -).
     pub project: String,
     /// Which document: executive_state, critique, sync_note or mental_model.
     pub document: DocName,
-    /// The mental model's name; only for mental_model.
+    /// The mental model's name, as listed in the briefing's mental_models; needed for mental_model (without it, or with an unknown name, it reads as empty). Omit for the other documents.
     #[serde(default)]
     pub name: Option<String>,
 }

@@ -11,12 +11,14 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_document_put";
 
-const DESCRIPTION: &str = "Replace a project document — executive_state, critique or sync_note \
-(mental_model for operators only) — as a whole, under compare-and-swap on its revision. The body \
-REPLACES the previous one; executive_state must be JSON with objective, missions[] and \
-pending_decisions[]. A stale expected_revision is refused (document_conflict, with \
-current_revision): read it with brain_document_get, merge, and write again. Not for facts \
-(brain_remember) nor for the focus (brain_session_end).";
+const DESCRIPTION: &str = "Replace a whole project document under compare-and-swap on its revision (revision + 1). \
+executive_state: objective, missions and pending_decisions (choices still open; decisions taken \
+go to brain_remember); critique: a review of the approach and its risks; sync_note: notes to \
+other agents, shown in every briefing; mental_model: background, operators only (else \
+forbidden, 403). Not for facts (brain_remember) nor the focus (brain_session_end). A stale \
+expected_revision is refused with document_conflict (409, details.current_revision), also on a \
+retry whose answer was lost: brain_document_get it, compare, and if the body is not yours, \
+merge and put with that revision.";
 
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -41,16 +43,16 @@ impl From<DocName> for DocumentKind {
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// Project the document belongs to (created on first use).
+    /// Project the document belongs to (1–128 characters of letters, digits and . _ / -); created on first use.
     pub project: String,
-    /// Which document: executive_state, critique, sync_note or mental_model (operators only).
+    /// Which document: executive_state, critique, sync_note, or mental_model (JWT role operator only).
     pub document: DocName,
-    /// The mental model's name (1–128 characters); only for mental_model.
+    /// The mental model's name (1–128 characters), required for mental_model; must be left out for the other documents (invalid_argument).
     #[serde(default)]
     pub name: Option<String>,
-    /// The whole new body (≤ 256 KiB). For executive_state: a JSON object, as a string.
+    /// The whole new body (≤ 256 KiB), replacing the old one. For executive_state, a JSON object as a string: {"objective": string, "missions": [string or {"title": string}], "pending_decisions": [string or {"title": string}]}; all three required, else invalid_argument. The first 3 missions drive the briefing's recall.
     pub body: String,
-    /// The revision you read (0 for a document never written).
+    /// The document's current revision, from brain_document_get or document_conflict's details.current_revision; 0 for a document never written.
     pub expected_revision: i64,
 }
 

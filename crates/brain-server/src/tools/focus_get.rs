@@ -9,17 +9,18 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_focus_get";
 
-const DESCRIPTION: &str = "Read a project's base focus, or one slot's body, with its revision and \
-the session that last wrote it. Read-only. Use it for the revision to pass to brain_session_end, or \
-to look before relaying; the briefing of brain_session_start and brain_session_resume already holds \
-it. A project or slot never written reads as an empty body at revision 0.";
+const DESCRIPTION: &str = "Read a project's base focus, or one slot's body, with its revision, when it was written and by \
+which session. Use it for the revision to pass as expected_focus_revision, to check that a slot \
+exists before binding, or to see what a conflict moved; the briefing of start and resume \
+already holds it. For earlier revisions use brain_focus_history; for artifacts, brain_recall. A \
+project or slot never written reads as an empty body at revision 0, and nothing is created.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
     /// Project to read (1–128 characters of letters, digits and . _ / -).
     pub project: String,
-    /// Optional slot name; omit it to read the base focus.
+    /// Optional slot name (≤ 64, case-sensitive); omit it to read the base focus.
     #[serde(default)]
     pub slot: Option<String>,
 }

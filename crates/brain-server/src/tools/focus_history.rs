@@ -10,23 +10,24 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_focus_history";
 
-const DESCRIPTION: &str = "List the revisions of a project's base focus, or of one slot, newest \
-first: each with its body, the session that wrote it, its receipt seq and a unified diff from the \
-revision before. Read-only. Use it to see how the focus got where it is or to recover wording an \
-end replaced; for the current body alone use brain_focus_get. Pages with before_revision/next_before.";
+const DESCRIPTION: &str = "List the revisions of a project's base focus, or of one slot, newest first, each with its body, \
+the session that wrote it, its receipt seq and a unified diff from the revision before. Use it \
+to see how the focus evolved or to recover wording an end replaced (then carry it into your \
+next_focus); for the current body use brain_focus_get, for who called what, brain_receipts. The \
+empty revision 0 is not listed. Pages with before_revision/next_before.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// Project to read.
+    /// Project to read (1–128 characters of letters, digits and . _ / -).
     pub project: String,
-    /// Optional slot; omit it for the base focus.
+    /// Optional slot name (≤ 64); omit it for the base focus.
     #[serde(default)]
     pub slot: Option<String>,
-    /// Revisions per page, 1–50. Default 10.
+    /// Revisions per page, 1–50; default 10.
     #[serde(default)]
     pub limit: Option<i64>,
-    /// Only revisions below this one (next_before of the previous page).
+    /// Only revisions below this one: next_before from the previous page. Omit to start at the newest.
     #[serde(default)]
     pub before_revision: Option<i64>,
 }

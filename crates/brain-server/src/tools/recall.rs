@@ -12,29 +12,31 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_recall";
 
-const DESCRIPTION: &str = "Search a project's artifacts by full text and get the best matches \
-first, each with a snippet (hits marked « »). Read-only. Query syntax as in a web search: words \
-must all match, `or` between words allows either, a leading `-` excludes a word, \"quotes\" match a \
-phrase; any language works. Use it to find what was recorded with brain_remember; for the current \
-focus use brain_focus_get. Pages with cursor/next_cursor.";
+const DESCRIPTION: &str = "Search a project's artifacts (what brain_remember recorded) by full text, best matches first, \
+each with the artifact, a rank and a snippet (hits marked « »). Use it before deciding or \
+redoing work, and to find todo ids for brain_todo_ack; for the focus use brain_focus_get, for \
+documents brain_document_get. Query as in a web search: all words must match, `or` between \
+words allows either, a leading - excludes a word, \"quotes\" match a phrase; whole words, no \
+stemming, any language. Only text is searched; kinds and tags narrow the results. Pages with \
+cursor/next_cursor.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
     /// Project to search (1–128 characters of letters, digits and . _ / -).
     pub project: String,
-    /// What to look for (1–1000 characters), in web-search syntax.
+    /// What to look for (1–1000 characters) in web-search syntax; a query without any word to search returns no results.
     pub query: String,
-    /// Results per page, 1–50. Default 10.
+    /// Results per page, 1–50; default 10.
     #[serde(default)]
     pub limit: Option<i64>,
-    /// Only these artifact kinds. Default all.
+    /// Only these artifact kinds (fact, note, decision, todo, link). Default all.
     #[serde(default)]
     pub kinds: Vec<Kind>,
-    /// Only artifacts carrying every one of these tags (as given to brain_remember; up to 16). Default no filter.
+    /// Only artifacts carrying every one of these tags, exactly as given to brain_remember (up to 16). Default no tag filter.
     #[serde(default)]
     pub tags: Vec<String>,
-    /// next_cursor from the previous page, to continue.
+    /// next_cursor from the previous page of the same query and filters; omit for the first page.
     #[serde(default)]
     pub cursor: Option<String>,
 }

@@ -10,26 +10,28 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_receipts";
 
-const DESCRIPTION: &str = "List your tenant's receipts — one per mutating call, whatever its \
-outcome — oldest first after since_seq, optionally for one project or session, with the ledger \
-tip (the newest hash). Read-only. Use it to audit who did what on which connection (connections \
-other than yours show as a fingerprint); each receipt hashes the one before, so any edit breaks \
-the chain. Pages with \
-since_seq/next_since.";
+const DESCRIPTION: &str = "List your tenant's receipts, oldest first: one per mutating call that passed validation, \
+refused or not (none for reads, resume, dry runs or replays). Use it to audit who changed what, \
+e.g. the call behind a focus revision (brain_focus_history's receipt_seq); for current state \
+read brain_session_get or brain_focus_get instead. Fields: receipt_id, seq, at, tool, project, \
+session_id (calls naming no session are filed under the connection's tracer session), \
+credential_kind, subject, token_id, connection_id (others' shown as an fp_ fingerprint), \
+elevated, outcome (ok, conflict or an error code), request_digest, prev_hash, hash. Each hash \
+covers the one before; ledger_tip is the newest seq and hash. Pages with since_seq/next_since.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// Only this project's receipts.
+    /// Only this project's receipts (1–128 characters of letters, digits and . _ / -).
     #[serde(default)]
     pub project: Option<String>,
-    /// Only this session's receipts (sess_ + 32 hex).
+    /// Only receipts filed under this session (sess_ + 32 hex, or a hyphenated UUID): an agent session, or a tracer session for a connection's other calls.
     #[serde(default)]
     pub session_id: Option<String>,
-    /// Only receipts after this seq (next_since of the previous page). Default 0.
+    /// Only receipts with seq above this: next_since from the previous page. Default 0, from the first receipt.
     #[serde(default)]
     pub since_seq: Option<i64>,
-    /// Receipts per page, 1–100. Default 50.
+    /// Receipts per page, 1–100; default 50.
     #[serde(default)]
     pub limit: Option<i64>,
 }

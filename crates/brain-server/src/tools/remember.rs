@@ -12,12 +12,13 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_remember";
 
-const DESCRIPTION: &str = "Record one artifact (a fact, note, decision, todo or link) in a project. \
-With session_id and expected_client_key the artifact joins that open session's ledger; without \
-them it belongs to no session and ends that overlap it report it as unattributed. Each call adds a \
-new artifact; repeats are not merged. A todo counts in the briefing's inbox_count until \
-brain_todo_ack acknowledges it. Not for ending work (use brain_session_end) nor for changing \
-the focus. Errors: session_not_found, client_key_mismatch, session_closed, invalid_argument.";
+const DESCRIPTION: &str = "Record one artifact in a project, searchable with brain_recall. Kinds: fact (something \
+verified), note (context, an observation), decision (a choice made, with its reason), todo \
+(work for later; counted in the briefing's inbox_count until brain_todo_ack), link (a URL, file \
+or other reference). With session_id it joins that open session's ledger; without, it belongs \
+to no session and ends overlapping it count it as unattributed. Each call adds a new artifact. \
+Not for ending work (brain_session_end), the focus, or documents (brain_document_put). Errors: \
+session_not_found, tracer_session, client_key_mismatch, session_closed, invalid_argument.";
 
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -44,19 +45,19 @@ impl From<Kind> for ArtifactKind {
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// Project the artifact belongs to (1–128 characters of letters, digits and . _ / -); must be the session's project when session_id is given.
+    /// Project the artifact belongs to (1–128 characters of letters, digits and . _ / -); must be the session's project when session_id is given, else invalid_argument.
     pub project: String,
-    /// What the artifact is: fact, note, decision, todo or link.
+    /// fact, note, decision, todo or link; brain_recall can filter by it.
     pub kind: Kind,
-    /// The artifact's text (non-blank, ≤ 16 KiB).
+    /// The artifact's text (non-blank, ≤ 16 KiB); the only part brain_recall searches, so name the subject in words.
     pub text: String,
-    /// Up to 16 tags of 1–64 characters each; brain_recall can filter by them. Default none.
+    /// Up to 16 labels of 1–64 characters (e.g. a component or mission); brain_recall's tags filter matches them exactly. Default none.
     #[serde(default)]
     pub tags: Vec<String>,
-    /// Optional open session whose ledger the artifact joins; requires expected_client_key.
+    /// Your open session, so the artifact joins its ledger (sess_ + 32 hex, or a hyphenated UUID); requires expected_client_key. Omit for an artifact outside any session.
     #[serde(default)]
     pub session_id: Option<String>,
-    /// The session's client_key; required with session_id.
+    /// The session's client_key; required with session_id and refused without it.
     #[serde(default)]
     pub expected_client_key: Option<String>,
 }

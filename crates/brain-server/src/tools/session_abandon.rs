@@ -10,26 +10,27 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_abandon";
 
-const DESCRIPTION: &str = "Close a session without writing any focus, recording why. Use when the \
-work is dropped or the session was opened by mistake; to keep what was learned, use \
-brain_session_end instead. Needs confirm: true (or dry_run: true to preview), else \
-confirm_required. The session becomes abandoned and accepts no further changes; repeating the exact \
-call returns the stored result with replayed: true. Errors: session_not_found, client_key_mismatch, \
-session_closed, invalid_argument (blank reason).";
+const DESCRIPTION: &str = "Close an open session without writing any focus, recording why. Use when the work is dropped, \
+was started by mistake, or is a leftover in briefing.recovery you will not resume; to keep what \
+was learned use brain_session_end. Requires confirm: true (or dry_run: true to preview), else \
+confirm_required (428). The session becomes abandoned and refuses further changes; its \
+artifacts stay. An exact repeat returns the stored result with replayed: true. Errors: \
+session_not_found, tracer_session, client_key_mismatch, session_closed, invalid_argument (blank \
+reason).";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// The open session to abandon (sess_ + 32 hex, or a hyphenated UUID).
+    /// The open session to abandon (sess_ + 32 hex, or a hyphenated UUID), e.g. briefing.recovery.session_id.
     pub session_id: String,
     /// The client_key the session was started with; checked before anything else.
     pub expected_client_key: String,
-    /// Why the session is abandoned (non-blank, ≤ 4 KiB); kept on the session.
+    /// Why the session is abandoned (non-blank, ≤ 4 KiB); kept on the session as abandon_reason.
     pub reason: String,
-    /// Consent to close the session without writing focus. Default false.
+    /// Must be true to abandon; without it (and without dry_run) the call is refused with confirm_required and nothing changes. Default false.
     #[serde(default)]
     pub confirm: bool,
-    /// Run every check and answer what would happen, writing nothing. Default false.
+    /// true to run every check and answer would: abandoned, writing nothing, not even a receipt. Default false.
     #[serde(default)]
     pub dry_run: bool,
 }

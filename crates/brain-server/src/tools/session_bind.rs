@@ -10,21 +10,22 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_bind";
 
-const DESCRIPTION: &str = "Bind an open, unbound session to a named slot, so that its end writes \
-that slot's body instead of the project's base focus. Use when the work narrows to one part of the \
-project; to bind from the start, pass slot to brain_session_start instead. Returns the slot's body \
-and revision: pass that revision as expected_focus_revision to brain_session_end. Binding again to \
-the same slot changes nothing; another slot is refused (already_bound). Errors: session_not_found, \
-client_key_mismatch, session_closed.";
+const DESCRIPTION: &str = "Bind an open, unbound session to a slot, so its end or relay replaces that slot's body instead \
+of the base focus. Use when work narrows to one part of the project; to bind at the outset pass \
+slot to brain_session_start. An unknown name silently creates a new empty slot at revision 0, \
+so a misspelling binds you to an empty slot. Returns the slot's body and revision, the \
+expected_focus_revision for the end. The same slot again answers the same binding; another is \
+refused (already_bound, 409). Errors: session_not_found, tracer_session, client_key_mismatch, \
+session_closed.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// The session to bind, as returned by brain_session_start (sess_ + 32 hex, or a hyphenated UUID).
+    /// The open session to bind, as brain_session_start returned it (sess_ + 32 hex, or a hyphenated UUID).
     pub session_id: String,
-    /// The client_key the session was started with; checked before anything else.
+    /// The client_key the session was started with; checked before anything else (client_key_mismatch).
     pub expected_client_key: String,
-    /// Slot name (letters, digits and . _ / -, ≤ 64). Created empty at revision 0 on first bind.
+    /// Slot name (letters, digits and . _ / -, ≤ 64, case-sensitive). To check that it exists, brain_focus_get it first: an existing slot has revision 1 or more.
     pub slot: String,
 }
 

@@ -7,17 +7,16 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_end";
 
-const DESCRIPTION: &str = "End a session with a summary and the next focus; the session closes for \
-good. next_focus REPLACES the whole base focus (unbound session) or slot body (bound) under \
-compare-and-swap on expected_focus_revision. Checks, in order: session_not_found, \
-client_key_mismatch, session_closed, invalid_argument (blank summary, next_focus or \
-nothing_to_capture_reason), focus_shrink_override_refused, then the shrink guard: a next_focus under \
-70% of the current body's characters is refused (base_focus_shrink or slot_focus_shrink, with \
-current, proposed and floor) and the session stays open, so carry the durable content over and call \
-again. A stale revision still closes the session, as conflicted, writing no focus; the result shows \
-the current body and a diff. Repeating the exact call returns the stored result with replayed: true. \
-Use brain_session_relay to hand a slot to another client, brain_session_abandon to close without \
-writing focus, and brain_remember for single facts.";
+const DESCRIPTION: &str = "End a session with a summary and the next focus; it closes for good. next_focus REPLACES the \
+whole base focus (unbound) or slot body (bound) under compare-and-swap on \
+expected_focus_revision. Instead use brain_session_relay to hand a bound slot on, \
+brain_session_abandon to close without writing, brain_remember for single facts. A refusal \
+writes only its receipt and leaves the session as it was: session_not_found, tracer_session, \
+client_key_mismatch, session_closed, invalid_argument, focus_shrink_override_refused (403), \
+base_focus_shrink or slot_focus_shrink (409: under 70% of the current body; carry the durable \
+content over, call again). A stale revision closes the session as conflicted, focus unwritten: \
+start a new session, merge the result's current_focus, end it with current_focus_revision. An \
+exact repeat returns the stored result with replayed: true.";
 
 /// The arguments of an end; relay adds its own fields to the same list, so the
 /// two tools cannot drift apart.

@@ -9,15 +9,17 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_get";
 
-const DESCRIPTION: &str = "Read one session by id: its status, binding, summary, focus outcome, \
-whether it is idle, and how many artifacts its ledger holds. Read-only; it does not count as \
-activity. To reattach to an open session use brain_session_resume. An id that does not exist in \
-your tenant gives session_not_found.";
+const DESCRIPTION: &str = "Read one session by id: status, client_key, bound slot, summary, next_focus, focus outcome, \
+abandon reason, whether it is idle, and how many artifacts its ledger holds. Use it to check a \
+session before resuming or abandoning it, or to see what an earlier session concluded; it \
+changes nothing, not even activity. To reattach use brain_session_resume; to find sessions, \
+brain_session_list. Tracer sessions are readable too. An id not in your tenant gives \
+session_not_found.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// The session to read (sess_ + 32 hex, or a hyphenated UUID).
+    /// The session to read (sess_ + 32 hex, or a hyphenated UUID), e.g. from brain_session_list, a briefing or a receipt.
     pub session_id: String,
 }
 

@@ -13,10 +13,12 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_list";
 
-const DESCRIPTION: &str = "List a project's agent sessions, newest first, optionally by status, \
-each with whether it is idle and how many artifacts its ledger holds. Read-only. Use it to find \
-open work to resume or abandon; for one session by id use brain_session_get. Pages with \
-cursor/next_cursor, stable while new sessions start.";
+const DESCRIPTION: &str = "List a project's agent sessions, newest first, optionally by status, each with idle and \
+ledger_size (its artifact count). Use it to find open or idle work to resume or abandon, or \
+what recent sessions concluded; for one session by id use brain_session_get. Idle means open \
+without activity for longer than the server's threshold (6 h by default); it is only a report, \
+such sessions stay open. Tracer sessions are not listed. Pages with cursor/next_cursor, stable \
+while new sessions start.";
 
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -31,15 +33,15 @@ pub enum Status {
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// Project to list.
+    /// Project to list (1–128 characters of letters, digits and . _ / -).
     pub project: String,
-    /// Only sessions with this status. Default all.
+    /// Only sessions with this status: open, ended, conflicted, relayed or abandoned. Default all.
     #[serde(default)]
     pub status: Option<Status>,
-    /// Sessions per page, 1–50. Default 20.
+    /// Sessions per page, 1–50; default 20.
     #[serde(default)]
     pub limit: Option<i64>,
-    /// next_cursor from the previous page, to continue.
+    /// next_cursor from the previous page of the same project and status; omit for the first page.
     #[serde(default)]
     pub cursor: Option<String>,
 }

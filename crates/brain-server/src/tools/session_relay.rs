@@ -7,13 +7,15 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_relay";
 
-const DESCRIPTION: &str = "Hand a bound session's slot to another client: ends this session as \
-relayed, writing next_focus into the slot under the same checks as brain_session_end (with \
-slot_focus_shrink), and opens a new session for to_client_key bound to the same slot. Give the \
-receiver new_session.session_id and slot.revision, the revision it must pass at its own end. An \
-unbound session is refused (relay_requires_slot); a stale revision closes this session as \
-conflicted and opens no new one (new_session: null). A relay by a credential with role operator or \
-relay may set allow_focus_shrink. To finish without handing over, use brain_session_end.";
+const DESCRIPTION: &str = "Hand a bound session's slot to another client: this session closes as relayed, writing \
+next_focus into the slot with brain_session_end's checks, codes and compare-and-swap \
+(slot_focus_shrink), and a new session bound to the slot opens for to_client_key. To stop \
+without a successor use brain_session_end. The receiver calls brain_session_resume with \
+new_session.session_id and to_client_key, then ends with the returned slot.revision. An unbound \
+session is refused (relay_requires_slot, 409). A stale revision closes this session as \
+conflicted, writes no focus and opens no session (new_session null; slot shows the current \
+body); a dry run opens none either. An exact repeat returns the stored result with replayed: \
+true.";
 
 session_end::end_args!(Args {
     /// The receiving client's client_key (non-blank, ≤ 200 characters); the new session is opened for it.
@@ -37,6 +39,47 @@ impl Args {
     }
 }
 
+/// The relay's own words for the fields it shares with brain_session_end
+/// (whose argument struct it flattens): the same field means a slot here.
+const PARAMS: &[(&str, &str)] = &[
+    (
+        "session_id",
+        "The open session that holds the slot, bound at start or with brain_session_bind (sess_ + 32 hex, or a hyphenated UUID).",
+    ),
+    (
+        "expected_client_key",
+        "The client_key this session was started (or relayed) with; checked first, client_key_mismatch otherwise.",
+    ),
+    (
+        "summary",
+        "What this session did and learned (non-blank, ≤ 32 KiB); kept on the relayed session and shown in later briefings' recent_sessions.",
+    ),
+    (
+        "next_focus",
+        "The whole new slot body the receiver starts from (non-blank, ≤ 256 KiB). Start from the current body and carry forward every durable decision, commitment and deadline, plus what the receiver should do next.",
+    ),
+    (
+        "expected_focus_revision",
+        "The slot's current revision, as start, bind, resume or a previous relay returned it; never started_focus_revision. Any other value closes this session as conflicted and opens no new one.",
+    ),
+    (
+        "nothing_to_capture_reason",
+        "Optional honest statement that this session produced nothing durable; omit it when it did. Non-blank when given (≤ 4 KiB); kept on the session.",
+    ),
+    (
+        "allow_focus_shrink",
+        "true to cut the slot body below the 70% floor on purpose. Allowed without elevation for a JWT with role operator or relay; any other caller needs an active /brain-admin elevation as on brain_session_end, which only operator tokens hold, so agent, shared-token and stdio callers get focus_shrink_override_refused (403). Default false.",
+    ),
+    (
+        "dry_run",
+        "true to run every check and answer what would happen (would: applied, unchanged or conflict), writing nothing: no receipt, no new session (new_session and slot are null). Default false.",
+    ),
+    (
+        "to_client_key",
+        "The receiving client's client_key (non-blank, ≤ 200 characters). The new session is opened for it; the receiver passes it as expected_client_key to brain_session_resume and to its own end.",
+    ),
+];
+
 pub fn definition() -> Tool {
     let mut props = schemas::end_properties();
     props.insert("new_session".into(), {
@@ -51,7 +94,7 @@ pub fn definition() -> Tool {
     });
     let mut required = schemas::END_REQUIRED.to_vec();
     required.extend(["new_session", "slot"]);
-    define::<Args>(
+    let mut tool = define::<Args>(
         NAME,
         "Relay a slot to another client",
         DESCRIPTION,
@@ -61,7 +104,17 @@ pub fn definition() -> Tool {
             destructive: true,
             idempotent: true,
         },
-    )
+    );
+    let mut input = (*tool.input_schema).clone();
+    if let Some(serde_json::Value::Object(props)) = input.get_mut("properties") {
+        for (name, text) in PARAMS {
+            if let Some(serde_json::Value::Object(p)) = props.get_mut(*name) {
+                p.insert("description".into(), json!(text));
+            }
+        }
+    }
+    tool.input_schema = std::sync::Arc::new(input);
+    tool
 }
 
 pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
