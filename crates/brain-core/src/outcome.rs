@@ -18,7 +18,9 @@ pub struct EndResult {
     pub focus_outcome: FocusOutcome,
     pub focus_at_end: FocusRef,
     pub focus_revision_at_end: Revision,
-    pub current_focus: String,
+    /// The body as it stands when the answer is built; null when that is
+    /// `focus_at_end`'s body (same revision): each body is carried once.
+    pub current_focus: Option<String>,
     pub current_focus_revision: Revision,
     pub focus_diff: String,
     pub unattributed_in_window: Unattributed,
@@ -71,6 +73,12 @@ impl EndResult {
                 ),
             ),
         };
+        // The session's next_focus is the body focus_at_end already carries
+        // (applied or unchanged): carried once.
+        let mut session = session;
+        if outcome != FocusOutcome::Conflict {
+            session.next_focus = None;
+        }
         Self {
             session,
             replayed: false,
@@ -78,7 +86,7 @@ impl EndResult {
             would: dry_run.then_some(outcome),
             focus_outcome: outcome,
             focus_revision_at_end: at_end.revision,
-            current_focus: at_end.body.clone(),
+            current_focus: None,
             current_focus_revision: at_end.revision,
             focus_at_end: at_end,
             focus_diff: diff,
@@ -132,7 +140,13 @@ pub fn as_replay(mut stored: Value, current: Option<&Focus>) -> Value {
     if let Value::Object(map) = &mut stored {
         map.insert("replayed".into(), json!(true));
         if let Some(current) = current {
-            map.insert("current_focus".into(), json!(current.body));
+            let same = map.get("focus_revision_at_end") == Some(&json!(current.revision));
+            let body = if same {
+                Value::Null
+            } else {
+                json!(current.body)
+            };
+            map.insert("current_focus".into(), body);
             map.insert("current_focus_revision".into(), json!(current.revision));
         }
     }
@@ -157,5 +171,9 @@ mod tests {
         assert_eq!(v["current_focus"], json!("newer"));
         assert_eq!(v["current_focus_revision"], json!(2));
         assert_eq!(v["focus_revision_at_end"], json!(1));
+        // Not moved since: the body is the one focus_at_end carries.
+        let stored = json!({"current_focus": null, "focus_revision_at_end": 2});
+        let v = as_replay(stored, Some(&now));
+        assert_eq!(v["current_focus"], Value::Null);
     }
 }

@@ -157,3 +157,82 @@ async fn recall_filters_by_tags() {
     assert!(texts(&none).is_empty());
     c.cancel().await.unwrap();
 }
+
+/// The agent surface's refusals come early, plainly, and write nothing.
+#[tokio::test]
+async fn surface_refusals_are_early_and_plain() {
+    let app = spawn_app().await;
+    let c = app.client(&token("acme", "a")).await;
+    let code = |v: &Value| v["code"].as_str().unwrap_or("").to_owned();
+    let e = refused(
+        &c,
+        "brain_document_get",
+        json!({"project": "p", "document": "mental_model"}),
+    )
+    .await;
+    assert_eq!(code(&e), "invalid_argument");
+    let e = refused(
+        &c,
+        "brain_document_get",
+        json!({"project": "p", "document": "critique", "name": "x"}),
+    )
+    .await;
+    assert_eq!(code(&e), "invalid_argument");
+    let e = refused(&c, "brain_receipts", json!({"since_seq": -1})).await;
+    assert_eq!(e["details"]["field"], json!("since_seq"));
+    let e = refused(&c, "brain_todo_ack", json!({"project": "p", "artifact_ids": ["art_00000000000000000000000000000000"], "note": "  "})).await;
+    assert_eq!(e["details"]["field"], json!("note"));
+    // Every missing argument at once, said plainly.
+    let e = refused(
+        &c,
+        "brain_session_end",
+        json!({"session_id": "sess_00000000000000000000000000000000"}),
+    )
+    .await;
+    let missing = e["details"]["missing"].as_array().unwrap().len();
+    assert_eq!(missing, 4, "{e}");
+    assert!(!e["message"].as_str().unwrap().contains('`'), "{e}");
+    let e = refused(
+        &c,
+        "brain_session_start",
+        json!({"project": "p", "client_key": 5}),
+    )
+    .await;
+    assert!(
+        e["message"].as_str().unwrap().contains("must be a string"),
+        "{e}"
+    );
+
+    // A relay to a key that can never open a session is refused before the slot is written.
+    let s = ok(
+        &c,
+        "brain_session_start",
+        json!({"project": "p", "client_key": "k", "slot": "s"}),
+    )
+    .await;
+    let sid = s["session"]["session_id"].clone();
+    let e = refused(&c, "brain_session_relay", json!({"session_id": sid, "expected_client_key": "k",
+        "summary": "s", "next_focus": "body", "expected_focus_revision": 0, "to_client_key": "x\u{202e}y"})).await;
+    assert_eq!(e["details"]["field"], json!("to_client_key"));
+    let f = ok(&c, "brain_focus_get", json!({"project": "p", "slot": "s"})).await;
+    assert_eq!(f["revision"], json!(0), "the slot was not written");
+    let got = ok(&c, "brain_session_get", json!({"session_id": sid})).await;
+    assert_eq!(got["session"]["status"], json!("open"));
+
+    // Ends carry each body once; lists leave bodies out.
+    let out = ok(
+        &c,
+        "brain_session_end",
+        json!({"session_id": sid, "expected_client_key": "k",
+        "summary": "s", "next_focus": "the new slot body", "expected_focus_revision": 0}),
+    )
+    .await;
+    assert_eq!(out["focus_at_end"]["body"], json!("the new slot body"));
+    assert_eq!(out["current_focus"], Value::Null);
+    assert_eq!(out["session"]["next_focus"], Value::Null);
+    let listed = ok(&c, "brain_session_list", json!({"project": "p"})).await;
+    let item = &listed["sessions"][0];
+    assert_eq!(item["session"]["next_focus"], Value::Null);
+    assert_eq!(item["next_focus_chars"], json!(17));
+    c.cancel().await.unwrap();
+}

@@ -150,7 +150,9 @@ pub async fn end_applies_then_stale_revision_conflicts(s: &dyn Store) {
         .unwrap();
     assert_eq!(out["focus_outcome"], json!("conflict"));
     assert_eq!(out["session"]["status"], json!("conflicted"));
-    assert_eq!(out["current_focus"], json!("focus one"));
+    // Each body once: the current one is focus_at_end's, so current_focus is null.
+    assert_eq!(out["focus_at_end"]["body"], json!("focus one"));
+    assert_eq!(out["current_focus"], Value::Null);
     assert_eq!(out["current_focus_revision"], json!(1));
     assert!(out["focus_diff"].as_str().unwrap().contains("+focus one"));
     assert_eq!(out["session"]["next_focus"], json!("focus two"));

@@ -176,7 +176,7 @@ pub fn end_properties() -> serde_json::Map<String, Value> {
         "focus_outcome": {"type": "string", "enum": ["applied", "unchanged", "conflict"]},
         "focus_at_end": focus_ref("The focus as this end left or found it."),
         "focus_revision_at_end": {"type": "integer"},
-        "current_focus": {"type": "string", "description": "The focus body as it stands now (on a replay it may have moved)."},
+        "current_focus": {"type": ["string", "null"], "description": "The body as it stands now when it differs from focus_at_end's (a replay after others wrote); null when it is that body: each body is carried once."},
         "current_focus_revision": {"type": "integer"},
         "focus_diff": {"type": "string", "description": "Unified diff: previous → new, or proposal → current on conflict."},
         "unattributed_in_window": {

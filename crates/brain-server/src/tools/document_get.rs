@@ -48,10 +48,29 @@ pub fn definition() -> Tool {
 pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
     let a: Args = args::parse_tool(raw)?;
     let project = ProjectKey::parse_for_caller(&a.project)?;
-    let name = a.name.unwrap_or_default();
+    let kind: brain_core::memory::DocumentKind = a.document.into();
+    // The same rule as brain_document_put: a name for mental models only.
+    let name = match (kind, a.name) {
+        (brain_core::memory::DocumentKind::MentalModel, Some(n)) if !n.trim().is_empty() => n,
+        (brain_core::memory::DocumentKind::MentalModel, _) => {
+            return Err(brain_core::DomainError::invalid_argument(
+                "name",
+                "is required for mental_model (the model's name)",
+            )
+            .into());
+        }
+        (_, Some(_)) => {
+            return Err(brain_core::DomainError::invalid_argument(
+                "name",
+                "is for mental_model only; leave it out for the other documents",
+            )
+            .into());
+        }
+        (_, None) => String::new(),
+    };
     let doc = ctx
         .store
-        .document_get(&ctx.caller.tenant, &project, a.document.into(), &name)
+        .document_get(&ctx.caller.tenant, &project, kind, &name)
         .await?;
     to_result(&json!({ "document": doc }))
 }

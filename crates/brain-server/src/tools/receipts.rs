@@ -71,7 +71,16 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
             .map(ProjectKey::parse_for_caller)
             .transpose()?,
         session_id: a.session_id.as_deref().map(SessionId::parse).transpose()?,
-        after_seq: a.since_seq.unwrap_or(0).max(0),
+        after_seq: match a.since_seq {
+            Some(n) if n < 0 => {
+                return Err(brain_core::DomainError::invalid_argument(
+                    "since_seq",
+                    "must be 0 or more",
+                )
+                .into());
+            }
+            n => n.unwrap_or(0),
+        },
         limit,
     };
     let mut receipts = ctx.store.receipts_page(&ctx.caller.tenant, &q).await?;

@@ -78,6 +78,7 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
     }
     if let Some(n) = &a.note {
         args::max_bytes("note", n, limits::REASON_MAX_BYTES)?;
+        brain_core::rules::require_not_blank("note", n)?;
     }
     let req = TodoAckRequest {
         project: ProjectKey::parse_for_caller(&a.project)?,
