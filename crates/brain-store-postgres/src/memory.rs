@@ -34,7 +34,8 @@ pub(crate) async fn recall_in(
 ) -> Result<Vec<RecallHit>, StoreError> {
     let kinds: Vec<&str> = q.kinds.iter().map(|k| k.as_str()).collect();
     let sql = format!(
-        "SELECT {cols}, ts_rank(search, query) AS rank, \
+        "SELECT {cols}, \
+           ts_rank(search, query) / NULLIF(max(ts_rank(search, query)) OVER (), 0) AS rank, \
            ts_headline('simple', text, query, 'StartSel=«,StopSel=»,MaxWords=30,MinWords=8,MaxFragments=2') AS snippet \
          FROM artifacts, websearch_to_tsquery('simple', $3) AS query \
          WHERE tenant_id = $1 AND project = $2 AND search @@ query \
@@ -59,7 +60,7 @@ pub(crate) async fn recall_in(
         .map(|r| {
             Ok(RecallHit {
                 artifact: rows::artifact(r)?,
-                rank: f64::from(r.try_get::<f32, _>("rank").map_err(db)?),
+                rank: f64::from(r.try_get::<Option<f32>, _>("rank").map_err(db)?.unwrap_or(1.0)),
                 snippet: r.try_get("snippet").map_err(db)?,
             })
         })

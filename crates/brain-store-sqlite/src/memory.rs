@@ -36,15 +36,20 @@ pub(crate) async fn recall_in(
         return Ok(Vec::new());
     };
     let kinds: Vec<&str> = q.kinds.iter().map(|k| k.as_str()).collect();
+    // The rank is relative to the query's best match (1.0), over every match,
+    // not just this page: comparable across pages and with PostgreSQL's.
     let sql = format!(
-        "SELECT {cols}, -bm25(artifacts_fts) AS rank, \
-           snippet(artifacts_fts, 0, '«', '»', '…', 16) AS snippet \
-         FROM artifacts_fts JOIN artifacts a ON a.rowid = artifacts_fts.rowid \
-         WHERE artifacts_fts MATCH ?3 AND a.tenant_id = ?1 AND a.project = ?2 \
-           AND (json_array_length(?4) = 0 OR a.kind IN (SELECT value FROM json_each(?4))) \
-           AND NOT EXISTS (SELECT 1 FROM json_each(?7) w \
-                           WHERE w.value NOT IN (SELECT t.value FROM json_each(a.tags) t)) \
-         ORDER BY rank DESC, a.created_at DESC, a.artifact_id LIMIT ?5 OFFSET ?6",
+        "WITH hits AS ( \
+           SELECT {cols}, -bm25(artifacts_fts) AS raw, a.created_at AS created, a.artifact_id AS aid, \
+             snippet(artifacts_fts, 0, '«', '»', '…', 16) AS snippet \
+           FROM artifacts_fts JOIN artifacts a ON a.rowid = artifacts_fts.rowid \
+           WHERE artifacts_fts MATCH ?3 AND a.tenant_id = ?1 AND a.project = ?2 \
+             AND (json_array_length(?4) = 0 OR a.kind IN (SELECT value FROM json_each(?4))) \
+             AND NOT EXISTS (SELECT 1 FROM json_each(?7) w \
+                             WHERE w.value NOT IN (SELECT t.value FROM json_each(a.tags) t))) \
+         SELECT *, CASE WHEN (SELECT max(raw) FROM hits) > 0 \
+                        THEN raw / (SELECT max(raw) FROM hits) ELSE 1.0 END AS rank \
+         FROM hits ORDER BY rank DESC, created DESC, aid LIMIT ?5 OFFSET ?6",
         cols = rows::ARTIFACT_COLUMNS
             .split(", ")
             .map(|c| format!("a.{c}"))

@@ -46,7 +46,7 @@ pub fn definition() -> Tool {
         "type": "object",
         "properties": {
             "artifact": {"type": "object", "description": "The matching artifact."},
-            "rank": {"type": "number", "description": "Relevance; higher is better."},
+            "rank": {"type": "number", "minimum": 0, "maximum": 1, "description": "Relevance relative to this query's best match (1.0), over all its matches."},
             "snippet": {"type": "string"}
         },
         "required": ["artifact", "rank", "snippet"]
