@@ -39,7 +39,7 @@ pub(crate) async fn recall_in(
     // The rank is relative to the query's best match (1.0), over every match,
     // not just this page: comparable across pages and with PostgreSQL's.
     let sql = format!(
-        "WITH hits AS ( \
+        "WITH hits AS MATERIALIZED ( \
            SELECT {cols}, -bm25(artifacts_fts) AS raw, a.created_at AS created, a.artifact_id AS aid, \
              snippet(artifacts_fts, 0, '«', '»', '…', 16) AS snippet \
            FROM artifacts_fts JOIN artifacts a ON a.rowid = artifacts_fts.rowid \
