@@ -225,6 +225,12 @@ pub trait Store: Send + Sync + 'static {
         project: &ProjectKey,
         slot: Option<&SlotName>,
     ) -> Result<Focus, StoreError>;
+    /// The project's slots with their revisions, by name (at most 200).
+    async fn slots(
+        &self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+    ) -> Result<Vec<(SlotName, Revision)>, StoreError>;
     async fn session_get(
         &self,
         tenant: &TenantId,

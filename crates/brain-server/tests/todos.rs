@@ -230,6 +230,11 @@ async fn surface_refusals_are_early_and_plain() {
     assert_eq!(out["focus_at_end"]["body"], json!("the new slot body"));
     assert_eq!(out["current_focus"], Value::Null);
     assert_eq!(out["session"]["next_focus"], Value::Null);
+    // The base focus read lists the project's slots.
+    let base = ok(&c, "brain_focus_get", json!({"project": "p"})).await;
+    assert_eq!(base["slots"], json!([{"name": "s", "revision": 1}]));
+    let one = ok(&c, "brain_focus_get", json!({"project": "p", "slot": "s"})).await;
+    assert_eq!(one["slots"], Value::Null);
     let listed = ok(&c, "brain_session_list", json!({"project": "p"})).await;
     let item = &listed["sessions"][0];
     assert_eq!(item["session"]["next_focus"], Value::Null);

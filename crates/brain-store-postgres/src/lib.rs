@@ -277,6 +277,28 @@ impl Store for PgStore {
         reads::focus(self, tenant, project, slot).await
     }
 
+    async fn slots(
+        &self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+    ) -> Result<Vec<(SlotName, Revision)>, StoreError> {
+        let mut tx = self.scoped(tenant).await?;
+        let rows: Vec<(String, i64)> = sqlx::query_as(
+            "SELECT slot, revision FROM focus_bodies WHERE tenant_id = $1 AND project = $2 \
+             AND slot <> '' ORDER BY slot LIMIT 200",
+        )
+        .bind(tenant.as_str())
+        .bind(project.as_str())
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(db)?;
+        tx.commit().await.map_err(db)?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|(name, rev)| SlotName::parse(&name).ok().map(|n| (n, rev)))
+            .collect())
+    }
+
     async fn session_get(
         &self,
         tenant: &TenantId,

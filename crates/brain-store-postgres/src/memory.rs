@@ -60,7 +60,11 @@ pub(crate) async fn recall_in(
         .map(|r| {
             Ok(RecallHit {
                 artifact: rows::artifact(r)?,
-                rank: f64::from(r.try_get::<Option<f32>, _>("rank").map_err(db)?.unwrap_or(1.0)),
+                rank: f64::from(
+                    r.try_get::<Option<f32>, _>("rank")
+                        .map_err(db)?
+                        .unwrap_or(1.0),
+                ),
                 snippet: r.try_get("snippet").map_err(db)?,
             })
         })

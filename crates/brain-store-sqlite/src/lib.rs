@@ -194,6 +194,26 @@ impl Store for SqliteStore {
         reads::focus(&self.pool, tenant, project, slot).await
     }
 
+    async fn slots(
+        &self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+    ) -> Result<Vec<(SlotName, Revision)>, StoreError> {
+        let rows: Vec<(String, i64)> = sqlx::query_as(
+            "SELECT slot, revision FROM focus_bodies WHERE tenant_id = ?1 AND project = ?2 \
+             AND slot <> '' ORDER BY slot LIMIT 200",
+        )
+        .bind(tenant.as_str())
+        .bind(project.as_str())
+        .fetch_all(&self.pool)
+        .await
+        .map_err(db)?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|(name, rev)| SlotName::parse(&name).ok().map(|n| (n, rev)))
+            .collect())
+    }
+
     async fn session_get(
         &self,
         tenant: &TenantId,

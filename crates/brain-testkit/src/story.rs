@@ -656,7 +656,10 @@ pub async fn recall_is_ranked_filtered_paged_and_multilingual(s: &dyn Store) {
     assert!(hits.windows(2).all(|w| w[0].rank >= w[1].rank), "ranked");
     // Ranks are relative to the best match: 1.0 first, all within 0..=1.
     assert!((hits[0].rank - 1.0).abs() < 1e-6, "{hits:?}");
-    assert!(hits.iter().all(|h| (0.0..=1.0 + 1e-6).contains(&h.rank)), "{hits:?}");
+    assert!(
+        hits.iter().all(|h| (0.0..=1.0 + 1e-6).contains(&h.rank)),
+        "{hits:?}"
+    );
     let pos = |needle: &str| hits.iter().position(|h| h.artifact.text.contains(needle));
     assert!(
         pos("never forks") < pos("We chose"),

@@ -10,8 +10,8 @@ use crate::mcp::{args, schemas};
 pub const NAME: &str = "brain_focus_get";
 
 const DESCRIPTION: &str = "Read a project's base focus, or one slot's body, with its revision, when it was written and by \
-which session. Use it for the revision to pass as expected_focus_revision, to check that a slot \
-exists before binding, or to see what a conflict moved; the briefing of start and resume \
+which session; without slot it also lists the project's slots. Use it for the revision to pass as \
+expected_focus_revision, to check a slot's name before binding, or to see what a conflict moved; the briefing of start and resume \
 already holds it. For earlier revisions use brain_focus_history; for artifacts, brain_recall. A \
 project or slot never written reads as an empty body at revision 0, and nothing is created.";
 
@@ -35,7 +35,12 @@ pub fn definition() -> Tool {
                 "body": {"type": "string"},
                 "revision": {"type": "integer", "description": "Pass this as expected_focus_revision when ending a session that writes this body."},
                 "updated_at": {"type": ["string", "null"], "format": "date-time"},
-                "updated_by_session": {"type": ["string", "null"], "description": "The session whose end wrote this revision."}
+                "updated_by_session": {"type": ["string", "null"], "description": "The session whose end wrote this revision."},
+                "slots": {
+                    "type": ["array", "null"],
+                    "description": "Without slot: the project's slots by name with their revisions (at most 200); null when a slot was read.",
+                    "items": {"type": "object", "properties": {"name": {"type": "string"}, "revision": {"type": "integer"}}, "required": ["name", "revision"]}
+                }
             })),
             &["body", "revision", "updated_at", "updated_by_session"],
         ),
@@ -51,9 +56,23 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
     let a: Args = args::parse_tool(raw)?;
     let project = ProjectKey::parse_for_caller(&a.project)?;
     let slot = a.slot.as_deref().map(SlotName::parse).transpose()?;
-    to_result(
-        &ctx.store
-            .focus_get(&ctx.caller.tenant, &project, slot.as_ref())
-            .await?,
-    )
+    let focus = ctx
+        .store
+        .focus_get(&ctx.caller.tenant, &project, slot.as_ref())
+        .await?;
+    let mut out = serde_json::to_value(&focus).map_err(brain_core::error::StoreError::backend)?;
+    // The base focus read also lists the slots, so a misspelt name shows up
+    // before a bind creates an empty slot of it.
+    out["slots"] = match slot {
+        Some(_) => serde_json::Value::Null,
+        None => json!(
+            ctx.store
+                .slots(&ctx.caller.tenant, &project)
+                .await?
+                .into_iter()
+                .map(|(name, revision)| json!({"name": name, "revision": revision}))
+                .collect::<Vec<_>>()
+        ),
+    };
+    to_result(&out)
 }

@@ -13,7 +13,8 @@ pub const NAME: &str = "brain_session_bind";
 const DESCRIPTION: &str = "Bind an open, unbound session to a slot, so its end or relay replaces that slot's body instead \
 of the base focus. Use when work narrows to one part of the project; to bind at the outset pass \
 slot to brain_session_start. An unknown name silently creates a new empty slot at revision 0, \
-so a misspelling binds you to an empty slot. Returns the slot's body and revision, the \
+so a misspelling binds you to an empty slot (brain_focus_get without slot lists the existing \
+ones). Returns the slot's body and revision, the \
 expected_focus_revision for the end. The same slot again answers the same binding; another is \
 refused (already_bound, 409). Errors: session_not_found, tracer_session, client_key_mismatch, \
 session_closed.";
