@@ -68,7 +68,7 @@ const PARAMS: &[(&str, &str)] = &[
     ),
     (
         "allow_focus_shrink",
-        "true to cut the slot body below the 70% floor on purpose. Allowed without elevation for a JWT with role operator or relay; any other caller needs an active /brain-admin elevation as on brain_session_end, which only operator tokens hold, so agent, shared-token and stdio callers get focus_shrink_override_refused (403). Default false.",
+        "Override of the 70% shrink guard: allowed for operator- or relay-role tokens (or with an operator's /brain-admin elevation), else focus_shrink_override_refused (403).",
     ),
     (
         "dry_run",

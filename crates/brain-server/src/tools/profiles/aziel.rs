@@ -26,8 +26,10 @@ pub const CLOSE: &str = "runtime_session_close";
 /// How long a raw runtime session may stay unused before the server closes it.
 pub const RUNTIME_SESSION_SECS: i64 = 6 * 3600;
 
-const OPEN_DESCRIPTION: &str = "Open a raw runtime session (sess_ + 32 lowercase hex) that \
-runtime_session_close later seals. Use when a runtime flow asks for a session; for a working \
+const OPEN_DESCRIPTION: &str = "Open a raw runtime session — a bare session id (sess_ + 32 \
+lowercase hex) with no focus, briefing or documents, for runtime flows written against \
+aziel-runtime that pass one along — which runtime_session_close later seals. Its answers use the \
+aziel envelope (code, status, result, display), not brain's. Use when a runtime flow asks for a session; for a working \
 session with a briefing and focus use brain_session_start (or brain_session) instead. Each call \
 opens a new session and writes one receipt: reuse the id you have. Unless sealed, the session is \
 closed by the server (abandoned, reason expired) after 6 h unused. Errors: invalid_argument (422).";

@@ -21,9 +21,10 @@ use crate::tools::{Hints, ToolCtx, ToolResult, define};
 
 pub const NAME: &str = "brain_session";
 
-const DESCRIPTION: &str = "Open (phase='start') or close (phase='end') a brain-core working \
-session in one tool: start returns the briefing; end replaces the project's executive state, \
-critique and sync note and closes the session without touching the focus. Call start once at the \
+const DESCRIPTION: &str = "Open (phase='start') or close (phase='end') a working session that \
+ends by replacing the project's executive state, critique and sync note, not its focus: start \
+returns the briefing; end writes the three documents (whole, over any newer edit) and closes the \
+session. Prefer brain_session_start and brain_session_end when you will write a next focus. Call start once at the \
 beginning of a conversation and end once when the user is done; not for single facts \
 (brain_remember), nor when you carry a next focus (brain_session_end) or drop the work \
 (brain_session_abandon). Only your own brain-core sessions can be ended (else \
