@@ -22,6 +22,7 @@ use serde_json::Value;
 use super::limits::{MAX_INIT_PARAMS_BYTES, payload_too_large, too_many};
 use super::{AppState, MAX_BODY_BYTES, error_response};
 use crate::auth::{Principal, Tracer};
+use brain_core::store::ConnectionRecord;
 
 const SESSION_HEADER: &str = "mcp-session-id";
 
@@ -30,12 +31,67 @@ const SESSION_HEADER: &str = "mcp-session-id";
 pub struct Registry {
     pub app: AppState,
     pub sessions: Arc<LocalSessionManager>,
+    pub known: Known,
+}
+
+/// How long this replica trusts its memory of an open connection before it
+/// asks the database again: a close on another replica (DELETE, expiry) stops
+/// the connection here within this much.
+const KNOWN_FOR: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Connections this replica has recently seen open, by id. A binding never
+/// changes, so within `KNOWN_FOR` a request needs no database round trip;
+/// bounded by the replica's connection cap.
+#[derive(Clone, Default)]
+pub struct Known {
+    inner: Arc<
+        std::sync::Mutex<std::collections::HashMap<String, (std::time::Instant, ConnectionRecord)>>,
+    >,
+}
+
+impl Known {
+    fn with<R>(
+        &self,
+        f: impl FnOnce(
+            &mut std::collections::HashMap<String, (std::time::Instant, ConnectionRecord)>,
+        ) -> R,
+    ) -> R {
+        match self.inner.lock() {
+            Ok(mut g) => f(&mut g),
+            Err(p) => f(&mut p.into_inner()),
+        }
+    }
+
+    fn get(&self, id: &str) -> Option<ConnectionRecord> {
+        self.with(|m| {
+            m.get(id)
+                .filter(|(at, _)| at.elapsed() < KNOWN_FOR)
+                .map(|(_, c)| c.clone())
+        })
+    }
+
+    fn put(&self, id: &str, record: ConnectionRecord, cap: usize) {
+        self.with(|m| {
+            if m.len() >= cap.max(1) {
+                m.retain(|_, (at, _)| at.elapsed() < KNOWN_FOR);
+                if m.len() >= cap.max(1) {
+                    m.clear();
+                }
+            }
+            m.insert(id.to_owned(), (std::time::Instant::now(), record));
+        });
+    }
+
+    fn drop_id(&self, id: &str) {
+        self.with(|m| m.remove(id));
+    }
 }
 
 impl Registry {
-    /// Forget a connection in this process: rmcp's worker and the kept
-    /// initialize parameters.
+    /// Forget a connection in this process: rmcp's worker, the kept
+    /// initialize parameters and the remembered binding.
     pub async fn forget(&self, id: &str) {
+        self.known.drop_id(id);
         self.app.init_params.forget(id);
         let id: Arc<str> = Arc::from(id);
         if let Err(e) = self.sessions.close_session(&id).await {
@@ -98,9 +154,14 @@ pub async fn bind(State(reg): State<Registry>, mut req: Request, next: Next) -> 
     match presented {
         Some(Err(_)) => not_found(),
         Some(Ok(id)) => {
-            match state.store.connection_get(&principal.tenant, &id).await {
+            let looked_up = match reg.known.get(&id) {
+                Some(c) => Ok(Some(c)),
+                None => state.store.connection_get(&principal.tenant, &id).await,
+            };
+            match looked_up {
                 Ok(Some(c))
                     if !c.closed
+                        && c.tenant == principal.tenant
                         && c.credential_kind == principal.kind
                         && c.credential_id == principal.credential_id
                         && c.role == principal.role =>
@@ -117,6 +178,7 @@ pub async fn bind(State(reg): State<Registry>, mut req: Request, next: Next) -> 
                     if let Some(t) = c.tracer_session {
                         req.extensions_mut().insert(Tracer(t));
                     }
+                    reg.known.put(&id, c, state.limits.settings.max_connections);
                 }
                 Ok(Some(c)) if c.closed => {
                     // Closed elsewhere (DELETE on another replica, expiry):

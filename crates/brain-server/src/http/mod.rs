@@ -89,6 +89,7 @@ pub fn router(state: AppState, opts: HttpOptions) -> Router {
     let registry = connections::Registry {
         app: state.clone(),
         sessions: sessions.clone(),
+        known: Default::default(),
     };
     tokio::spawn(sweep(
         registry.clone(),
