@@ -167,20 +167,36 @@ pub async fn read_body(req: Request, next: Next) -> Response {
         .await
 }
 
-/// Whether a JSON-RPC message (not a batch) names a method over the limit.
+/// Whether a JSON-RPC message names a method over the limit. A byte scan,
+/// not a parse: it runs on every request body (up to 1 MiB) before rmcp parses
+/// it anyway. It finds each unescaped `"method"` key and measures its string
+/// value; a nested argument of that name could only make a call be refused
+/// that no brain tool accepts (their arguments refuse unknown fields).
 fn method_too_long(body: &[u8]) -> bool {
-    #[derive(serde::Deserialize)]
-    struct Probe<'a> {
-        #[serde(borrow, default)]
-        method: Option<std::borrow::Cow<'a, str>>,
-    }
+    const KEY: &[u8] = b"\"method\"";
     if body.len() <= MAX_METHOD_BYTES {
         return false;
     }
-    serde_json::from_slice::<Probe<'_>>(body)
-        .ok()
-        .and_then(|p| p.method)
-        .is_some_and(|m| m.len() > MAX_METHOD_BYTES)
+    let mut from = 0;
+    while let Some(at) = body[from..].windows(KEY.len()).position(|w| w == KEY) {
+        let mut i = from + at + KEY.len();
+        from = i;
+        while i < body.len() && matches!(body[i], b' ' | b'\t' | b'\r' | b'\n' | b':') {
+            i += 1;
+        }
+        if body.get(i) != Some(&b'"') {
+            continue;
+        }
+        let start = i + 1;
+        let mut j = start;
+        while j < body.len() && body[j] != b'"' {
+            j += if body[j] == b'\\' { 2 } else { 1 };
+        }
+        if j - start > MAX_METHOD_BYTES {
+            return true;
+        }
+    }
+    false
 }
 
 /// rmcp answers some malformed requests in plain text (415 for a body it
@@ -251,6 +267,19 @@ mod tests {
         );
         assert!(!method_too_long(ok.as_bytes()));
         assert!(!method_too_long(b"[1,2,3]"));
+        let batch = format!(
+            r#"[{{"jsonrpc":"2.0","id":1,"method" : "{}"}}]"#,
+            "m".repeat(129)
+        );
+        assert!(method_too_long(batch.as_bytes()), "in a batch too");
+        let escaped = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"t":"\"method\": \"{}\""}}}}"#,
+            "z".repeat(300)
+        );
+        assert!(
+            !method_too_long(escaped.as_bytes()),
+            "a quoted mention is not a key"
+        );
     }
 
     #[test]
