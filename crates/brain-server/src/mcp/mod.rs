@@ -37,7 +37,7 @@ operator (elevated at /brain-admin for overrides), relay. Flow: brain_session_st
 briefing, resume or abandon its recovery; brain_remember with session_id as you learn; \
 brain_session_end with a summary, the WHOLE next focus (carry durable decisions over) and the \
 revision you read (the slot's when bound). On conflict the session is closed: start anew, merge \
-current_focus, end with its revision. On *_focus_shrink keep the content, call again. Hand a \
+into focus_at_end's body, end with current_focus_revision. On *_focus_shrink keep the content, call again. Hand a \
 slot over with brain_session_relay; drop work with brain_session_abandon. Sessions never close \
 on their own.";
 

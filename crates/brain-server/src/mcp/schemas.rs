@@ -17,25 +17,25 @@ fn nullable(mut v: Value) -> Value {
     v
 }
 
-pub fn timestamp(desc: &str) -> Value {
-    json!({"type": "string", "format": "date-time", "description": desc})
+/// An RFC 3339 time; its field name says what happened then.
+pub fn timestamp() -> Value {
+    json!({"type": "string", "format": "date-time"})
 }
 
 pub fn session() -> Value {
     json!({
         "type": "object",
-        "description": "One working session.",
         "properties": {
-            "session_id": {"type": "string", "description": "sess_ + 32 lowercase hex."},
+            "session_id": {"type": "string"},
             "project": {"type": "string"},
             "client_key": {"type": "string"},
             "kind": {"type": "string", "enum": ["agent", "tracer"]},
             "bound_slot": {"type": ["string", "null"], "description": "The slot this session writes at its end; null writes the base focus."},
-            "started_focus_revision": {"type": "integer", "description": "Base focus revision when the session opened. Not the revision to pass at the end of a bound session."},
+            "started_focus_revision": {"type": "integer", "description": "Base focus revision at open; not what a bound session's end expects."},
             "status": {"type": "string", "enum": ["open", "ended", "conflicted", "relayed", "abandoned"]},
-            "opened_at": timestamp("When the session opened."),
-            "last_activity_at": timestamp("Last call that touched the session."),
-            "ended_at": nullable(timestamp("When the session closed.")),
+            "opened_at": timestamp(),
+            "last_activity_at": timestamp(),
+            "ended_at": nullable(timestamp()),
             "summary": {"type": ["string", "null"]},
             "next_focus": {"type": ["string", "null"]},
             "nothing_to_capture_reason": {"type": ["string", "null"]},
@@ -61,7 +61,7 @@ pub fn session() -> Value {
 pub fn session_ref() -> Value {
     json!({
         "type": "object",
-        "description": "The session; every field as brain_session_get's output schema declares it.",
+        "description": "Fields as in brain_session_get.",
         "properties": {
             "session_id": {"type": "string"},
             "status": {"type": "string", "enum": ["open", "ended", "conflicted", "relayed", "abandoned"]},
@@ -75,27 +75,30 @@ pub fn session_ref() -> Value {
 pub fn briefing_ref() -> Value {
     json!({
         "type": "object",
-        "description": "The briefing; every field as brain_session_start's output schema declares it.",
-        "required": ["base_focus", "inbox_count", "open_sessions", "recent_sessions"]
+        "description": "Fields as in brain_session_start.",
+        "required": BRIEFING_REQUIRED
     })
 }
 
-pub fn focus_ref(desc: &str) -> Value {
-    json!({
+pub fn focus_ref(desc: Option<&str>) -> Value {
+    let mut v = json!({
         "type": "object",
-        "description": desc,
         "properties": {
             "body": {"type": "string"},
             "revision": {"type": "integer"}
         },
         "required": ["body", "revision"]
-    })
+    });
+    if let Some(d) = desc {
+        v["description"] = json!(d);
+    }
+    v
 }
 
 pub fn slot_view() -> Value {
     json!({
         "type": "object",
-        "description": "A slot body; pass its revision as expected_focus_revision when ending a session bound to it.",
+        "description": "Its revision is the expected_focus_revision of a bound session's end.",
         "properties": {
             "name": {"type": "string"},
             "body": {"type": "string"},
@@ -105,17 +108,30 @@ pub fn slot_view() -> Value {
     })
 }
 
+const BRIEFING_REQUIRED: &[&str] = &[
+    "base_focus",
+    "slot",
+    "executive_state",
+    "brief",
+    "mental_models",
+    "recall",
+    "inbox_count",
+    "sync_note",
+    "open_sessions",
+    "recent_sessions",
+    "recovery",
+];
+
 pub fn briefing() -> Value {
     json!({
         "type": "object",
-        "description": "Recalculated from its sources on every call.",
         "properties": {
-            "base_focus": focus_ref("The project's base focus."),
+            "base_focus": focus_ref(None),
             "slot": nullable(slot_view()),
-            "executive_state": {"type": ["object", "null"], "description": "objective, missions[], pending_decisions[]; null until written."},
+            "executive_state": {"type": ["object", "null"], "description": "objective, missions, pending_decisions."},
             "brief": {
                 "type": ["object", "null"],
-                "description": "The server's daily brief; stale when older than 26 h.",
+                "description": "Daily brief; stale after 26 h.",
                 "properties": {
                     "body": {"type": "string"},
                     "generated_at": {"type": "string", "format": "date-time"},
@@ -129,66 +145,65 @@ pub fn briefing() -> Value {
             },
             "recall": {
                 "type": "array",
-                "description": "For each of the first 3 missions, its top 3 artifacts.",
+                "description": "Top 3 artifacts for each of the first 3 missions.",
                 "items": {"type": "object", "properties": {"mission": {"type": "string"}, "artifacts": {"type": "array"}}, "required": ["mission", "artifacts"]}
             },
-            "inbox_count": {"type": "integer", "description": "Todo artifacts not yet acknowledged."},
-            "sync_note": {"type": ["string", "null"], "description": "The cross-agent sync note; null until written."},
-            "open_sessions": {"type": "integer", "description": "Open agent sessions in the project, this one included."},
+            "inbox_count": {"type": "integer", "description": "Unacknowledged todos."},
+            "sync_note": {"type": ["string", "null"]},
+            "open_sessions": {"type": "integer", "description": "Open agent sessions, this one included."},
             "recent_sessions": {
                 "type": "array",
-                "description": "The last 5 closed sessions, newest first.",
+                "description": "Last 5 closed, newest first.",
                 "items": {
                     "type": "object",
                     "properties": {
                         "session_id": {"type": "string"},
                         "status": {"type": "string"},
                         "summary": {"type": ["string", "null"]},
-                        "ended_at": nullable(timestamp("When it closed."))
+                        "ended_at": nullable(timestamp())
                     },
                     "required": ["session_id", "status", "summary", "ended_at"]
                 }
             },
             "recovery": {
                 "type": ["object", "null"],
-                "description": "This client's previous session in the project, still open: resume or abandon it.",
+                "description": "Your earlier open session here: resume or abandon it.",
                 "properties": {
                     "session_id": {"type": "string"},
-                    "opened_at": timestamp("When it opened."),
-                    "last_activity_at": timestamp("Its last activity."),
+                    "opened_at": timestamp(),
+                    "last_activity_at": timestamp(),
                     "idle": {"type": "boolean"},
                     "ledger_size": {"type": "integer"}
                 },
                 "required": ["session_id", "opened_at", "last_activity_at", "idle", "ledger_size"]
             }
         },
-        "required": ["base_focus", "slot", "executive_state", "brief", "mental_models", "recall",
-                     "inbox_count", "sync_note", "open_sessions", "recent_sessions", "recovery"]
+        "required": BRIEFING_REQUIRED
     })
 }
 
 pub fn end_properties() -> serde_json::Map<String, Value> {
     let v = json!({
         "session": session_ref(),
-        "replayed": {"type": "boolean", "description": "True when this answers a repeat of the call that closed the session; nothing was written."},
+        "replayed": {"type": "boolean", "description": "A repeat of the closing call: nothing written."},
         "dry_run": {"type": "boolean"},
-        "would": {"type": ["string", "null"], "description": "On a dry run, what a real call would do: applied, unchanged or conflict."},
+        "would": {"type": ["string", "null"], "enum": ["applied", "unchanged", "conflict", null]},
         "focus_outcome": {"type": "string", "enum": ["applied", "unchanged", "conflict"]},
-        "focus_at_end": focus_ref("The focus as this end left or found it."),
+        "focus_at_end": focus_ref(Some("As this end left or found it.")),
         "focus_revision_at_end": {"type": "integer"},
-        "current_focus": {"type": ["string", "null"], "description": "The body as it stands now when it differs from focus_at_end's (a replay after others wrote); null when it is that body: each body is carried once."},
+        "current_focus": {"type": ["string", "null"], "description": "Only on a replay after others wrote: the body now; else null (focus_at_end holds it)."},
         "current_focus_revision": {"type": "integer"},
-        "focus_diff": {"type": "string", "description": "Unified diff: previous → new, or proposal → current on conflict."},
+        "focus_diff": {"type": "string", "description": "Unified diff previous → new; on conflict proposal → current."},
         "unattributed_in_window": {
             "type": "object",
-            "description": "Artifacts of the project created during the session that belong to no session: a measure, never a gate.",
+            "description": "Artifacts of no session created meanwhile: a measure, never a gate.",
             "properties": {
                 "count": {"type": "integer"},
-                "ids": {"type": "array", "items": {"type": "string"}, "description": "Up to 20 ids."}
+                "ids": {"type": "array", "items": {"type": "string"}, "maxItems": 20}
             },
             "required": ["count", "ids"]
         },
-        "remaining_open_session_count": {"type": "integer", "description": "Open agent sessions left in the project."}
+        "remaining_open_session_count": {"type": "integer"}
     });
     match v {
         Value::Object(m) => m,
@@ -214,7 +229,7 @@ pub const END_REQUIRED: &[&str] = &[
 fn error_envelope() -> Value {
     json!({
         "type": "object",
-        "description": "Instead of the result when isError: {code, message, status, details}.",
+        "description": "Set instead of the result when isError.",
         "required": ["code", "message", "status"]
     })
 }

@@ -10,16 +10,15 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_document_get";
 
-const DESCRIPTION: &str = "Read one project document with its revision: executive_state, critique, sync_note, or a named \
-mental_model. Use it for the revision brain_document_put needs, after document_conflict, or for \
-the critique, which briefings do not carry (they carry executive_state, sync_note and mental \
-models). For the focus use brain_focus_get; for artifacts, brain_recall. A document never \
-written reads as an empty body at revision 0.";
+const DESCRIPTION: &str = "Read one project document with its revision: executive_state, critique, sync_note or a named \
+mental_model. Use it for the revision brain_document_put needs, after document_conflict, or \
+for the critique, which briefings leave out. For the focus use brain_focus_get; for \
+artifacts, brain_recall. A document never written reads as an empty body at revision 0.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// Project the document belongs to (1–128 characters of letters, digits and . _ / -).
+    /// Project the document belongs to.
     pub project: String,
     /// Which document: executive_state, critique, sync_note or mental_model.
     pub document: DocName,

@@ -11,14 +11,15 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_document_put";
 
-const DESCRIPTION: &str = "Replace a whole project document under compare-and-swap on its revision (revision + 1). \
-executive_state: objective, missions and pending_decisions (choices still open; decisions taken \
-go to brain_remember); critique: a review of the approach and its risks; sync_note: notes to \
-other agents, shown in every briefing; mental_model: background, operators only (else \
-forbidden, 403). Not for facts (brain_remember) nor the focus (brain_session_end). A stale \
-expected_revision is refused with document_conflict (409, details.current_revision), also on a \
-retry whose answer was lost: brain_document_get it, compare, and if the body is not yours, \
-merge and put with that revision.";
+const DESCRIPTION: &str = "Replace a whole project document under compare-and-swap: on success its revision becomes \
+expected_revision + 1. executive_state: objective, missions, pending_decisions (choices \
+still open; decisions taken go to brain_remember); critique: a review of the approach and \
+its risks; sync_note: notes to other agents, in every briefing; mental_model: background, \
+written only with an operator-role JWT (else forbidden, 403). Not for facts (brain_remember) \
+nor the focus (brain_session_end). A stale expected_revision is refused with \
+document_conflict (409, details.current_revision), also on a retry whose answer was lost: \
+brain_document_get it, and if the body is not yours, merge and put with that revision. A \
+malformed executive_state, or name given with the wrong document, is invalid_argument.";
 
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -43,14 +44,14 @@ impl From<DocName> for DocumentKind {
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// Project the document belongs to (1–128 characters of letters, digits and . _ / -); created on first use.
+    /// Project the document belongs to; created on first use.
     pub project: String,
-    /// Which document: executive_state, critique, sync_note, or mental_model (JWT role operator only).
+    /// Which document; mental_model needs an operator-role JWT.
     pub document: DocName,
-    /// The mental model's name (1–128 characters), required for mental_model; must be left out for the other documents (invalid_argument).
+    /// The mental model's name: required for mental_model, refused for the others.
     #[serde(default)]
     pub name: Option<String>,
-    /// The whole new body (≤ 256 KiB), replacing the old one. For executive_state, a JSON object as a string: {"objective": string, "missions": [string or {"title": string}], "pending_decisions": [string or {"title": string}]}; all three required, else invalid_argument. The first 3 missions drive the briefing's recall.
+    /// The whole new body. For executive_state a JSON object as a string: {"objective": string, "missions": [string or {"title": string}], "pending_decisions": [same]}, all three required; the first 3 missions drive the briefing's recall.
     pub body: String,
     /// The document's current revision, from brain_document_get or document_conflict's details.current_revision; 0 for a document never written.
     pub expected_revision: i64,

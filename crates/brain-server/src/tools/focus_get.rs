@@ -9,18 +9,19 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_focus_get";
 
-const DESCRIPTION: &str = "Read a project's base focus, or one slot's body, with its revision, when it was written and by \
-which session; without slot it also lists the project's slots. Use it for the revision to pass as \
-expected_focus_revision, to check a slot's name before binding, or to see what a conflict moved; the briefing of start and resume \
-already holds it. For earlier revisions use brain_focus_history; for artifacts, brain_recall. A \
-project or slot never written reads as an empty body at revision 0, and nothing is created.";
+const DESCRIPTION: &str = "Read a project's base focus, or one slot's body, with its revision, time and writing \
+session; without slot it also lists the project's slots. Use it for the revision an end \
+expects, to check a slot name before binding, or to see what a conflict moved; start and \
+resume briefings already hold it. For earlier revisions use brain_focus_history; for \
+artifacts, brain_recall. A project or slot never written reads as an empty body at revision \
+0; nothing is created.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// Project to read (1–128 characters of letters, digits and . _ / -).
+    /// Project to read.
     pub project: String,
-    /// Optional slot name (≤ 64, case-sensitive); omit it to read the base focus.
+    /// Optional slot name, case-sensitive; omit it to read the base focus.
     #[serde(default)]
     pub slot: Option<String>,
 }
@@ -33,12 +34,12 @@ pub fn definition() -> Tool {
         schemas::output(
             schemas::props(json!({
                 "body": {"type": "string"},
-                "revision": {"type": "integer", "description": "Pass this as expected_focus_revision when ending a session that writes this body."},
+                "revision": {"type": "integer", "description": "The expected_focus_revision of an end that writes this body."},
                 "updated_at": {"type": ["string", "null"], "format": "date-time"},
-                "updated_by_session": {"type": ["string", "null"], "description": "The session whose end wrote this revision."},
+                "updated_by_session": {"type": ["string", "null"], "description": "The session whose end wrote it."},
                 "slots": {
                     "type": ["array", "null"],
-                    "description": "Without slot: the project's slots by name with their revisions (at most 200); null when a slot was read.",
+                    "description": "Without slot: the project's slots (at most 200); else null.",
                     "items": {"type": "object", "properties": {"name": {"type": "string"}, "revision": {"type": "integer"}}, "required": ["name", "revision"]}
                 }
             })),

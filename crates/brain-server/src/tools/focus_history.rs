@@ -10,21 +10,21 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_focus_history";
 
-const DESCRIPTION: &str = "List the revisions of a project's base focus, or of one slot, newest first, each with its body, \
-the session that wrote it, its receipt seq and a unified diff from the revision before. Use it \
-to see how the focus evolved or to recover wording an end replaced (then carry it into your \
-next_focus); for the current body use brain_focus_get, for who called what, brain_receipts. The \
-empty revision 0 is not listed. Pages with before_revision/next_before.";
+const DESCRIPTION: &str = "List the revisions of a project's base focus, or of one slot, newest first, each with its \
+body, writing session, receipt seq and a unified diff from the revision before. Use it to \
+see how the focus evolved or to recover wording an end replaced; for the current body use \
+brain_focus_get, for who called what, brain_receipts. Revision 0 (empty) is not listed. \
+Pages with before_revision/next_before.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// Project to read (1–128 characters of letters, digits and . _ / -).
+    /// Project to read.
     pub project: String,
-    /// Optional slot name (≤ 64); omit it for the base focus.
+    /// Optional slot name, case-sensitive; omit it for the base focus.
     #[serde(default)]
     pub slot: Option<String>,
-    /// Revisions per page, 1–50; default 10.
+    /// Revisions per page.
     #[serde(default)]
     pub limit: Option<i64>,
     /// Only revisions below this one: next_before from the previous page. Omit to start at the newest.
@@ -41,7 +41,7 @@ pub fn definition() -> Tool {
             "session_id": {"type": "string"},
             "receipt_seq": {"type": "integer"},
             "created_at": {"type": "string", "format": "date-time"},
-            "diff": {"type": "string", "description": "Unified diff from the previous revision."}
+            "diff": {"type": "string", "description": "Unified diff from the revision before."}
         },
         "required": ["revision", "body", "session_id", "receipt_seq", "created_at", "diff"]
     });
@@ -52,7 +52,7 @@ pub fn definition() -> Tool {
         schemas::output(
             schemas::props(json!({
                 "entries": {"type": "array", "items": entry},
-                "next_before": {"type": ["integer", "null"], "description": "Pass as before_revision for older revisions; null at the first."}
+                "next_before": {"type": ["integer", "null"], "description": "before_revision of the next page; null at the end."}
             })),
             &["entries", "next_before"],
         ),

@@ -69,7 +69,8 @@ pub fn define<A: JsonSchema + 'static>(
         .with_title(title)
         .with_raw_output_schema(output)
         .with_annotations(
-            ToolAnnotations::with_title(title)
+            // The title is the tool's own field; annotations need not repeat it.
+            ToolAnnotations::new()
                 .read_only(hints.read_only)
                 .destructive(hints.destructive)
                 .idempotent(hints.idempotent)
@@ -90,13 +91,15 @@ const PAGES: &[(&str, i64, i64)] = &[
 /// by property name: one table, the same meaning wherever a name appears.
 fn constraint(tool: &str, property: &str) -> Option<Value> {
     use brain_core::requests::limits;
-    let id = "^(sess_[0-9a-f]{32}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$";
+    // A hyphenated UUID is 36 of hex and '-': the server checks the exact
+    // shape; the schema keeps the cheap outline (tools/list is in every prompt).
+    let id = "^(sess_[0-9a-f]{32}|[0-9a-fA-F-]{36})$";
     Some(match property {
         "project" => {
-            serde_json::json!({"pattern": "^[A-Za-z0-9._/-]{1,128}$", "minLength": 1, "maxLength": 128})
+            serde_json::json!({"pattern": "^[A-Za-z0-9._/-]{1,128}$"})
         }
         "slot" => {
-            serde_json::json!({"pattern": "^[A-Za-z0-9._/-]{1,64}$", "minLength": 1, "maxLength": 64})
+            serde_json::json!({"pattern": "^[A-Za-z0-9._/-]{1,64}$"})
         }
         "session_id" | "id" => serde_json::json!({"pattern": id}),
         "client_key" | "expected_client_key" | "to_client_key" => {
@@ -109,6 +112,7 @@ fn constraint(tool: &str, property: &str) -> Option<Value> {
         "reason" | "nothing_to_capture_reason" | "note" => {
             serde_json::json!({"minLength": 1, "maxLength": limits::REASON_MAX_BYTES})
         }
+        "name" => serde_json::json!({"minLength": 1, "maxLength": 128}),
         "text" => serde_json::json!({"minLength": 1, "maxLength": limits::ARTIFACT_TEXT_MAX_BYTES}),
         "query" => serde_json::json!({"minLength": 1, "maxLength": 1000}),
         "tags" => serde_json::json!({"maxItems": limits::TAGS_MAX,
@@ -138,6 +142,10 @@ fn constrained(tool: &str, mut schema: JsonObject) -> JsonObject {
         for (name, prop) in props.iter_mut() {
             if let Value::Object(p) = prop {
                 p.remove("format");
+                // schemars writes `default: null` for every Option: absence says it.
+                if p.get("default") == Some(&Value::Null) {
+                    p.remove("default");
+                }
             }
             if let (Some(Value::Object(extra)), Value::Object(p)) = (constraint(tool, name), prop) {
                 for (k, v) in extra {
@@ -281,7 +289,10 @@ mod tests {
             let t = tools.iter().find(|t| t.name == tool).expect("tool");
             t.input_schema["properties"][p].clone()
         };
-        assert_eq!(prop("brain_session_start", "project")["maxLength"], 128);
+        assert_eq!(
+            prop("brain_session_start", "project")["pattern"],
+            "^[A-Za-z0-9._/-]{1,128}$"
+        );
         assert_eq!(prop("brain_remember", "tags")["maxItems"], 16);
         assert_eq!(prop("brain_receipts", "limit")["maximum"], 100);
         assert_eq!(prop("brain_recall", "limit")["default"], 10);

@@ -12,28 +12,27 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_recall";
 
-const DESCRIPTION: &str = "Search a project's artifacts (what brain_remember recorded) by full text, best matches first, \
-each with the artifact, a rank and a snippet (hits marked « »). Use it before deciding or \
-redoing work, and to find todo ids for brain_todo_ack; for the focus use brain_focus_get, for \
-documents brain_document_get. Query as in a web search: all words must match, `or` between \
-words allows either, a leading - excludes a word, \"quotes\" match a phrase; whole words, no \
-stemming, any language. Only text is searched; kinds and tags narrow the results. Pages with \
-cursor/next_cursor.";
+const DESCRIPTION: &str = "Search a project's artifacts (what brain_remember recorded) by full text, best matches \
+first, each with a rank and a snippet (hits marked « »). Use it before deciding or redoing \
+work, and to find todo ids for brain_todo_ack; for the focus use brain_focus_get, for \
+documents brain_document_get. Query as in a web search: all words must match, `or` allows \
+either, a leading - excludes a word, \"quotes\" match a phrase; whole words, no stemming. Only \
+text is searched; kinds and tags narrow the results. Pages with cursor/next_cursor.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// Project to search (1–128 characters of letters, digits and . _ / -).
+    /// Project to search.
     pub project: String,
-    /// What to look for (1–1000 characters) in web-search syntax; a query without any word to search returns no results.
+    /// What to look for in web-search syntax; a query without any word to search returns no results.
     pub query: String,
-    /// Results per page, 1–50; default 10.
+    /// Results per page.
     #[serde(default)]
     pub limit: Option<i64>,
-    /// Only these artifact kinds (fact, note, decision, todo, link). Default all.
+    /// Only these artifact kinds. Default all.
     #[serde(default)]
     pub kinds: Vec<Kind>,
-    /// Only artifacts carrying every one of these tags, exactly as given to brain_remember (up to 16). Default no tag filter.
+    /// Only artifacts carrying every one of these tags, exactly as given to brain_remember.
     #[serde(default)]
     pub tags: Vec<String>,
     /// next_cursor from the previous page of the same query and filters; omit for the first page.
@@ -45,8 +44,8 @@ pub fn definition() -> Tool {
     let hit = json!({
         "type": "object",
         "properties": {
-            "artifact": {"type": "object", "description": "The matching artifact."},
-            "rank": {"type": "number", "minimum": 0, "maximum": 1, "description": "Relevance relative to this query's best match (1.0), over all its matches."},
+            "artifact": {"type": "object", "description": "Fields as in brain_remember's artifact."},
+            "rank": {"type": "number", "minimum": 0, "maximum": 1, "description": "1.0 for this query's best match."},
             "snippet": {"type": "string"}
         },
         "required": ["artifact", "rank", "snippet"]
@@ -58,7 +57,7 @@ pub fn definition() -> Tool {
         schemas::output(
             schemas::props(json!({
                 "results": {"type": "array", "items": hit},
-                "next_cursor": {"type": ["string", "null"], "description": "Pass as cursor for the next page; null at the end."}
+                "next_cursor": {"type": ["string", "null"]}
             })),
             &["results", "next_cursor"],
         ),

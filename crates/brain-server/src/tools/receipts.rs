@@ -11,27 +11,25 @@ use crate::mcp::{args, schemas};
 pub const NAME: &str = "brain_receipts";
 
 const DESCRIPTION: &str = "List your tenant's receipts, oldest first: one per mutating call that passed validation, \
-refused or not (none for reads, resume, dry runs or replays). Use it to audit who changed what, \
-e.g. the call behind a focus revision (brain_focus_history's receipt_seq); for current state \
-read brain_session_get or brain_focus_get instead. Fields: receipt_id, seq, at, tool, project, \
-session_id (calls naming no session are filed under the connection's tracer session), \
-credential_kind, subject, token_id, connection_id (others' shown as an fp_ fingerprint), \
-elevated, outcome (ok, conflict or an error code), request_digest, prev_hash, hash. Each hash \
-covers the one before; ledger_tip is the newest seq and hash. Pages with since_seq/next_since.";
+refused or not (none for reads, resume, dry runs or replays). Use it to audit who changed \
+what, e.g. the call behind brain_focus_history's receipt_seq; for current state use \
+brain_session_get or brain_focus_get. Each hash covers the receipt before it, so an edited \
+or removed receipt breaks the chain; ledger_tip is the tenant's newest seq and hash, whatever the filters. Pages with \
+since_seq/next_since.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// Only this project's receipts (1–128 characters of letters, digits and . _ / -).
+    /// Only this project's receipts.
     #[serde(default)]
     pub project: Option<String>,
-    /// Only receipts filed under this session (sess_ + 32 hex, or a hyphenated UUID): an agent session, or a tracer session for a connection's other calls.
+    /// Only receipts filed under this session: an agent session, or a tracer session for a connection's other calls.
     #[serde(default)]
     pub session_id: Option<String>,
     /// Only receipts with seq above this: next_since from the previous page. Default 0, from the first receipt.
     #[serde(default)]
     pub since_seq: Option<i64>,
-    /// Receipts per page, 1–100; default 50.
+    /// Receipts per page.
     #[serde(default)]
     pub limit: Option<i64>,
 }
@@ -43,13 +41,35 @@ pub fn definition() -> Tool {
         DESCRIPTION,
         schemas::output(
             schemas::props(json!({
-                "receipts": {"type": "array", "items": {"type": "object"}},
+                "receipts": {"type": "array", "items": {
+                    "type": "object",
+                    "properties": {
+                        "receipt_id": {"type": "string"},
+                        "tenant": {"type": "string"},
+                        "seq": {"type": "integer"},
+                        "at": schemas::timestamp(),
+                        "tool": {"type": "string"},
+                        "project": {"type": ["string", "null"]},
+                        "session_id": {"type": ["string", "null"], "description": "Calls naming no session: the connection's tracer session."},
+                        "credential_kind": {"type": "string", "enum": ["jwt", "shared_token", "stdio"]},
+                        "subject": {"type": "string"},
+                        "token_id": {"type": ["string", "null"]},
+                        "connection_id": {"type": ["string", "null"], "description": "Another connection's is shown as its fp_ fingerprint."},
+                        "elevated": {"type": "boolean"},
+                        "outcome": {"type": "string", "description": "ok, conflict or an error code."},
+                        "request_digest": {"type": "string"},
+                        "prev_hash": {"type": "string"},
+                        "hash": {"type": "string", "description": "Covers prev_hash and this receipt."}
+                    },
+                    "required": ["receipt_id", "tenant", "seq", "at", "tool", "project", "session_id", "credential_kind",
+                                 "subject", "token_id", "connection_id", "elevated", "outcome", "request_digest", "prev_hash", "hash"]
+                }},
                 "ledger_tip": {
                     "type": "object",
                     "properties": {"seq": {"type": "integer"}, "hash": {"type": "string"}},
                     "required": ["seq", "hash"]
                 },
-                "next_since": {"type": ["integer", "null"], "description": "Pass as since_seq for the next page; null at the end."}
+                "next_since": {"type": ["integer", "null"], "description": "since_seq of the next page; null at the end."}
             })),
             &["receipts", "ledger_tip", "next_since"],
         ),

@@ -12,13 +12,14 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_remember";
 
-const DESCRIPTION: &str = "Record one artifact in a project, searchable with brain_recall. Kinds: fact (something \
-verified), note (context, an observation), decision (a choice made, with its reason), todo \
-(work for later; counted in the briefing's inbox_count until brain_todo_ack), link (a URL, file \
-or other reference). With session_id it joins that open session's ledger; without, it belongs \
-to no session and ends overlapping it count it as unattributed. Each call adds a new artifact. \
-Not for ending work (brain_session_end), the focus, or documents (brain_document_put). Errors: \
-session_not_found, tracer_session, client_key_mismatch, session_closed, invalid_argument.";
+const DESCRIPTION: &str = "Record one artifact in a project, searchable with brain_recall; call it whenever you verify \
+a fact, make a decision or defer work. Kinds: fact (verified), note (context, an \
+observation), decision (a choice made, with its reason), todo (work for later; counted in \
+inbox_count until brain_todo_ack), link (a URL, file or other reference). With session_id it \
+joins that session's ledger; without, it belongs to no session. Each call adds a new \
+artifact; artifacts are never edited or deleted. Not for ending work or the focus \
+(brain_session_end), nor documents (brain_document_put). Errors: session_not_found, \
+tracer_session, client_key_mismatch, session_closed, invalid_argument.";
 
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -45,16 +46,16 @@ impl From<Kind> for ArtifactKind {
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// Project the artifact belongs to (1–128 characters of letters, digits and . _ / -); must be the session's project when session_id is given, else invalid_argument.
+    /// Project the artifact belongs to; must be the session's project when session_id is given, else invalid_argument.
     pub project: String,
     /// fact, note, decision, todo or link; brain_recall can filter by it.
     pub kind: Kind,
-    /// The artifact's text (non-blank, ≤ 16 KiB); the only part brain_recall searches, so name the subject in words.
+    /// The artifact's text; the only part brain_recall searches, so name the subject in words.
     pub text: String,
-    /// Up to 16 labels of 1–64 characters (e.g. a component or mission); brain_recall's tags filter matches them exactly. Default none.
+    /// Labels such as a component or mission; brain_recall's tags filter matches them exactly.
     #[serde(default)]
     pub tags: Vec<String>,
-    /// Your open session, so the artifact joins its ledger (sess_ + 32 hex, or a hyphenated UUID); requires expected_client_key. Omit for an artifact outside any session.
+    /// Your open session, whose ledger the artifact joins; needs expected_client_key. Omit for none.
     #[serde(default)]
     pub session_id: Option<String>,
     /// The session's client_key; required with session_id and refused without it.
@@ -66,13 +67,13 @@ pub fn definition() -> Tool {
     let artifact = json!({
         "type": "object",
         "properties": {
-            "artifact_id": {"type": "string", "description": "art_ + 32 hex."},
+            "artifact_id": {"type": "string"},
             "project": {"type": "string"},
-            "session_id": {"type": ["string", "null"], "description": "The session whose ledger holds it, or null."},
+            "session_id": {"type": ["string", "null"]},
             "kind": {"type": "string", "enum": ["fact", "note", "decision", "todo", "link"]},
             "text": {"type": "string"},
             "tags": {"type": "array", "items": {"type": "string"}},
-            "created_at": schemas::timestamp("When it was recorded.")
+            "created_at": schemas::timestamp()
         },
         "required": ["artifact_id", "project", "session_id", "kind", "text", "tags", "created_at"]
     });

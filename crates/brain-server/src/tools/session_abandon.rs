@@ -10,27 +10,26 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_abandon";
 
-const DESCRIPTION: &str = "Close an open session without writing any focus, recording why. Use when the work is dropped, \
-was started by mistake, or is a leftover in briefing.recovery you will not resume; to keep what \
-was learned use brain_session_end. Requires confirm: true (or dry_run: true to preview), else \
-confirm_required (428). The session becomes abandoned and refuses further changes; its \
-artifacts stay. An exact repeat returns the stored result with replayed: true. Errors: \
-session_not_found, tracer_session, client_key_mismatch, session_closed, invalid_argument (blank \
-reason).";
+const DESCRIPTION: &str = "Close an open session without writing any focus, recording why. Use when the work is \
+dropped, was started by mistake, or is a briefing.recovery leftover you will not resume; to \
+keep what was learned use brain_session_end. Needs confirm: true (or dry_run: true to \
+preview), else confirm_required (428). The session becomes abandoned for good; its artifacts \
+stay. An exact repeat returns the stored result with replayed: true. Errors: \
+session_not_found, tracer_session, client_key_mismatch, session_closed, invalid_argument.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// The open session to abandon (sess_ + 32 hex, or a hyphenated UUID), e.g. briefing.recovery.session_id.
+    /// The open session to abandon, e.g. briefing.recovery.session_id.
     pub session_id: String,
     /// The client_key the session was started with; checked before anything else.
     pub expected_client_key: String,
-    /// Why the session is abandoned (non-blank, ≤ 4 KiB); kept on the session as abandon_reason.
+    /// Why the session is abandoned; kept on the session as abandon_reason.
     pub reason: String,
-    /// Must be true to abandon; without it (and without dry_run) the call is refused with confirm_required and nothing changes. Default false.
+    /// Must be true to abandon, unless dry_run; else confirm_required and nothing changes.
     #[serde(default)]
     pub confirm: bool,
-    /// true to run every check and answer would: abandoned, writing nothing, not even a receipt. Default false.
+    /// Run every check and answer would, writing nothing, not even a receipt.
     #[serde(default)]
     pub dry_run: bool,
 }
@@ -43,9 +42,9 @@ pub fn definition() -> Tool {
         schemas::output(
             schemas::props(json!({
                 "session": schemas::session_ref(),
-                "replayed": {"type": "boolean", "description": "True when this answers a repeat of the call that closed the session."},
+                "replayed": {"type": "boolean", "description": "A repeat of the closing call: nothing written."},
                 "dry_run": {"type": "boolean"},
-                "would": {"type": ["string", "null"], "description": "On a dry run: abandoned."}
+                "would": {"type": ["string", "null"], "enum": ["abandoned", null]}
             })),
             &["session", "replayed", "dry_run", "would"],
         ),

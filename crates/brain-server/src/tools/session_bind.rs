@@ -10,23 +10,22 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_bind";
 
-const DESCRIPTION: &str = "Bind an open, unbound session to a slot, so its end or relay replaces that slot's body instead \
-of the base focus. Use when work narrows to one part of the project; to bind at the outset pass \
-slot to brain_session_start. An unknown name silently creates a new empty slot at revision 0, \
-so a misspelling binds you to an empty slot (brain_focus_get without slot lists the existing \
-ones). Returns the slot's body and revision, the \
-expected_focus_revision for the end. The same slot again answers the same binding; another is \
-refused (already_bound, 409). Errors: session_not_found, tracer_session, client_key_mismatch, \
-session_closed.";
+const DESCRIPTION: &str = "Bind an open, unbound session to a slot, so its end or relay replaces that slot's body \
+instead of the base focus. Use when work narrows to one part of the project; to bind at the \
+outset pass slot to brain_session_start. An unknown name creates an empty slot at revision \
+0, so a misspelling binds an empty slot: brain_focus_get without slot lists the existing \
+ones. Returns the slot's body and revision (your end's expected_focus_revision). The same \
+slot again answers the same binding; another is refused (already_bound, 409). Errors: \
+session_not_found, tracer_session, client_key_mismatch, session_closed.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// The open session to bind, as brain_session_start returned it (sess_ + 32 hex, or a hyphenated UUID).
+    /// The open session to bind, as brain_session_start returned it.
     pub session_id: String,
-    /// The client_key the session was started with; checked before anything else (client_key_mismatch).
+    /// The client_key the session was started with; checked first.
     pub expected_client_key: String,
-    /// Slot name (letters, digits and . _ / -, ≤ 64, case-sensitive). To check that it exists, brain_focus_get it first: an existing slot has revision 1 or more.
+    /// Slot name, case-sensitive; an existing slot has revision 1 or more in brain_focus_get.
     pub slot: String,
 }
 

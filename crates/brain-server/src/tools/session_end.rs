@@ -7,16 +7,17 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_end";
 
-const DESCRIPTION: &str = "End a session with a summary and the next focus; it closes for good. next_focus REPLACES the \
-whole base focus (unbound) or slot body (bound) under compare-and-swap on \
-expected_focus_revision. Instead use brain_session_relay to hand a bound slot on, \
-brain_session_abandon to close without writing, brain_remember for single facts. A refusal \
-writes only its receipt and leaves the session as it was: session_not_found, tracer_session, \
-client_key_mismatch, session_closed, invalid_argument, focus_shrink_override_refused (403), \
-base_focus_shrink or slot_focus_shrink (409: under 70% of the current body; carry the durable \
-content over, call again). A stale revision closes the session as conflicted, focus unwritten: \
-start a new session, merge the result's current_focus, end it with current_focus_revision. An \
-exact repeat returns the stored result with replayed: true.";
+const DESCRIPTION: &str = "End a session with a summary and the next focus; it closes for good. Its next_focus replaces \
+the base focus (unbound) or slot body (bound) under compare-and-swap on \
+expected_focus_revision. Use brain_session_relay instead to hand a slot on, \
+brain_session_abandon to close without writing, brain_remember for single facts. \
+invalid_argument writes nothing; every other refusal writes only its receipt and leaves the \
+session as it was: session_not_found, tracer_session, client_key_mismatch, session_closed, \
+focus_shrink_override_refused (403), base_focus_shrink or slot_focus_shrink (409: under 70% \
+of the current body; carry the durable content over and call again). A stale revision closes \
+the session as conflicted with the focus unwritten: start a new session, merge your text \
+into the body found (focus_at_end) and end with current_focus_revision. An exact repeat \
+returns the stored result with replayed: true.";
 
 /// The arguments of an end; relay adds its own fields to the same list, so the
 /// two tools cannot drift apart.
@@ -25,23 +26,23 @@ macro_rules! end_args {
         #[derive(Debug, Clone, serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
         #[serde(deny_unknown_fields)]
         pub struct $name {
-            /// The open session to end (sess_ + 32 hex, or a hyphenated UUID).
+            /// The open session to end.
             pub session_id: String,
-            /// The client_key the session was started with; must match before anything else happens.
+            /// The client_key the session was started with; checked first.
             pub expected_client_key: String,
-            /// What was done and learned in this session (non-blank, ≤ 32 KiB).
+            /// What was done and learned in this session.
             pub summary: String,
-            /// The whole next focus (non-blank, ≤ 256 KiB). REPLACES the base focus (unbound) or the slot body (bound): carry forward every durable decision, commitment and deadline with its reason.
+            /// The whole next focus, REPLACING the base focus (unbound) or slot body (bound): carry forward every durable decision, commitment and deadline.
             pub next_focus: String,
-            /// Unbound: the base focus revision you read. Bound: the SLOT revision from bind, resume or relay, never started_focus_revision.
+            /// Unbound: the base focus revision you read. Bound: the slot revision from start, bind, resume or relay, never started_focus_revision.
             pub expected_focus_revision: i64,
-            /// Optional note on why nothing was captured; if given it must not be blank.
+            /// Optional: when the session produced nothing durable, say why; kept on the session, no other effect.
             #[serde(default)]
             pub nothing_to_capture_reason: Option<String>,
-            /// Override of the 70% shrink guard. Needs an active /brain-admin elevation for this credential and connection (or an operator relay); otherwise refused with focus_shrink_override_refused before anything is written. Default false.
+            /// Lifts the 70% shrink guard: needs an operator-role JWT with an active /brain-admin elevation, else focus_shrink_override_refused (403) and the focus is not written.
             #[serde(default)]
             pub allow_focus_shrink: bool,
-            /// Run every check and answer what would happen (would), writing nothing and no receipt. Default false.
+            /// Run every check and answer would, writing nothing, not even a receipt.
             #[serde(default)]
             pub dry_run: bool,
             $($extra)*

@@ -9,17 +9,16 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_get";
 
-const DESCRIPTION: &str = "Read one session by id: status, client_key, bound slot, summary, next_focus, focus outcome, \
-abandon reason, whether it is idle, and how many artifacts its ledger holds. Use it to check a \
-session before resuming or abandoning it, or to see what an earlier session concluded; it \
-changes nothing, not even activity. To reattach use brain_session_resume; to find sessions, \
-brain_session_list. Tracer sessions are readable too. An id not in your tenant gives \
-session_not_found.";
+const DESCRIPTION: &str = "Read one session's full record by id, including summary, next_focus, focus outcome, whether \
+it is idle and its ledger size. Use it to check a session before resuming or abandoning it, \
+or to see what an earlier session concluded; it changes nothing, not even activity. To \
+reattach use brain_session_resume; to find sessions, brain_session_list. An id outside your \
+tenant gives session_not_found.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// The session to read (sess_ + 32 hex, or a hyphenated UUID), e.g. from brain_session_list, a briefing or a receipt.
+    /// The session to read, e.g. from brain_session_list, a briefing or a receipt.
     pub session_id: String,
 }
 
@@ -31,8 +30,8 @@ pub fn definition() -> Tool {
         schemas::output(
             schemas::props(json!({
                 "session": schemas::session(),
-                "idle": {"type": "boolean", "description": "Open and unused for longer than the server's idle threshold; it stays open."},
-                "ledger_size": {"type": "integer", "description": "Artifacts recorded into this session."}
+                "idle": {"type": "boolean", "description": "Open but unused past the idle threshold; it stays open."},
+                "ledger_size": {"type": "integer", "description": "Artifacts in its ledger."}
             })),
             &["session", "idle", "ledger_size"],
         ),

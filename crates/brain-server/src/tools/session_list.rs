@@ -14,11 +14,10 @@ use crate::mcp::{args, schemas};
 pub const NAME: &str = "brain_session_list";
 
 const DESCRIPTION: &str = "List a project's agent sessions, newest first, optionally by status, each with idle and \
-ledger_size (its artifact count). Use it to find open or idle work to resume or abandon, or \
-what recent sessions concluded; for one session by id use brain_session_get. Idle means open \
-without activity for longer than the server's threshold (6 h by default); it is only a report, \
-such sessions stay open. Tracer sessions are not listed. Pages with cursor/next_cursor, stable \
-while new sessions start.";
+ledger_size. Use it to find open or idle work to resume or abandon, or what recent sessions \
+concluded; for one session by id use brain_session_get. Idle means open without activity \
+past the server's threshold (6 h by default); such sessions stay open. Tracer sessions are \
+not listed. Pages with cursor/next_cursor, stable while sessions start.";
 
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -33,12 +32,12 @@ pub enum Status {
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// Project to list (1–128 characters of letters, digits and . _ / -).
+    /// Project to list.
     pub project: String,
     /// Only sessions with this status: open, ended, conflicted, relayed or abandoned. Default all.
     #[serde(default)]
     pub status: Option<Status>,
-    /// Sessions per page, 1–50; default 20.
+    /// Sessions per page.
     #[serde(default)]
     pub limit: Option<i64>,
     /// next_cursor from the previous page of the same project and status; omit for the first page.
@@ -61,7 +60,7 @@ pub fn definition() -> Tool {
             "session": schemas::session_ref(),
             "idle": {"type": "boolean"},
             "ledger_size": {"type": "integer"},
-            "next_focus_chars": {"type": ["integer", "null"], "description": "Length of the session's next_focus, which lists leave out (brain_session_get has it)."}
+            "next_focus_chars": {"type": ["integer", "null"], "description": "next_focus is left out of lists; brain_session_get has it."}
         },
         "required": ["session", "idle", "ledger_size", "next_focus_chars"]
     });
@@ -72,7 +71,7 @@ pub fn definition() -> Tool {
         schemas::output(
             schemas::props(json!({
                 "sessions": {"type": "array", "items": detail},
-                "next_cursor": {"type": ["string", "null"], "description": "Pass as cursor for the next page; null at the end."}
+                "next_cursor": {"type": ["string", "null"]}
             })),
             &["sessions", "next_cursor"],
         ),

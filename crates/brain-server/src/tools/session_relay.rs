@@ -8,17 +8,16 @@ use crate::mcp::{args, schemas};
 pub const NAME: &str = "brain_session_relay";
 
 const DESCRIPTION: &str = "Hand a bound session's slot to another client: this session closes as relayed, writing \
-next_focus into the slot with brain_session_end's checks, codes and compare-and-swap \
-(slot_focus_shrink), and a new session bound to the slot opens for to_client_key. To stop \
-without a successor use brain_session_end. The receiver calls brain_session_resume with \
-new_session.session_id and to_client_key, then ends with the returned slot.revision. An unbound \
-session is refused (relay_requires_slot, 409). A stale revision closes this session as \
-conflicted, writes no focus and opens no session (new_session null; slot shows the current \
-body); a dry run opens none either. An exact repeat returns the stored result with replayed: \
-true.";
+next_focus into the slot with brain_session_end's checks, codes and compare-and-swap, and a \
+new session bound to the slot opens for to_client_key. To stop without a successor use \
+brain_session_end. The receiver calls brain_session_resume with new_session.session_id and \
+to_client_key, then ends with the slot.revision that resume returns. An unbound session is \
+refused (relay_requires_slot, 409). A stale revision closes this session as conflicted and \
+opens none (new_session null; slot holds the current body). An exact repeat returns the \
+stored result with replayed: true.";
 
 session_end::end_args!(Args {
-    /// The receiving client's client_key (non-blank, ≤ 200 characters); the new session is opened for it.
+    /// The receiving client's client_key; the new session is opened for it.
     pub to_client_key: String,
 });
 
@@ -44,39 +43,39 @@ impl Args {
 const PARAMS: &[(&str, &str)] = &[
     (
         "session_id",
-        "The open session that holds the slot, bound at start or with brain_session_bind (sess_ + 32 hex, or a hyphenated UUID).",
+        "The open, bound session whose slot is handed on.",
     ),
     (
         "expected_client_key",
-        "The client_key this session was started (or relayed) with; checked first, client_key_mismatch otherwise.",
+        "The client_key this session was started (or relayed) with; checked first.",
     ),
     (
         "summary",
-        "What this session did and learned (non-blank, ≤ 32 KiB); kept on the relayed session and shown in later briefings' recent_sessions.",
+        "What this session did and learned; shown in later briefings' recent_sessions.",
     ),
     (
         "next_focus",
-        "The whole new slot body the receiver starts from (non-blank, ≤ 256 KiB). Start from the current body and carry forward every durable decision, commitment and deadline, plus what the receiver should do next.",
+        "The whole new slot body the receiver starts from: every durable decision, commitment and deadline, plus what to do next.",
     ),
     (
         "expected_focus_revision",
-        "The slot's current revision, as start, bind, resume or a previous relay returned it; never started_focus_revision. Any other value closes this session as conflicted and opens no new one.",
+        "The slot revision from start, bind, resume or a previous relay; never started_focus_revision.",
     ),
     (
         "nothing_to_capture_reason",
-        "Optional honest statement that this session produced nothing durable; omit it when it did. Non-blank when given (≤ 4 KiB); kept on the session.",
+        "Optional: when the session produced nothing durable, say why; kept on the session, no other effect.",
     ),
     (
         "allow_focus_shrink",
-        "Override of the 70% shrink guard: allowed for operator- or relay-role tokens (or with an operator's /brain-admin elevation), else focus_shrink_override_refused (403).",
+        "Lifts the 70% shrink guard: a relay needs an operator- or relay-role JWT (no elevation), else focus_shrink_override_refused (403).",
     ),
     (
         "dry_run",
-        "true to run every check and answer what would happen (would: applied, unchanged or conflict), writing nothing: no receipt, no new session (new_session and slot are null). Default false.",
+        "Run every check and answer would, writing nothing: no receipt, no new session.",
     ),
     (
         "to_client_key",
-        "The receiving client's client_key (non-blank, ≤ 200 characters). The new session is opened for it; the receiver passes it as expected_client_key to brain_session_resume and to its own end.",
+        "The receiver's client_key (may be your own); it passes it as expected_client_key to brain_session_resume and its end.",
     ),
 ];
 

@@ -11,22 +11,21 @@ use crate::mcp::{args, schemas};
 pub const NAME: &str = "brain_session_start";
 
 const DESCRIPTION: &str = "Open a new working session in a project and get its briefing. Call once when work begins; if \
-you hold an open session (yours, or briefing.recovery) use brain_session_resume, or \
-brain_session_abandon to drop it. The briefing: base_focus (the project's shared text of what \
-matters next, with its revision), slot (when bound), executive_state (objective, missions, \
-pending_decisions), sync_note (notes between agents), mental_models (operator-set background), \
-recall (top artifacts per mission), inbox_count (unacknowledged todos), open and recent \
-sessions, recovery. Each call opens a session, closes none and writes a receipt; project and \
-slot are created on first use. Errors: invalid_argument.";
+you hold an open session (yours, or briefing.recovery) use brain_session_resume instead, or \
+brain_session_abandon to drop it; a second start opens another session and leaves the first \
+open. The briefing carries the base focus and its revision (your end passes it), the slot \
+when bound, the project documents, the daily brief, top artifacts per mission, inbox_count \
+(open todos), open and recent sessions, and recovery. Opens a session and writes a receipt; \
+project and slot are created on first use. Errors: invalid_argument.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// Project to work in: 1–128 characters of letters, digits and . _ / -; _mcp and _runtime are reserved. Created on first use with an empty base focus at revision 0.
+    /// Project to work in; _mcp and _runtime are reserved. Created on first use, empty at revision 0.
     pub project: String,
-    /// Your stable client identity, chosen by you (1–200 characters, not blank, no control characters); a guard, not authentication. Every later call on this session repeats it as expected_client_key; reuse it after a restart so briefing.recovery finds your open session.
+    /// Your stable client identity, chosen by you; a guard, not authentication. Later calls repeat it as expected_client_key; reuse it after a restart so briefing.recovery finds your open session.
     pub client_key: String,
-    /// Optional slot to bind at start (same charset as project, ≤ 64, case-sensitive). An unknown name creates an empty slot at revision 0, so copy existing names exactly. The end then replaces this slot's body instead of the base focus and expects the returned slot.revision. Omit for an unbound session.
+    /// Slot to bind now (case-sensitive; an unknown name creates an empty one). The end then replaces this slot's body, not the base focus, and expects slot.revision. Omit to stay unbound.
     #[serde(default)]
     pub slot: Option<String>,
 }

@@ -12,21 +12,21 @@ use crate::mcp::{args, schemas};
 pub const NAME: &str = "brain_todo_ack";
 
 const DESCRIPTION: &str = "Acknowledge todos of a project so they leave the briefing's inbox_count. Use after doing or \
-deliberately dismissing todos recorded with brain_remember (find them with brain_recall, kinds \
-[\"todo\"]). Sets each todo's acknowledgement once, with the note, and writes one receipt; ids \
-already acknowledged, or not todos of this project, are listed in already_acknowledged or \
-not_todos and left as they are, so a repeat changes nothing more. There is no un-acknowledge. \
-Errors: invalid_argument (malformed id, none or more than 50).";
+deliberately dismissing todos recorded with brain_remember (find them with brain_recall, \
+kinds [\"todo\"]). Acknowledges each once, with the note, and writes one receipt; ids already \
+acknowledged or not todos of this project come back in already_acknowledged or not_todos, \
+untouched, so a repeat changes nothing. There is no un-acknowledge. Errors: \
+invalid_argument.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// The project the todos belong to (1–128 characters of letters, digits and . _ / -); ids of other projects come back in not_todos.
+    /// The project the todos belong to; ids of other projects come back in not_todos.
     pub project: String,
-    /// 1–50 artifact ids (art_ + 32 hex, or a hyphenated UUID) from brain_remember's or brain_recall's artifact.artifact_id; duplicates count once.
+    /// Todo ids (artifact.artifact_id from brain_remember or brain_recall); duplicates count once.
     #[schemars(length(min = 1, max = 50))]
     pub artifact_ids: Vec<String>,
-    /// Optional note on what was done or why dismissed (≤ 4 KiB), stored with each todo this call acknowledges.
+    /// What was done, or why dismissed; stored with each todo this call acknowledges.
     #[serde(default)]
     pub note: Option<String>,
 }
@@ -42,7 +42,7 @@ pub fn definition() -> Tool {
                 "acknowledged": ids.clone(),
                 "already_acknowledged": ids.clone(),
                 "not_todos": ids,
-                "inbox_count": {"type": "integer", "description": "The project's unacknowledged todos after the call."}
+                "inbox_count": {"type": "integer", "description": "Unacknowledged todos left."}
             })),
             &[
                 "acknowledged",
