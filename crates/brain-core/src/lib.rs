@@ -1,5 +1,6 @@
 //! brain-core: the meaning of brain, free of HTTP and SQL.
 //!
+//! - [`feed`]: focus bodies as MCP resources, and the change events stores announce.
 //! - [`flow`]: every mutation (start, bind, resume, remember, end, relay, abandon) and the
 //!   briefing, written once over a backend transaction ([`flow::CloseTx`]).
 //! - [`ids`]: validated newtypes for every identifier a caller can send.
@@ -24,6 +25,7 @@
 pub mod diff;
 pub mod digest;
 pub mod error;
+pub mod feed;
 pub mod flow;
 pub mod ids;
 pub mod memory;

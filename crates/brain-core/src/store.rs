@@ -46,6 +46,29 @@ pub struct SlotView {
     pub revision: Revision,
 }
 
+/// One row of `focus_resources`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FocusResource {
+    pub project: ProjectKey,
+    pub slot: Option<SlotName>,
+    pub revision: Revision,
+}
+
+impl FocusResource {
+    /// From a `focus_bodies` row, where the base focus is slot `''`; a row
+    /// whose names no longer parse is skipped.
+    pub fn from_row((project, slot, revision): (String, String, Revision)) -> Option<Self> {
+        Some(Self {
+            project: ProjectKey::parse(&project).ok()?,
+            slot: match slot.as_str() {
+                "" => None,
+                s => Some(SlotName::parse(s).ok()?),
+            },
+            revision,
+        })
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FocusRef {
     pub body: String,
@@ -225,6 +248,26 @@ pub trait Store: Send + Sync + 'static {
         project: &ProjectKey,
         slot: Option<&SlotName>,
     ) -> Result<Focus, StoreError>;
+    /// The tenant's focus bodies as resources (SPEC §2.11), ordered by
+    /// project then slot (the base focus first), after `after`, at most `limit`.
+    /// The server's own projects are not listed.
+    async fn focus_resources(
+        &self,
+        tenant: &TenantId,
+        after: Option<(&ProjectKey, Option<&SlotName>)>,
+        limit: i64,
+    ) -> Result<Vec<FocusResource>, StoreError>;
+    /// Whether the tenant holds this base focus or slot (a resource that exists).
+    async fn focus_exists(
+        &self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+        slot: Option<&SlotName>,
+    ) -> Result<bool, StoreError>;
+    /// Hand every committed focus change, written on any replica, to
+    /// `listener` from now on (PostgreSQL: one LISTEN connection per replica;
+    /// SQLite: in process). Call once per process.
+    async fn watch_focus(&self, listener: crate::feed::FocusListener) -> Result<(), StoreError>;
     /// The project's slots with their revisions, by name (at most 200).
     async fn slots(
         &self,

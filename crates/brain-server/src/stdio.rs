@@ -28,6 +28,9 @@ pub async fn run(tenant: &str, database_url: &str) -> anyhow::Result<()> {
     let tenant = TenantId::parse(tenant).map_err(|e| anyhow::anyhow!("--tenant: {}", e.message))?;
     let store = open_store(database_url, StoreSettings::default()).await?;
     let handler = BrainMcp::local(store, principal(tenant));
+    // Other processes on the same PostgreSQL are heard too.
+    let stop = tokio_util::sync::CancellationToken::new();
+    handler.watch_focus(stop.clone());
     let running = handler
         .serve(rmcp::transport::stdio())
         .await
@@ -36,5 +39,6 @@ pub async fn run(tenant: &str, database_url: &str) -> anyhow::Result<()> {
         .waiting()
         .await
         .context("stdio session ended with an error")?;
+    stop.cancel();
     Ok(())
 }

@@ -20,6 +20,7 @@ mod lifecycle;
 mod memory;
 mod operators;
 mod reads;
+mod resources;
 mod rows;
 mod tx;
 
@@ -275,6 +276,31 @@ impl Store for PgStore {
         slot: Option<&SlotName>,
     ) -> Result<Focus, StoreError> {
         reads::focus(self, tenant, project, slot).await
+    }
+
+    async fn focus_resources(
+        &self,
+        tenant: &TenantId,
+        after: Option<(&ProjectKey, Option<&SlotName>)>,
+        limit: i64,
+    ) -> Result<Vec<brain_core::store::FocusResource>, StoreError> {
+        resources::list(self, tenant, after, limit).await
+    }
+
+    async fn focus_exists(
+        &self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+        slot: Option<&SlotName>,
+    ) -> Result<bool, StoreError> {
+        resources::exists(self, tenant, project, slot).await
+    }
+
+    async fn watch_focus(
+        &self,
+        listener: brain_core::feed::FocusListener,
+    ) -> Result<(), StoreError> {
+        resources::watch(self, listener).await
     }
 
     async fn slots(

@@ -318,9 +318,19 @@ async fn write_focus(
 ) -> Result<(), StoreError> {
     let slot = ledger::slot_key(session.bound_slot.as_ref());
     let now = now_micros();
+    // The change is announced in the same statement: PostgreSQL delivers a
+    // NOTIFY only when its transaction commits, so a listener on any replica
+    // hears exactly the writes that happened (SPEC §2.11), and no extra round trip.
+    let change = brain_core::feed::FocusChange {
+        tenant: tenant.clone(),
+        project: session.project.clone(),
+        slot: session.bound_slot.clone(),
+        revision,
+    };
     sqlx::query(
-        "UPDATE focus_bodies SET body = $4, revision = $5, updated_at = $6, updated_by_session = $7 \
-         WHERE tenant_id = $1 AND project = $2 AND slot = $3",
+        "WITH u AS (UPDATE focus_bodies SET body = $4, revision = $5, updated_at = $6, updated_by_session = $7 \
+         WHERE tenant_id = $1 AND project = $2 AND slot = $3 RETURNING 1) \
+         SELECT pg_notify('brain_focus', $8) FROM u",
     )
     .bind(tenant.as_str())
     .bind(session.project.as_str())
@@ -329,6 +339,7 @@ async fn write_focus(
     .bind(revision)
     .bind(now)
     .bind(session.session_id.as_uuid())
+    .bind(change.to_payload())
     .execute(&mut *conn)
     .await
     .map_err(db)?;

@@ -22,14 +22,17 @@ mod lifecycle;
 mod memory;
 mod operators;
 mod reads;
+mod resources;
 mod rows;
 mod tx;
 
 use std::str::FromStr;
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use async_trait::async_trait;
 use brain_core::error::StoreError;
+use brain_core::feed::{FocusChange, FocusListener};
 use brain_core::ids::{ElevationId, ProjectKey, SessionId, SlotName, TenantId};
 use brain_core::memory::{Document, DocumentKind, DocumentPut, HistoryEntry, RecallHit};
 use brain_core::model::Revision;
@@ -56,6 +59,8 @@ pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/
 pub struct SqliteStore {
     pool: SqlitePool,
     settings: StoreSettings,
+    /// SQLite has one process writing: focus changes go to these directly.
+    listeners: Arc<RwLock<Vec<FocusListener>>>,
 }
 
 impl SqliteStore {
@@ -74,7 +79,11 @@ impl SqliteStore {
             .connect_with(options)
             .await
             .map_err(StoreError::backend)?;
-        Ok(Self { pool, settings })
+        Ok(Self {
+            pool,
+            settings,
+            listeners: Arc::default(),
+        })
     }
 
     pub fn pool(&self) -> &SqlitePool {
@@ -86,6 +95,18 @@ impl SqliteStore {
         &self,
     ) -> Result<sqlx::Transaction<'static, sqlx::Sqlite>, StoreError> {
         self.pool.begin_with("BEGIN IMMEDIATE").await.map_err(db)
+    }
+
+    /// Tell the listeners about the body an end or relay wrote, after its commit.
+    pub(crate) fn announce(&self, change: Option<FocusChange>) {
+        let Some(change) = change else { return };
+        let listeners = match self.listeners.read() {
+            Ok(l) => l.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        };
+        for l in listeners {
+            l(change.clone());
+        }
     }
 
     /// Apply pending migrations (idempotent).
@@ -192,6 +213,32 @@ impl Store for SqliteStore {
         slot: Option<&SlotName>,
     ) -> Result<Focus, StoreError> {
         reads::focus(&self.pool, tenant, project, slot).await
+    }
+
+    async fn focus_resources(
+        &self,
+        tenant: &TenantId,
+        after: Option<(&ProjectKey, Option<&SlotName>)>,
+        limit: i64,
+    ) -> Result<Vec<brain_core::store::FocusResource>, StoreError> {
+        resources::list(self, tenant, after, limit).await
+    }
+
+    async fn focus_exists(
+        &self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+        slot: Option<&SlotName>,
+    ) -> Result<bool, StoreError> {
+        resources::exists(self, tenant, project, slot).await
+    }
+
+    async fn watch_focus(&self, listener: FocusListener) -> Result<(), StoreError> {
+        match self.listeners.write() {
+            Ok(mut l) => l.push(listener),
+            Err(poisoned) => poisoned.into_inner().push(listener),
+        }
+        Ok(())
     }
 
     async fn slots(

@@ -4,6 +4,7 @@
 
 use async_trait::async_trait;
 use brain_core::error::StoreError;
+use brain_core::feed::FocusChange;
 use brain_core::flow::{self, CloseTx};
 use brain_core::ids::{ArtifactId, ProjectKey, SessionId, SlotName, TenantId};
 use brain_core::model::{ArtifactKind, Caller, Focus, FocusOutcome, Revision, Session, now_micros};
@@ -24,7 +25,9 @@ pub(crate) async fn end(
     caller: &Caller,
     req: EndRequest,
 ) -> Result<Value, StoreError> {
-    flow::close(Tx(store.write().await?), caller, &req, None).await
+    let out = flow::close(Tx(store.write().await?), caller, &req, None).await?;
+    store.announce(FocusChange::from_close(&caller.tenant, &out));
+    Ok(out)
 }
 
 pub(crate) async fn relay(
@@ -32,13 +35,15 @@ pub(crate) async fn relay(
     caller: &Caller,
     req: RelayRequest,
 ) -> Result<Value, StoreError> {
-    flow::close(
+    let out = flow::close(
         Tx(store.write().await?),
         caller,
         &req.end,
         Some(&req.to_client_key),
     )
-    .await
+    .await?;
+    store.announce(FocusChange::from_close(&caller.tenant, &out));
+    Ok(out)
 }
 
 pub(crate) async fn abandon(

@@ -227,7 +227,11 @@ impl TestApp {
 }
 
 /// Call a tool; the result as the server sent it.
-pub async fn call(client: &Client, tool: &str, args: Value) -> CallToolResult {
+pub async fn call(
+    client: &rmcp::Peer<rmcp::RoleClient>,
+    tool: &str,
+    args: Value,
+) -> CallToolResult {
     let args = args.as_object().cloned().unwrap_or_default();
     client
         .call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(args))
@@ -236,7 +240,7 @@ pub async fn call(client: &Client, tool: &str, args: Value) -> CallToolResult {
 }
 
 /// A successful call's structured result (panics on a tool error).
-pub async fn ok(client: &Client, tool: &str, args: Value) -> Value {
+pub async fn ok(client: &rmcp::Peer<rmcp::RoleClient>, tool: &str, args: Value) -> Value {
     let r = call(client, tool, args).await;
     assert_ne!(
         r.is_error,
@@ -248,7 +252,7 @@ pub async fn ok(client: &Client, tool: &str, args: Value) -> Value {
 }
 
 /// A refused call's error object `{code, message, status, details}` (panics on success).
-pub async fn refused(client: &Client, tool: &str, args: Value) -> Value {
+pub async fn refused(client: &rmcp::Peer<rmcp::RoleClient>, tool: &str, args: Value) -> Value {
     let r = call(client, tool, args).await;
     assert_eq!(
         r.is_error,
@@ -445,4 +449,31 @@ pub async fn raw_tool(
         result["structuredContent"].clone(),
         result["isError"] == json!(true),
     )
+}
+
+/// A client that reports every `notifications/resources/updated` URI it hears.
+pub struct Watcher(tokio::sync::mpsc::UnboundedSender<String>);
+
+impl rmcp::ClientHandler for Watcher {
+    async fn on_resource_updated(
+        &self,
+        params: rmcp::model::ResourceUpdatedNotificationParam,
+        _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        let _ = self.0.send(params.uri);
+    }
+}
+
+pub type WatchingClient = RunningService<rmcp::RoleClient, Watcher>;
+
+/// An initialized rmcp client on `mcp_url` whose resource updates arrive on the receiver.
+pub async fn watching_client(
+    mcp_url: &str,
+    token: &str,
+) -> (WatchingClient, tokio::sync::mpsc::UnboundedReceiver<String>) {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let transport = StreamableHttpClientTransport::from_config(
+        StreamableHttpClientTransportConfig::with_uri(mcp_url.to_owned()).auth_header(token),
+    );
+    (Watcher(tx).serve(transport).await.expect("initialize"), rx)
 }

@@ -32,6 +32,8 @@ pub struct Registry {
     pub app: AppState,
     pub sessions: Arc<LocalSessionManager>,
     pub known: Known,
+    /// Resource subscriptions die with their connection.
+    pub subscriptions: Arc<crate::mcp::subscriptions::Subscriptions>,
 }
 
 /// How long this replica trusts its memory of an open connection before it
@@ -92,6 +94,7 @@ impl Registry {
     /// initialize parameters and the remembered binding.
     pub async fn forget(&self, id: &str) {
         self.known.drop_id(id);
+        self.subscriptions.forget(id);
         self.app.init_params.forget(id);
         let id: Arc<str> = Arc::from(id);
         if let Err(e) = self.sessions.close_session(&id).await {

@@ -83,6 +83,7 @@ pub fn router(state: AppState, opts: HttpOptions) -> Router {
     // Install the recorder before anything records.
     let _ = crate::metrics::handle();
     let handler = BrainMcp::with_profiles(state.store.clone(), opts.profiles);
+    handler.watch_focus(opts.shutdown.clone());
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(opts.connection_idle);
     let sessions = Arc::new(sessions);
@@ -90,6 +91,7 @@ pub fn router(state: AppState, opts: HttpOptions) -> Router {
         app: state.clone(),
         sessions: sessions.clone(),
         known: Default::default(),
+        subscriptions: handler.subscriptions(),
     };
     tokio::spawn(sweep(
         registry.clone(),

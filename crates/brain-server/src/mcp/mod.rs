@@ -1,13 +1,16 @@
 //! The MCP face of brain: an rmcp `ServerHandler` over a prebuilt tool list.
 //!
 //! Tool definitions are built once at start-up and shared (`Arc`), so neither
-//! `tools/list` nor `tools/call` rebuilds a router. The handler keeps no
-//! per-connection memory: everything a call needs is in the request's
-//! extensions (the authenticated principal) or in the store.
+//! `tools/list` nor `tools/call` rebuilds a router. The handler's only
+//! per-connection memory is resource subscriptions (bounded, dropped with the
+//! connection); everything else a call needs is in the request's extensions
+//! (the authenticated principal) or in the store.
 
 pub mod args;
 pub mod errors;
+mod resources;
 pub mod schemas;
+pub mod subscriptions;
 
 use std::sync::Arc;
 
@@ -15,8 +18,10 @@ use brain_core::DomainError;
 use brain_core::model::Caller;
 use brain_core::store::Store;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
+    SubscribeRequestParams, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -49,6 +54,8 @@ pub struct BrainMcp {
 struct Inner {
     store: Arc<dyn Store>,
     tools: Vec<Tool>,
+    /// This replica's resource subscriptions, shared by all its connections.
+    subscriptions: Arc<subscriptions::Subscriptions>,
     /// The caller when there is no HTTP request at all (`brain stdio`).
     local: Option<Principal>,
 }
@@ -64,9 +71,54 @@ impl BrainMcp {
             inner: Arc::new(Inner {
                 store,
                 tools: tools::definitions_for(profiles),
+                subscriptions: Default::default(),
                 local: None,
             }),
         }
+    }
+
+    /// The same handler, sharing `subscriptions` (the front door's registry
+    /// drops a connection's subscriptions when it closes).
+    pub fn with_subscriptions(self, subscriptions: Arc<subscriptions::Subscriptions>) -> Self {
+        let inner = &self.inner;
+        Self {
+            inner: Arc::new(Inner {
+                store: inner.store.clone(),
+                tools: inner.tools.clone(),
+                subscriptions,
+                local: inner.local.clone(),
+            }),
+        }
+    }
+
+    /// This handler's subscriptions.
+    pub fn subscriptions(&self) -> Arc<subscriptions::Subscriptions> {
+        self.inner.subscriptions.clone()
+    }
+
+    /// Deliver every focus change the store announces (any replica) to this
+    /// handler's subscribers; retried until the store accepts the listener.
+    pub fn watch_focus(&self, stop: tokio_util::sync::CancellationToken) {
+        let store = self.inner.store.clone();
+        let subs = self.inner.subscriptions.clone();
+        tokio::spawn(async move {
+            let listener: brain_core::feed::FocusListener = {
+                let subs = subs.clone();
+                Arc::new(move |change| subs.deliver(change))
+            };
+            loop {
+                match store.watch_focus(listener.clone()).await {
+                    Ok(()) => return,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "cannot listen for focus changes yet; retrying")
+                    }
+                }
+                tokio::select! {
+                    _ = stop.cancelled() => return,
+                    _ = tokio::time::sleep(std::time::Duration::from_secs(1)) => {}
+                }
+            }
+        });
     }
 
     /// A handler for a local transport, acting as `principal` on every call.
@@ -75,6 +127,7 @@ impl BrainMcp {
             inner: Arc::new(Inner {
                 store,
                 tools: tools::definitions(),
+                subscriptions: Default::default(),
                 local: Some(principal),
             }),
         }
@@ -97,11 +150,81 @@ impl BrainMcp {
     }
 }
 
+/// The front door authenticates before rmcp sees a request; without a
+/// principal here the wiring is wrong, and nothing is served.
+fn unauthenticated() -> ErrorData {
+    tracing::error!("MCP request without an authenticated principal");
+    ErrorData::internal_error("not authenticated", None)
+}
+
 impl ServerHandler for BrainMcp {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("brain", env!("CARGO_PKG_VERSION")))
-            .with_instructions(INSTRUCTIONS)
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .enable_resources_subscribe()
+                .build(),
+        )
+        .with_server_info(Implementation::new("brain", env!("CARGO_PKG_VERSION")))
+        .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let caller = self.caller(&context).ok_or_else(unauthenticated)?;
+        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+        resources::list(self.inner.store.as_ref(), &caller, cursor).await
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(resources::templates())
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let caller = self.caller(&context).ok_or_else(unauthenticated)?;
+        resources::read(self.inner.store.as_ref(), &caller, &request.uri)
+            .await
+            .map(Into::into)
+    }
+
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let caller = self.caller(&context).ok_or_else(unauthenticated)?;
+        resources::subscribe(
+            self.inner.store.as_ref(),
+            &self.inner.subscriptions,
+            &caller,
+            &request.uri,
+            context.peer.clone(),
+        )
+        .await
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let caller = self.caller(&context).ok_or_else(unauthenticated)?;
+        resources::unsubscribe(&self.inner.subscriptions, &caller, &request.uri);
+        Ok(())
     }
 
     async fn list_tools(

@@ -1,0 +1,168 @@
+//! A project's base focus and slots as MCP resources (SPEC §2.11): listing,
+//! reading, templates, and subscriptions. Every call is scoped to the caller's
+//! tenant; a URI that is malformed or names nothing in the tenant is the same
+//! "no such resource" (-32002), so another tenant's names cannot be probed.
+
+use std::sync::Arc;
+
+use brain_core::feed::{self, FOCUS_TEMPLATE, SLOT_TEMPLATE};
+use brain_core::ids::{ProjectKey, SlotName};
+use brain_core::model::Caller;
+use brain_core::store::{FocusResource, Store};
+use rmcp::ErrorData;
+use rmcp::model::{
+    ListResourceTemplatesResult, ListResourcesResult, MetaObject, ReadResourceResult, Resource,
+    ResourceContents, ResourceTemplate,
+};
+use rmcp::service::{Peer, RoleServer};
+use serde_json::json;
+
+use super::subscriptions::{MAX_PER_CONNECTION, Subscriptions};
+
+/// Resources per `resources/list` page.
+pub const PAGE: i64 = 100;
+const MIME: &str = "text/markdown";
+
+fn not_found() -> ErrorData {
+    ErrorData::resource_not_found("no such resource in your tenant", None)
+}
+
+fn internal() -> ErrorData {
+    ErrorData::internal_error("the store failed; try again", None)
+}
+
+fn meta(v: serde_json::Value) -> Option<MetaObject> {
+    match v {
+        serde_json::Value::Object(m) => Some(MetaObject(m)),
+        _ => None,
+    }
+}
+
+fn entry(r: &FocusResource) -> Resource {
+    let uri = feed::uri(&r.project, r.slot.as_ref());
+    let (name, what) = match &r.slot {
+        None => (
+            format!("{} focus", r.project),
+            format!("Base focus of project {}", r.project),
+        ),
+        Some(s) => (
+            format!("{} slot {s}", r.project),
+            format!("Slot {s} of project {}", r.project),
+        ),
+    };
+    let mut res = Resource::new(uri, name)
+        .with_description(format!("{what}, revision {}", r.revision))
+        .with_mime_type(MIME);
+    res.meta = meta(json!({"revision": r.revision}));
+    res
+}
+
+pub async fn list(
+    store: &dyn Store,
+    caller: &Caller,
+    cursor: Option<&str>,
+) -> Result<ListResourcesResult, ErrorData> {
+    let after = match cursor {
+        None => None,
+        Some(c) => Some(feed::parse_uri(c).ok_or_else(|| {
+            ErrorData::invalid_params("cursor is not one this server returned", None)
+        })?),
+    };
+    let rows = store
+        .focus_resources(
+            &caller.tenant,
+            after.as_ref().map(|(p, s)| (p, s.as_ref())),
+            PAGE,
+        )
+        .await
+        .map_err(|_| internal())?;
+    let next = (rows.len() as i64 == PAGE)
+        .then(|| rows.last().map(|r| feed::uri(&r.project, r.slot.as_ref())))
+        .flatten();
+    let mut out = ListResourcesResult::with_all_items(rows.iter().map(entry).collect());
+    out.next_cursor = next;
+    Ok(out)
+}
+
+pub fn templates() -> ListResourceTemplatesResult {
+    ListResourceTemplatesResult::with_all_items(vec![
+        ResourceTemplate::new(FOCUS_TEMPLATE, "project focus")
+            .with_description("A project's base focus; subscribe to hear when an end changes it.")
+            .with_mime_type(MIME),
+        ResourceTemplate::new(SLOT_TEMPLATE, "project slot")
+            .with_description("One slot's body; subscribe to hear when an end or relay changes it.")
+            .with_mime_type(MIME),
+    ])
+}
+
+/// The project and slot a URI names, when the tenant holds it.
+async fn resolve(
+    store: &dyn Store,
+    caller: &Caller,
+    uri: &str,
+) -> Result<(ProjectKey, Option<SlotName>), ErrorData> {
+    let (project, slot) = feed::parse_uri(uri).ok_or_else(not_found)?;
+    if project.as_str() == ProjectKey::TRACERS || project.as_str() == ProjectKey::RUNTIME {
+        return Err(not_found());
+    }
+    let exists = store
+        .focus_exists(&caller.tenant, &project, slot.as_ref())
+        .await
+        .map_err(|_| internal())?;
+    if !exists {
+        return Err(not_found());
+    }
+    Ok((project, slot))
+}
+
+pub async fn read(
+    store: &dyn Store,
+    caller: &Caller,
+    uri: &str,
+) -> Result<ReadResourceResult, ErrorData> {
+    let (project, slot) = resolve(store, caller, uri).await?;
+    let focus = store
+        .focus_get(&caller.tenant, &project, slot.as_ref())
+        .await
+        .map_err(|_| internal())?;
+    Ok(ReadResourceResult::new(vec![
+        ResourceContents::TextResourceContents {
+            uri: uri.to_owned(),
+            mime_type: Some(MIME.to_owned()),
+            text: focus.body,
+            meta: meta(json!({
+                "revision": focus.revision,
+                "updated_by_session": focus.updated_by_session,
+            })),
+        },
+    ]))
+}
+
+/// The connection a subscription belongs to: the MCP connection, or the one
+/// local (stdio) connection.
+fn connection_of(caller: &Caller) -> &str {
+    caller.connection_id.as_deref().unwrap_or("local")
+}
+
+pub async fn subscribe(
+    store: &dyn Store,
+    subs: &Arc<Subscriptions>,
+    caller: &Caller,
+    uri: &str,
+    peer: Peer<RoleServer>,
+) -> Result<(), ErrorData> {
+    resolve(store, caller, uri).await?;
+    subs.subscribe(&caller.tenant, connection_of(caller), uri, peer)
+        .map_err(|_| {
+            ErrorData::invalid_request(
+                format!(
+                    "at most {MAX_PER_CONNECTION} subscriptions per connection; unsubscribe one first"
+                ),
+                None,
+            )
+        })
+}
+
+pub fn unsubscribe(subs: &Subscriptions, caller: &Caller, uri: &str) {
+    subs.unsubscribe(&caller.tenant, connection_of(caller), uri);
+}
