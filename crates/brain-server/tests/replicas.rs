@@ -180,3 +180,85 @@ async fn two_replicas_behave_as_one_server() {
         Ok(receipts.len())
     );
 }
+
+/// SPEC §2.11 across replicas: a subscriber on A hears, within a second, an
+/// end that B applied; another tenant subscribed to its own project "p" on A
+/// hears nothing of it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[allow(deprecated)]
+async fn focus_changes_reach_subscribers_on_other_replicas() {
+    use rmcp::model::{ReadResourceRequestParams, ResourceContents, SubscribeRequestParams};
+    use std::time::Duration;
+
+    let db = TestDb::create().await.unwrap();
+    let a = replica(&db).await;
+    let b = replica(&db).await;
+    let alice = token("acme", "alice");
+    let bob = token("acme", "bob");
+    let eve = token("other", "eve");
+
+    // Both tenants have a project "p" (created by starts on B).
+    let bob_conn = raw_connect(&b.base, &bob).await;
+    let (s, err) = raw_tool(
+        &b.base,
+        &bob,
+        &bob_conn,
+        "brain_session_start",
+        json!({"project": "p", "client_key": "k"}),
+    )
+    .await;
+    assert!(!err, "{s}");
+    let eve_conn = raw_connect(&b.base, &eve).await;
+    let (_, err) = raw_tool(
+        &b.base,
+        &eve,
+        &eve_conn,
+        "brain_session_start",
+        json!({"project": "p", "client_key": "e"}),
+    )
+    .await;
+    assert!(!err);
+
+    let uri = "brain://projects/p/focus";
+    let (watcher, mut rx) =
+        brain_testkit::app::watching_client(&format!("{}/mcp", a.base), &alice).await;
+    let (eve_watcher, mut eve_rx) =
+        brain_testkit::app::watching_client(&format!("{}/mcp", a.base), &eve).await;
+    watcher
+        .subscribe(SubscribeRequestParams::new(uri))
+        .await
+        .unwrap();
+    eve_watcher
+        .subscribe(SubscribeRequestParams::new(uri))
+        .await
+        .unwrap();
+
+    let (end, err) = raw_tool(
+        &b.base,
+        &bob,
+        &bob_conn,
+        "brain_session_end",
+        json!({"session_id": s["session"]["session_id"], "expected_client_key": "k",
+               "summary": "s", "next_focus": "written on replica B", "expected_focus_revision": 0}),
+    )
+    .await;
+    assert!(!err, "{end}");
+    let got = tokio::time::timeout(Duration::from_secs(1), rx.recv())
+        .await
+        .expect("no notification within 1 s");
+    assert_eq!(got.as_deref(), Some(uri));
+    let read = watcher
+        .read_resource(ReadResourceRequestParams::new(uri))
+        .await
+        .unwrap();
+    match &read.contents[0] {
+        ResourceContents::TextResourceContents { text, meta, .. } => {
+            assert_eq!(text, "written on replica B");
+            assert_eq!(meta.as_ref().unwrap().0["revision"], 1);
+        }
+        other => panic!("not text: {other:?}"),
+    }
+    // Give a stray cross-tenant delivery time to arrive before asserting silence.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(eve_rx.try_recv().is_err(), "eve heard acme's change");
+}

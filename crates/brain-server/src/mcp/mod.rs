@@ -44,7 +44,8 @@ brain_session_end with a summary, the WHOLE next focus (carry durable decisions 
 revision you read (the slot's when bound). On conflict the session is closed: start anew, merge \
 into focus_at_end's body, end with current_focus_revision. On *_focus_shrink keep the content, call again. Hand a \
 slot over with brain_session_relay; drop work with brain_session_abandon. Sessions never close \
-on their own.";
+on their own. The focus and each slot are also resources (brain://projects/{project}/focus, \
+.../slots/{slot}): subscribe to hear when another agent changes them.";
 
 #[derive(Clone)]
 pub struct BrainMcp {
@@ -212,6 +213,7 @@ impl ServerHandler for BrainMcp {
             &caller,
             &request.uri,
             context.peer.clone(),
+            self.inner.local.is_some(),
         )
         .await
     }
@@ -223,7 +225,12 @@ impl ServerHandler for BrainMcp {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let caller = self.caller(&context).ok_or_else(unauthenticated)?;
-        resources::unsubscribe(&self.inner.subscriptions, &caller, &request.uri);
+        resources::unsubscribe(
+            &self.inner.subscriptions,
+            &caller,
+            &request.uri,
+            self.inner.local.is_some(),
+        );
         Ok(())
     }
 

@@ -138,10 +138,18 @@ pub async fn read(
     ]))
 }
 
-/// The connection a subscription belongs to: the MCP connection, or the one
-/// local (stdio) connection.
-fn connection_of(caller: &Caller) -> &str {
-    caller.connection_id.as_deref().unwrap_or("local")
+/// The connection a subscription belongs to: the MCP connection, or, on a
+/// local transport (stdio), its one connection. A request over HTTP without a
+/// connection (stateless) has nothing a subscription could live and die with.
+fn connection_of(caller: &Caller, local: bool) -> Result<&str, ErrorData> {
+    match (caller.connection_id.as_deref(), local) {
+        (Some(c), _) => Ok(c),
+        (None, true) => Ok("local"),
+        (None, false) => Err(ErrorData::invalid_request(
+            "resources/subscribe needs a stateful connection (initialize, then send Mcp-Session-Id)",
+            None,
+        )),
+    }
 }
 
 pub async fn subscribe(
@@ -150,9 +158,11 @@ pub async fn subscribe(
     caller: &Caller,
     uri: &str,
     peer: Peer<RoleServer>,
+    local: bool,
 ) -> Result<(), ErrorData> {
+    let connection = connection_of(caller, local)?;
     resolve(store, caller, uri).await?;
-    subs.subscribe(&caller.tenant, connection_of(caller), uri, peer)
+    subs.subscribe(&caller.tenant, connection, uri, peer)
         .map_err(|_| {
             ErrorData::invalid_request(
                 format!(
@@ -163,6 +173,8 @@ pub async fn subscribe(
         })
 }
 
-pub fn unsubscribe(subs: &Subscriptions, caller: &Caller, uri: &str) {
-    subs.unsubscribe(&caller.tenant, connection_of(caller), uri);
+pub fn unsubscribe(subs: &Subscriptions, caller: &Caller, uri: &str, local: bool) {
+    if let Ok(connection) = connection_of(caller, local) {
+        subs.unsubscribe(&caller.tenant, connection, uri);
+    }
 }

@@ -16,7 +16,9 @@ brain_session_abandon to drop it; a second start opens another session and leave
 open. The briefing carries the base focus and its revision (your end passes it), the slot \
 when bound, the project documents, the daily brief, top artifacts per mission, inbox_count \
 (open todos), open and recent sessions, and recovery. Opens a session and writes a receipt; \
-project and slot are created on first use. Errors: invalid_argument.";
+project and slot are created on first use. To hear while you work that another agent moved \
+the focus, resources/subscribe to brain://projects/{project}/focus (or .../slots/{slot}). \
+Errors: invalid_argument.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
