@@ -9,9 +9,12 @@
 # 22.x, which ships that binary, so the machine's own Node version does not matter.
 # Default set = the generic protocol scenarios any server must pass, plus the
 # capability-gated ones for capabilities the server declares in its initialize result
-# (logging -> logging-set-level, resources -> resources-list [+ subscribe/unsubscribe if
-# resources.subscribe], prompts -> prompts-list). Fixture scenarios (test_* tools etc.) only
-# run with --scenarios or --all.
+# (logging -> logging-set-level, resources -> resources-list, prompts -> prompts-list).
+# Fixture scenarios (test_* tools, test:// resources) only run with --scenarios or --all:
+# resources-subscribe and resources-unsubscribe are among them, as they subscribe to the
+# reference fixture's test://watched-resource, a URI a real server holds no resource for
+# (brain answers -32002 for any URI its tenant does not hold; tests/resources.rs covers
+# brain's own subscribe and unsubscribe).
 #
 # --token T: the suite has no header option; a node --import preload (inject-auth.mjs, beside this)
 # adds "Authorization: Bearer T" to every request sent to URL's origin. $MCP_BEARER_TOKEN works too.
@@ -87,7 +90,7 @@ else
   LIST=("${GENERIC[@]}")
   if caps=$("$NODE" "$CDIR/caps.mjs" "$URL" 2>/dev/null); then
     echo "server: $(echo "$caps" | "$NODE" -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const j=JSON.parse(s);console.log(JSON.stringify(j.serverInfo)+" protocol "+j.protocolVersion+" session "+(j.sessionId?"yes":"no")+" caps "+Object.keys(j.capabilities||{}).join(","))})')"
-    mapfile -t EXTRA < <(echo "$caps" | "$NODE" -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const c=JSON.parse(s).capabilities||{};const o=[];if(c.logging)o.push("logging-set-level");if(c.resources){o.push("resources-list");if(c.resources.subscribe)o.push("resources-subscribe","resources-unsubscribe")}if(c.prompts)o.push("prompts-list");console.log(o.join("\n"))})')
+    mapfile -t EXTRA < <(echo "$caps" | "$NODE" -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const c=JSON.parse(s).capabilities||{};const o=[];if(c.logging)o.push("logging-set-level");if(c.resources){o.push("resources-list")}if(c.prompts)o.push("prompts-list");console.log(o.join("\n"))})')
     for e in "${EXTRA[@]}"; do [ -n "$e" ] && LIST+=("$e"); done
   else
     echo "server: initialize failed in preflight (server-initialize will show why)"

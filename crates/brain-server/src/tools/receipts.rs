@@ -57,9 +57,9 @@ pub fn definition() -> Tool {
                         "connection_id": {"type": ["string", "null"], "description": "Another connection's is shown as its fp_ fingerprint."},
                         "elevated": {"type": "boolean"},
                         "outcome": {"type": "string", "description": "ok, conflict or an error code."},
-                        "request_digest": {"type": "string"},
+                        "request_digest": {"type": "string", "description": "SHA-256 of the call's arguments as canonical JSON."},
                         "prev_hash": {"type": "string"},
-                        "hash": {"type": "string", "description": "Covers prev_hash and this receipt."}
+                        "hash": {"type": "string", "description": "SHA-256 over prev_hash and this receipt's fields."}
                     },
                     "required": ["receipt_id", "tenant", "seq", "at", "tool", "project", "session_id", "credential_kind",
                                  "subject", "token_id", "connection_id", "elevated", "outcome", "request_digest", "prev_hash", "hash"]
