@@ -17,7 +17,8 @@ first, each with a rank and a snippet (hits marked « »). Use it before decidin
 work, and to find todo ids for brain_todo_ack; for the focus use brain_focus_get, for \
 documents brain_document_get. Query as in a web search: all words must match, `or` allows \
 either, a leading - excludes a word, \"quotes\" match a phrase; whole words, no stemming. Only \
-text is searched; kinds and tags narrow the results. Pages with cursor/next_cursor.";
+text is searched; kinds and tags narrow the results; acknowledged todos are still found. \
+Pages with cursor/next_cursor.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
