@@ -76,6 +76,9 @@ pub(crate) async fn watch(store: &PgStore, listener: FocusListener) -> Result<()
                     Some(change) => listener(change),
                     None => tracing::warn!("ignored a malformed focus notification"),
                 },
+                // The pool is closing (shutdown): let its connection go, or
+                // `Pool::close` would wait for it forever.
+                Err(sqlx::Error::PoolClosed) => return,
                 Err(e) => {
                     tracing::warn!(error = %e, "focus listener lost its connection; reconnecting");
                     tokio::time::sleep(Duration::from_secs(1)).await;

@@ -161,8 +161,10 @@ pub async fn subscribe(
     local: bool,
 ) -> Result<(), ErrorData> {
     let connection = connection_of(caller, local)?;
-    resolve(store, caller, uri).await?;
-    subs.subscribe(&caller.tenant, connection, uri, peer)
+    let (project, slot) = resolve(store, caller, uri).await?;
+    // Keyed by the canonical spelling (`%2F`, never `%2f`): the one deliveries use.
+    let uri = feed::uri(&project, slot.as_ref());
+    subs.subscribe(&caller.tenant, connection, &uri, peer)
         .map_err(|_| {
             ErrorData::invalid_request(
                 format!(
@@ -174,7 +176,13 @@ pub async fn subscribe(
 }
 
 pub fn unsubscribe(subs: &Subscriptions, caller: &Caller, uri: &str, local: bool) {
-    if let Ok(connection) = connection_of(caller, local) {
-        subs.unsubscribe(&caller.tenant, connection, uri);
+    if let (Ok(connection), Some((project, slot))) =
+        (connection_of(caller, local), feed::parse_uri(uri))
+    {
+        subs.unsubscribe(
+            &caller.tenant,
+            connection,
+            &feed::uri(&project, slot.as_ref()),
+        );
     }
 }
