@@ -46,6 +46,54 @@ pub struct SlotView {
     pub revision: Revision,
 }
 
+/// A project as the operator console lists it (SPEC §4 `/brain-admin/`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ProjectSummary {
+    pub project: ProjectKey,
+    pub base_revision: Revision,
+    pub open_sessions: i64,
+    /// Open sessions idle past the store's idle threshold.
+    pub idle_sessions: i64,
+    /// The newest activity of any of its agent sessions.
+    #[serde(serialize_with = "crate::store::ser_opt_time")]
+    pub last_activity_at: Option<DateTime<Utc>>,
+}
+
+impl ProjectSummary {
+    /// From `(project, base revision, open, idle, last activity in µs)`.
+    pub fn from_row(
+        (project, base_revision, open_sessions, idle_sessions, last): (
+            String,
+            i64,
+            i64,
+            i64,
+            Option<i64>,
+        ),
+    ) -> Option<Self> {
+        Some(Self {
+            project: ProjectKey::parse(&project).ok()?,
+            base_revision,
+            open_sessions,
+            idle_sessions,
+            last_activity_at: last.and_then(DateTime::from_timestamp_micros),
+        })
+    }
+}
+
+/// What an operator may elevate (SPEC §1 Elevation): its own open connections
+/// and open sessions, opened with its operator token.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
+pub struct OperatorTargets {
+    pub connections: Vec<String>,
+    pub sessions: Vec<OperatorSession>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OperatorSession {
+    pub session_id: SessionId,
+    pub project: ProjectKey,
+}
+
 /// One row of `focus_resources`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FocusResource {
@@ -268,6 +316,22 @@ pub trait Store: Send + Sync + 'static {
     /// `listener` from now on (PostgreSQL: one LISTEN connection per replica;
     /// SQLite: in process). Call once per process.
     async fn watch_focus(&self, listener: crate::feed::FocusListener) -> Result<(), StoreError>;
+    /// The tenant's projects for the operator console, by name, optionally
+    /// only those whose name contains `search`; the server's own are left out.
+    async fn projects(
+        &self,
+        tenant: &TenantId,
+        search: Option<&str>,
+        limit: i64,
+    ) -> Result<Vec<ProjectSummary>, StoreError>;
+    /// The caller's own open operator connections and sessions (newest first, 50 each).
+    async fn operator_targets(&self, caller: &Caller) -> Result<OperatorTargets, StoreError>;
+    /// The names of a project's mental models.
+    async fn mental_model_names(
+        &self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+    ) -> Result<Vec<String>, StoreError>;
     /// The project's slots with their revisions, by name (at most 200).
     async fn slots(
         &self,

@@ -42,6 +42,30 @@ pub enum Command {
     /// Receipts: verify a tenant's hash chain.
     #[command(subcommand)]
     Receipts(ReceiptsCommand),
+    /// Print a link that opens the operator console signed in: a short-lived
+    /// operator JWT in the URL's fragment (browsers never send a fragment).
+    ConsoleLink {
+        /// The tenant the console shows (claim `tenant`).
+        #[arg(long)]
+        tenant: String,
+        /// The operator's subject (claim `sub`).
+        #[arg(long)]
+        sub: String,
+        /// Lifetime in seconds.
+        #[arg(long, default_value_t = 900)]
+        ttl: u64,
+        /// The server's public base URL.
+        #[arg(
+            long,
+            env = "BRAIN_PUBLIC_URL",
+            default_value = "http://127.0.0.1:8080"
+        )]
+        url: String,
+        #[command(flatten)]
+        jwt: JwtConfig,
+        #[command(flatten)]
+        database: DatabaseConfig,
+    },
     /// Exit 0 when the server's readiness endpoint answers 200 (container healthchecks).
     Healthcheck {
         #[arg(long, default_value = "http://127.0.0.1:8080/readyz")]
@@ -139,35 +163,27 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             tracing::info!("migrations applied");
             Ok(())
         }
+        Command::ConsoleLink {
+            tenant,
+            sub,
+            ttl,
+            url,
+            jwt,
+            database,
+        } => {
+            let token = mint_token(jwt, &database, &tenant, &sub, "operator", ttl)?;
+            println!("{}/brain-admin/#token={token}", url.trim_end_matches('/'));
+            Ok(())
+        }
         Command::Token(TokenCommand::Mint {
             tenant,
             sub,
             role,
             ttl,
-            mut jwt,
+            jwt,
             database,
         }) => {
-            if jwt.hs256_secret.is_none() {
-                jwt.hs256_secret = crate::dev::existing_secret(&database.url)?;
-            }
-            let Some(secret) = jwt.hs256_secret.clone() else {
-                bail!(
-                    "token mint needs BRAIN_JWT_HS256_SECRET, or the secret `brain serve --dev` keeps at {}",
-                    crate::dev::secret_path(&database.url).display()
-                );
-            };
-            // The same check `serve` makes, so a token is never minted that no
-            // server would accept.
-            Authenticator::from_config(&jwt)?;
-            let token = crate::token::mint(&crate::token::MintRequest {
-                secret: secret.expose(),
-                issuer: &jwt.issuer,
-                audience: &jwt.audience,
-                tenant: &tenant,
-                subject: &sub,
-                role: &role,
-                ttl_secs: ttl,
-            })?;
+            let token = mint_token(jwt, &database, &tenant, &sub, &role, ttl)?;
             println!("{token}");
             Ok(())
         }
@@ -391,4 +407,37 @@ async fn signal_shutdown(token: CancellationToken) {
         let _ = ctrl_c.await;
     }
     token.cancel();
+}
+
+/// A development HS256 JWT, signed with BRAIN_JWT_HS256_SECRET or the secret
+/// `serve --dev` keeps beside the database.
+fn mint_token(
+    mut jwt: JwtConfig,
+    database: &DatabaseConfig,
+    tenant: &str,
+    sub: &str,
+    role: &str,
+    ttl: u64,
+) -> anyhow::Result<String> {
+    if jwt.hs256_secret.is_none() {
+        jwt.hs256_secret = crate::dev::existing_secret(&database.url)?;
+    }
+    let Some(secret) = jwt.hs256_secret.clone() else {
+        bail!(
+            "minting a token needs BRAIN_JWT_HS256_SECRET, or the secret `brain serve --dev` keeps at {}",
+            crate::dev::secret_path(&database.url).display()
+        );
+    };
+    // The same check `serve` makes, so a token is never minted that no
+    // server would accept.
+    Authenticator::from_config(&jwt)?;
+    crate::token::mint(&crate::token::MintRequest {
+        secret: secret.expose(),
+        issuer: &jwt.issuer,
+        audience: &jwt.audience,
+        tenant,
+        subject: sub,
+        role,
+        ttl_secs: ttl,
+    })
 }

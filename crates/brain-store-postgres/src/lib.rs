@@ -15,6 +15,7 @@
 #![forbid(unsafe_code)]
 
 mod artifacts;
+mod console;
 mod ledger;
 mod lifecycle;
 mod memory;
@@ -276,6 +277,30 @@ impl Store for PgStore {
         slot: Option<&SlotName>,
     ) -> Result<Focus, StoreError> {
         reads::focus(self, tenant, project, slot).await
+    }
+
+    async fn projects(
+        &self,
+        tenant: &TenantId,
+        search: Option<&str>,
+        limit: i64,
+    ) -> Result<Vec<brain_core::store::ProjectSummary>, StoreError> {
+        console::projects(self, tenant, search, limit).await
+    }
+
+    async fn operator_targets(
+        &self,
+        caller: &Caller,
+    ) -> Result<brain_core::store::OperatorTargets, StoreError> {
+        console::operator_targets(self, caller).await
+    }
+
+    async fn mental_model_names(
+        &self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+    ) -> Result<Vec<String>, StoreError> {
+        console::mental_model_names(self, tenant, project).await
     }
 
     async fn focus_resources(

@@ -17,6 +17,7 @@
 #![forbid(unsafe_code)]
 
 mod artifacts;
+mod console;
 mod ledger;
 mod lifecycle;
 mod memory;
@@ -213,6 +214,30 @@ impl Store for SqliteStore {
         slot: Option<&SlotName>,
     ) -> Result<Focus, StoreError> {
         reads::focus(&self.pool, tenant, project, slot).await
+    }
+
+    async fn projects(
+        &self,
+        tenant: &TenantId,
+        search: Option<&str>,
+        limit: i64,
+    ) -> Result<Vec<brain_core::store::ProjectSummary>, StoreError> {
+        console::projects(self, tenant, search, limit).await
+    }
+
+    async fn operator_targets(
+        &self,
+        caller: &Caller,
+    ) -> Result<brain_core::store::OperatorTargets, StoreError> {
+        console::operator_targets(self, caller).await
+    }
+
+    async fn mental_model_names(
+        &self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+    ) -> Result<Vec<String>, StoreError> {
+        console::mental_model_names(self, tenant, project).await
     }
 
     async fn focus_resources(

@@ -41,14 +41,14 @@ pub fn routes() -> Router<AppState> {
         .route("/brain-admin/elevations/{id}", delete(revoke))
 }
 
-fn domain_response(e: &DomainError) -> Response {
+pub(super) fn domain_response(e: &DomainError) -> Response {
     let status = StatusCode::from_u16(e.code.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let body = json!({"error": {"code": e.code.as_str(), "message": e.message,
                                 "status": e.code.status(), "details": e.details}});
     (status, Json(body)).into_response()
 }
 
-fn store_response(e: StoreError) -> Response {
+pub(super) fn store_response(e: StoreError) -> Response {
     match e {
         StoreError::Domain(d) => domain_response(&d),
         StoreError::Backend(detail) => {

@@ -7,6 +7,7 @@
 mod admin;
 mod authn;
 mod connections;
+mod console;
 mod guard;
 pub mod limits;
 pub mod meta;
@@ -130,6 +131,7 @@ pub fn router(state: AppState, opts: HttpOptions) -> Router {
         .service(mcp);
 
     let admin = admin::routes()
+        .merge(console::api())
         .layer(axum::middleware::from_fn(limits::read_body))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
@@ -146,6 +148,12 @@ pub fn router(state: AppState, opts: HttpOptions) -> Router {
     }
     router
         .merge(admin)
+        .merge(
+            console::assets().layer(axum::middleware::from_fn_with_state(
+                state.clone(),
+                guard::host_and_origin,
+            )),
+        )
         .route("/healthz", get(meta::live))
         .route("/readyz", get(meta::ready))
         .route(

@@ -1,0 +1,311 @@
+//! The operator console (`/brain-admin/`, SPEC §4) in a real browser: Debian's
+//! headless Chromium, driven through chromedriver (WebDriver), against the real
+//! server on either store. Screenshots of each page go to
+//! `<target>/console-screenshots/` (the README's copies live in `docs/`).
+//!
+//! Needs `chromium` and `chromium-driver` (scripts/test installs them).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use brain_testkit::app::{TestApp, exec, ok, raw_connect, spawn_app, token, token_with};
+use fantoccini::{Client, ClientBuilder, Locator};
+use serde_json::json;
+
+const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+const CHROMIUM: &str = "/usr/bin/chromium";
+
+struct Browser {
+    client: Client,
+    _driver: tokio::process::Child,
+}
+
+async fn browser() -> Browser {
+    assert!(
+        std::path::Path::new(CHROMEDRIVER).exists() && std::path::Path::new(CHROMIUM).exists(),
+        "the console tests need Debian's chromium and chromium-driver \
+         (apt-get install chromium chromium-driver; scripts/test installs them)"
+    );
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let driver = tokio::process::Command::new(CHROMEDRIVER)
+        .arg(format!("--port={port}"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("chromedriver");
+    let url = format!("http://127.0.0.1:{port}");
+    let mut caps = serde_json::Map::new();
+    caps.insert(
+        "goog:chromeOptions".into(),
+        json!({"binary": CHROMIUM, "args": ["--headless=new", "--no-sandbox", "--disable-gpu",
+               "--disable-dev-shm-usage", "--window-size=1280,1000"]}),
+    );
+    let mut last = None;
+    for _ in 0..100 {
+        match ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+            .capabilities(caps.clone())
+            .connect(&url)
+            .await
+        {
+            Ok(client) => {
+                return Browser {
+                    client,
+                    _driver: driver,
+                };
+            }
+            Err(e) => last = Some(e),
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("chromedriver did not start: {last:?}");
+}
+
+fn shots() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target"));
+    let dir = target.join("console-screenshots");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+async fn shot(c: &Client, name: &str) {
+    let png = c.screenshot().await.unwrap();
+    std::fs::write(shots().join(format!("{name}.png")), png).unwrap();
+}
+
+/// Wait for an element whose text contains `text`.
+async fn wait_text(c: &Client, css: &str, text: &str) -> String {
+    for _ in 0..100 {
+        if let Ok(e) = c.find(Locator::Css(css)).await
+            && let Ok(t) = e.text().await
+            && t.contains(text)
+        {
+            return t;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let page = match c.find(Locator::Css("main")).await {
+        Ok(m) => m.text().await.unwrap_or_default(),
+        Err(_) => c.source().await.unwrap_or_default(),
+    };
+    panic!("no {css} containing {text:?}; the page says: {}", page);
+}
+
+async fn sign_in(c: &Client, app: &TestApp, token: &str) {
+    c.goto(&app.url("/brain-admin/")).await.unwrap();
+    c.execute("sessionStorage.clear(); location.hash = '';", vec![])
+        .await
+        .unwrap();
+    c.goto(&app.url("/brain-admin/")).await.unwrap();
+    let input = c.wait().for_element(Locator::Css("#token")).await.unwrap();
+    // The token is long: set it directly rather than typing it key by key.
+    c.execute(
+        "document.getElementById('token').value = arguments[0];",
+        vec![json!(token)],
+    )
+    .await
+    .unwrap();
+    let _ = input;
+    c.find(Locator::Css("#signin"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+}
+
+/// A project with three revisions of its base focus, a slot and a document.
+async fn seed(app: &TestApp) {
+    let agent = app.client(&token("acme", "agent")).await;
+    let bodies = [
+        "Ship the resources.\nKeep the chain linear.",
+        "Ship the resources.\nKeep the chain linear.\nThen the console.",
+        "Ship the console.\nKeep the chain linear.\nThen the benchmark.",
+    ];
+    for (i, body) in bodies.iter().enumerate() {
+        let s = ok(
+            &agent,
+            "brain_session_start",
+            json!({"project": "web", "client_key": "k"}),
+        )
+        .await;
+        ok(
+            &agent,
+            "brain_session_end",
+            json!({"session_id": s["session"]["session_id"], "expected_client_key": "k",
+                   "summary": format!("step {}", i + 1), "next_focus": body,
+                   "expected_focus_revision": i}),
+        )
+        .await;
+    }
+    ok(
+        &agent,
+        "brain_session_start",
+        json!({"project": "web", "client_key": "k2", "slot": "ui"}),
+    )
+    .await;
+    ok(
+        &agent,
+        "brain_document_put",
+        json!({"project": "web", "document": "sync_note", "body": "ui slot is taken", "expected_revision": 0}),
+    )
+    .await;
+    ok(
+        &agent,
+        "brain_session_start",
+        json!({"project": "docs", "client_key": "k"}),
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_console_works_in_a_real_browser() {
+    let app = spawn_app().await;
+    seed(&app).await;
+    let op = token_with(json!({"tenant": "acme", "sub": "ops", "role": "operator"}));
+    // An open connection of the operator's own, to elevate from the console.
+    let _conn = raw_connect(&format!("http://{}", app.addr), &op).await;
+
+    // The page: strict CSP, no framing, no inline script.
+    let page = reqwest::get(app.url("/brain-admin/")).await.unwrap();
+    let csp = page.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        csp.contains("script-src 'self'") && csp.contains("frame-ancestors 'none'"),
+        "{csp}"
+    );
+    assert_eq!(page.headers()["x-frame-options"], "DENY");
+    let html = page.text().await.unwrap();
+    assert!(!html.contains("<script>") && html.contains("src=\"/brain-admin/console.js\""));
+
+    let b = browser().await;
+    let c = &b.client;
+
+    // An agent token is refused with the JSON routes' 403; nothing is kept.
+    sign_in(c, &app, &token("acme", "agent")).await;
+    wait_text(c, "#signin-error", "403").await;
+    shot(c, "signin-refused").await;
+
+    // Sign in as the operator: the projects list.
+    sign_in(c, &app, &op).await;
+    wait_text(c, "#projects", "web").await;
+    let listed = wait_text(c, "#projects", "docs").await;
+    assert!(listed.contains('3'), "web's base revision 3: {listed}");
+    // Search narrows the list.
+    c.find(Locator::Css("#search"))
+        .await
+        .unwrap()
+        .send_keys("we")
+        .await
+        .unwrap();
+    for _ in 0..50 {
+        let t = c
+            .find(Locator::Css("#projects"))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        if !t.contains("docs") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let t = c
+        .find(Locator::Css("#projects"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(t.contains("web") && !t.contains("docs"), "{t}");
+    shot(c, "projects").await;
+
+    // A project: three revisions, each a rendered diff.
+    c.goto(&app.url("/brain-admin/#/project/web"))
+        .await
+        .unwrap();
+    wait_text(c, "#history", "revision 3").await;
+    let revisions = c
+        .find_all(Locator::Css("#history .revision"))
+        .await
+        .unwrap();
+    assert_eq!(revisions.len(), 3);
+    let added = c.find_all(Locator::Css("#rev-3 .diff .add")).await.unwrap();
+    let removed = c.find_all(Locator::Css("#rev-3 .diff .del")).await.unwrap();
+    assert!(added[0].text().await.unwrap().contains("Ship the console."));
+    assert!(
+        removed[0]
+            .text()
+            .await
+            .unwrap()
+            .contains("Ship the resources.")
+    );
+    wait_text(c, "#sessions", "step 3").await;
+    wait_text(c, "main", "ui slot is taken").await;
+    wait_text(c, "main", "ui").await;
+    shot(c, "project").await;
+
+    // Receipts: the chain verifies, then a tampered receipt shows its seq.
+    c.goto(&app.url("/brain-admin/#/receipts")).await.unwrap();
+    wait_text(c, "#receipts", "brain_session_end").await;
+    c.find(Locator::Css("#verify"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_text(c, "#verify-result", "Chain OK").await;
+    shot(c, "receipts").await;
+    exec(
+        &app,
+        "UPDATE receipts SET outcome = 'forged' WHERE tenant_id = 'acme' AND seq = 2",
+    )
+    .await;
+    c.find(Locator::Css("#verify"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_text(c, "#verify-result", "broken at seq 2").await;
+    // The timeline now shows the forged receipt, marked.
+    wait_text(c, "#receipts tr.broken", "forged").await;
+    shot(c, "receipts-broken").await;
+
+    // Elevations: grant on the operator's own connection, then revoke.
+    c.goto(&app.url("/brain-admin/#/elevations")).await.unwrap();
+    wait_text(c, "#target", "connection").await;
+    c.find(Locator::Css("#reason"))
+        .await
+        .unwrap()
+        .send_keys("shrink the web focus after review")
+        .await
+        .unwrap();
+    c.find(Locator::Css("#grant"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_text(c, "#elevations", "shrink the web focus after review").await;
+    shot(c, "elevations").await;
+    c.find(Locator::Css("button[data-revoke]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_text(c, "#elevations", "No active elevations").await;
+
+    b.client.close().await.unwrap();
+}
