@@ -56,11 +56,11 @@ pub enum Command {
         ttl: u64,
         /// The server's public base URL.
         #[arg(
-            long,
+            long = "url",
             env = "BRAIN_PUBLIC_URL",
             default_value = "http://127.0.0.1:8080"
         )]
-        url: String,
+        public_url: String,
         #[command(flatten)]
         jwt: JwtConfig,
         #[command(flatten)]
@@ -167,12 +167,15 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             tenant,
             sub,
             ttl,
-            url,
+            public_url,
             jwt,
             database,
         } => {
             let token = mint_token(jwt, &database, &tenant, &sub, "operator", ttl)?;
-            println!("{}/brain-admin/#token={token}", url.trim_end_matches('/'));
+            println!(
+                "{}/brain-admin/#token={token}",
+                public_url.trim_end_matches('/')
+            );
             Ok(())
         }
         Command::Token(TokenCommand::Mint {
@@ -440,4 +443,15 @@ fn mint_token(
         role,
         ttl_secs: ttl,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    /// clap checks argument ids only when a command is parsed; a duplicate id
+    /// (two flattened configs both naming a field `url`) would panic at run time.
+    #[test]
+    fn the_command_line_is_well_formed() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
+    }
 }

@@ -131,7 +131,11 @@ pub fn router(state: AppState, opts: HttpOptions) -> Router {
         .service(mcp);
 
     let admin = admin::routes()
-        .merge(console::api())
+        // The console's reads spend the credential's /mcp token bucket.
+        .merge(console::api().layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            limits::rate_limit,
+        )))
         .layer(axum::middleware::from_fn(limits::read_body))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
