@@ -307,8 +307,13 @@ document.addEventListener("DOMContentLoaded", () => {
   // browsers never send to a server; keep it in this tab and drop it from the URL.
   const m = location.hash.match(/^#token=([^&]+)/);
   if (m) {
-    sessionStorage.setItem(KEY, decodeURIComponent(m[1]));
     history.replaceState(null, "", location.pathname + "#/projects");
+    let t = null;
+    try { t = decodeURIComponent(m[1]); } catch (_) { t = null; }
+    // A link must not silently swap the tab's signed-in operator for another.
+    if (t && (!token() || token() === t || confirm("Sign in with the link's token instead of the current one?"))) {
+      sessionStorage.setItem(KEY, t);
+    }
   }
   document.getElementById("signout").addEventListener("click", () => {
     sessionStorage.removeItem(KEY);

@@ -171,6 +171,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             jwt,
             database,
         } => {
+            // The link travels (chat, history): keep it short-lived.
+            if ttl > 3600 {
+                bail!("--ttl is at most 3600 seconds for a console link");
+            }
             let token = mint_token(jwt, &database, &tenant, &sub, "operator", ttl)?;
             println!(
                 "{}/brain-admin/#token={token}",

@@ -187,6 +187,47 @@ async fn the_console_works_in_a_real_browser() {
     let html = page.text().await.unwrap();
     assert!(!html.contains("<script>") && html.contains("src=\"/brain-admin/console.js\""));
 
+    // The JSON routes: operators only, no caching, bad input a clear 422.
+    let http = reqwest::Client::new();
+    let get = |path: &str, t: &str| {
+        http.get(app.url(path))
+            .header("authorization", format!("Bearer {t}"))
+            .send()
+    };
+    let r = get("/brain-admin/api/projects", &op).await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["cache-control"], "no-store");
+    let agent = token("acme", "agent");
+    for path in [
+        "/brain-admin/api/projects",
+        "/brain-admin/api/project?name=web",
+        "/brain-admin/api/receipts",
+        "/brain-admin/api/targets",
+    ] {
+        assert_eq!(get(path, &agent).await.unwrap().status(), 403, "{path}");
+        let none = http.get(app.url(path)).send().await.unwrap();
+        assert_eq!(none.status(), 401, "{path}");
+    }
+    let other_tenant = token_with(json!({"tenant": "other", "sub": "ops", "role": "operator"}));
+    let theirs: serde_json::Value = get("/brain-admin/api/projects", &other_tenant)
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        theirs["projects"],
+        json!([]),
+        "another tenant's operator sees none of acme's"
+    );
+    assert_eq!(
+        get("/brain-admin/api/projects?q=%00", &op)
+            .await
+            .unwrap()
+            .status(),
+        422
+    );
+
     let b = browser().await;
     let c = &b.client;
 

@@ -61,7 +61,7 @@ pub(super) fn store_response(e: StoreError) -> Response {
 /// The admin bucket of a credential: keyed by tenant, credential and role,
 /// so neither a same-named subject of another tenant nor an agent token of the
 /// operator's own subject can spend an operator's calls.
-fn limited(state: &AppState, p: &Principal) -> Option<Response> {
+pub(super) fn limited(state: &AppState, p: &Principal) -> Option<Response> {
     let key = super::limits::credential_key(p);
     state.admin_limiter.check_key(&key).err().map(|_| {
         super::limits::too_many(

@@ -26,7 +26,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::AppState;
-use super::admin::{domain_response, store_response};
+use super::admin::{domain_response, limited, store_response};
 use crate::auth::Principal;
 use crate::tools::{self, ToolCtx};
 
@@ -39,7 +39,8 @@ const STYLE: &str = include_str!("../../console/console.css");
 const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; \
                    connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-/// The page and its assets: public, cacheable for a minute, strict CSP.
+/// The page and its assets: public (they hold no data), revalidated on each
+/// load so an upgrade is picked up, under a strict CSP.
 pub fn assets() -> Router<AppState> {
     Router::new()
         .route(
@@ -74,6 +75,12 @@ fn asset(body: &'static str, content_type: &'static str) -> Response {
 
 /// The console's JSON reads; behind the bearer check like `/brain-admin/elevations`.
 pub fn api() -> Router<AppState> {
+    // Bodies and receipts stay out of the browser's disk cache.
+    let no_store = |mut r: Response| async move {
+        r.headers_mut()
+            .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        r
+    };
     Router::new()
         .route("/brain-admin/api/me", get(me))
         .route("/brain-admin/api/projects", get(projects))
@@ -81,7 +88,11 @@ pub fn api() -> Router<AppState> {
         .route("/brain-admin/api/receipts", get(receipts))
         .route("/brain-admin/api/receipts/verify", post(verify))
         .route("/brain-admin/api/targets", get(targets))
+        .layer(axum::middleware::map_response(no_store))
 }
+
+/// Mental models shown on a project page (each read in full).
+const MODELS_SHOWN: usize = 20;
 
 /// The console is for operator JWTs only: agent and relay tokens, shared
 /// tokens and stdio get 403 (the bearer check already answered 401).
@@ -137,6 +148,9 @@ async fn projects(
             "must be at most 128 characters",
         ));
     }
+    if let Some(Err(e)) = search.map(|s| brain_core::text::check("q", s)) {
+        return domain_response(&e);
+    }
     match state.store.projects(&p.tenant, search, 200).await {
         Ok(list) => Json(json!({ "projects": list })).into_response(),
         Err(e) => store_response(e),
@@ -172,7 +186,16 @@ async fn project(
         };
         let mut hist = at.clone();
         hist["limit"] = json!(50);
-        let history = tool(&state, &p, "brain_focus_history", hist).await?;
+        let mut history = tool(&state, &p, "brain_focus_history", hist).await?;
+        // The page shows each revision as its diff; the bodies would only
+        // double the answer.
+        if let Some(entries) = history["entries"].as_array_mut() {
+            for e in entries {
+                if let Some(m) = e.as_object_mut() {
+                    m.remove("body");
+                }
+            }
+        }
         let sessions = tool(
             &state,
             &p,
@@ -197,7 +220,7 @@ async fn project(
             .await
             .map_err(store_response)?;
         let mut models = Vec::new();
-        for name in names {
+        for name in names.into_iter().take(MODELS_SHOWN) {
             models.push(
                 tool(
                     &state,
@@ -279,18 +302,26 @@ async fn receipts(
 }
 
 /// The check `brain receipts verify` runs: the whole chain against the tip.
+/// It reads every receipt, so it spends the admin budget (30 a minute per
+/// credential), not the per-second one.
 async fn verify(State(state): State<AppState>, Extension(p): Extension<Principal>) -> Response {
     if let Err(r) = operator(&p) {
         return r;
     }
-    let receipts = match state.store.receipts(&p.tenant).await {
-        Ok(r) => r,
-        Err(e) => return store_response(e),
-    };
+    if let Some(r) = limited(&state, &p) {
+        return r;
+    }
+    // The tip first, then the chain up to it: a receipt written in between is
+    // not part of what is checked, rather than a false "seq_gap".
     let (seq, hash) = match state.store.ledger_tip(&p.tenant).await {
         Ok(t) => t,
         Err(e) => return store_response(e),
     };
+    let mut receipts = match state.store.receipts(&p.tenant).await {
+        Ok(r) => r,
+        Err(e) => return store_response(e),
+    };
+    receipts.retain(|r| r.seq <= seq);
     let body = match brain_core::receipt::verify_with_tip(&receipts, (seq, &hash)) {
         Ok(n) => json!({"ok": true, "receipts": n, "tip_seq": seq, "tip": hash}),
         Err((bad, fault)) => json!({"ok": false, "seq": bad, "reason": fault}),
