@@ -292,6 +292,19 @@ async fn the_console_works_in_a_real_browser() {
             .contains("Ship the resources.")
     );
     wait_text(c, "#sessions", "step 3").await;
+    // Each revision links to its session's receipts and to its own receipt.
+    let links = c.find_all(Locator::Css("#rev-3 .meta a")).await.unwrap();
+    let mut hrefs = Vec::new();
+    for l in &links {
+        hrefs.push(l.attr("href").await.unwrap().unwrap_or_default());
+    }
+    assert!(
+        hrefs
+            .iter()
+            .any(|h| h.starts_with("#/receipts?session_id=sess_")),
+        "{hrefs:?}"
+    );
+    assert!(hrefs.iter().any(|h| h == "#/receipts?since=5"), "{hrefs:?}");
     wait_text(c, "main", "ui slot is taken").await;
     wait_text(c, "main", "ui").await;
     shot(c, "project").await;
