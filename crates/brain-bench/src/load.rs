@@ -1,0 +1,306 @@
+//! The load: N workers, each with its own MCP connection (initialize, then the
+//! workload in a loop until the deadline), latencies kept per call.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use serde_json::{Value, json};
+
+#[derive(clap::Args, Clone)]
+pub struct RunArgs {
+    /// The MCP endpoint, e.g. http://127.0.0.1:8080/mcp.
+    #[arg(long)]
+    url: String,
+    /// pairs (start + end), remember, focus-get, or echo (the baseline's tool).
+    #[arg(long)]
+    workload: String,
+    /// Concurrent clients, comma-separated: one run each.
+    #[arg(long, default_value = "1,8,64", value_delimiter = ',')]
+    concurrency: Vec<usize>,
+    /// Seconds per run.
+    #[arg(long, default_value_t = 10)]
+    seconds: u64,
+    /// Sign agent tokens with this HS256 secret (issuer and audience `brain`).
+    #[arg(long, env = "BRAIN_JWT_HS256_SECRET", default_value = "")]
+    secret: String,
+    /// Spread the workers over this many tenants (bench-0 … bench-N-1).
+    #[arg(long, default_value_t = 1)]
+    tenants: usize,
+    /// The server's process id, to report its CPU per call (Linux /proc).
+    #[arg(long)]
+    server_pid: Option<u32>,
+    /// A name for the output line.
+    #[arg(long, default_value = "brain")]
+    label: String,
+}
+
+/// One worker's MCP connection.
+struct Conn {
+    http: reqwest::Client,
+    url: String,
+    token: String,
+    session: Option<String>,
+    next_id: u64,
+}
+
+impl Conn {
+    async fn rpc(&mut self, method: &str, params: Value) -> anyhow::Result<Value> {
+        self.next_id += 1;
+        let body =
+            json!({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params});
+        let mut req = self
+            .http
+            .post(&self.url)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-11-25")
+            .json(&body);
+        if !self.token.is_empty() {
+            req = req.bearer_auth(&self.token);
+        }
+        if let Some(s) = &self.session {
+            req = req.header("mcp-session-id", s);
+        }
+        let resp = req.send().await?;
+        if self.session.is_none()
+            && let Some(s) = resp.headers().get("mcp-session-id")
+        {
+            self.session = Some(s.to_str()?.to_owned());
+        }
+        let status = resp.status();
+        let text = resp.text().await?;
+        if !status.is_success() {
+            bail!(
+                "{method}: HTTP {status}: {}",
+                text.chars().take(200).collect::<String>()
+            );
+        }
+        // An SSE answer: the JSON-RPC response is the data line that has an id.
+        let found = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+            .find(|v| v.get("id").is_some())
+            .or_else(|| serde_json::from_str(&text).ok())
+            .context("no JSON-RPC answer")?;
+        if let Some(e) = found.get("error") {
+            bail!("{method}: {e}");
+        }
+        Ok(found["result"].clone())
+    }
+
+    async fn notify(&mut self, method: &str) -> anyhow::Result<()> {
+        let mut req = self
+            .http
+            .post(&self.url)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-11-25")
+            .json(&json!({"jsonrpc": "2.0", "method": method}));
+        if !self.token.is_empty() {
+            req = req.bearer_auth(&self.token);
+        }
+        if let Some(s) = &self.session {
+            req = req.header("mcp-session-id", s);
+        }
+        req.send().await?.error_for_status()?;
+        Ok(())
+    }
+
+    async fn tool(&mut self, name: &str, args: Value) -> anyhow::Result<Value> {
+        let r = self
+            .rpc("tools/call", json!({"name": name, "arguments": args}))
+            .await?;
+        if r["isError"] == true {
+            bail!("{name}: {}", r["structuredContent"]["error"]["code"]);
+        }
+        Ok(r["structuredContent"].clone())
+    }
+}
+
+/// A 2 KB focus body, as pgbench's hot-write model updates: the same length
+/// every time, so the shrink guard never refuses.
+fn body(n: u64) -> String {
+    let head = format!("revision body {n:012}\n");
+    let mut b = head.clone();
+    while b.len() < 2048 {
+        b.push_str("carry the durable decisions forward; ");
+    }
+    b.truncate(2048);
+    b
+}
+
+async fn one(conn: &mut Conn, workload: &str, project: &str, n: u64) -> anyhow::Result<()> {
+    match workload {
+        "pairs" => {
+            let s = conn
+                .tool(
+                    "brain_session_start",
+                    json!({"project": project, "client_key": "bench"}),
+                )
+                .await?;
+            let rev = s["briefing"]["base_focus"]["revision"]
+                .as_i64()
+                .unwrap_or(0);
+            let end = conn
+                .tool(
+                    "brain_session_end",
+                    json!({"session_id": s["session"]["session_id"], "expected_client_key": "bench",
+                           "summary": "bench", "next_focus": body(n), "expected_focus_revision": rev}),
+                )
+                .await?;
+            if end["focus_outcome"] != "applied" {
+                bail!("end: {}", end["focus_outcome"]);
+            }
+        }
+        "remember" => {
+            conn.tool(
+                "brain_remember",
+                json!({"project": project, "kind": "note", "text": format!("observation {n}")}),
+            )
+            .await?;
+        }
+        "focus-get" => {
+            conn.tool("brain_focus_get", json!({"project": project}))
+                .await?;
+        }
+        "echo" => {
+            conn.rpc(
+                "tools/call",
+                json!({"name": "echo", "arguments": {"text": "ping"}}),
+            )
+            .await?;
+        }
+        other => bail!("unknown workload {other}"),
+    }
+    Ok(())
+}
+
+/// Process CPU (user + system) in seconds, from /proc/PID/stat (clock ticks
+/// of 1/100 s, the Linux default).
+fn cpu_secs(pid: u32) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = stat.rsplit_once(')')?.1;
+    let f: Vec<&str> = after.split_whitespace().collect();
+    let utime: f64 = f.get(11)?.parse().ok()?;
+    let stime: f64 = f.get(12)?.parse().ok()?;
+    Some((utime + stime) / 100.0)
+}
+
+fn percentile(sorted: &[u64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)] as f64 / 1000.0
+}
+
+pub async fn run(args: RunArgs) -> anyhow::Result<()> {
+    for &c in &args.concurrency {
+        run_one(&args, c).await?;
+    }
+    Ok(())
+}
+
+async fn run_one(args: &RunArgs, c: usize) -> anyhow::Result<()> {
+    let http = reqwest::Client::builder()
+        .pool_max_idle_per_host(c.max(1) * 2)
+        .tcp_nodelay(true)
+        .build()?;
+    let mut conns = Vec::new();
+    for w in 0..c {
+        let tenant = format!("bench-{}", w % args.tenants.max(1));
+        let token = if args.secret.is_empty() {
+            String::new()
+        } else {
+            brain_server::token::mint(&brain_server::token::MintRequest {
+                secret: &args.secret,
+                issuer: "brain",
+                audience: "brain",
+                tenant: &tenant,
+                subject: &format!("worker-{w}"),
+                role: "agent",
+                ttl_secs: 3600,
+            })?
+        };
+        let mut conn = Conn {
+            http: http.clone(),
+            url: args.url.clone(),
+            token,
+            session: None,
+            next_id: 0,
+        };
+        conn.rpc(
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "brain-bench", "version": "1"}}),
+        )
+        .await
+        .context("initialize")?;
+        conn.notify("notifications/initialized").await?;
+        conns.push(conn);
+    }
+    let cpu0 = args.server_pid.and_then(cpu_secs);
+    let started = Instant::now();
+    let deadline = started + Duration::from_secs(args.seconds);
+    let mut tasks = Vec::new();
+    for (w, mut conn) in conns.into_iter().enumerate() {
+        let workload = args.workload.clone();
+        // One project per worker: concurrent ends contend on the tenant's
+        // ledger tip, never on one focus revision.
+        let project = format!("bench-w{w}");
+        tasks.push(tokio::spawn(async move {
+            let mut lat = Vec::new();
+            let mut errors = 0u64;
+            let mut first_error = None;
+            let mut n = 0u64;
+            while Instant::now() < deadline {
+                let t = Instant::now();
+                match one(&mut conn, &workload, &project, n).await {
+                    Ok(()) => lat.push(t.elapsed().as_micros() as u64),
+                    Err(e) => {
+                        errors += 1;
+                        first_error.get_or_insert_with(|| e.to_string());
+                    }
+                }
+                n += 1;
+            }
+            (lat, errors, first_error)
+        }));
+    }
+    let mut lat = Vec::new();
+    let mut errors = 0;
+    let mut first_error = None;
+    for t in tasks {
+        let (l, e, f) = t.await?;
+        lat.extend(l);
+        errors += e;
+        if first_error.is_none() {
+            first_error = f;
+        }
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    let cpu = match (cpu0, args.server_pid.and_then(cpu_secs)) {
+        (Some(a), Some(b)) => Some(b - a),
+        _ => None,
+    };
+    lat.sort_unstable();
+    let ops = lat.len() as f64 / elapsed;
+    // A pair is two calls; CPU is per call.
+    let calls = lat.len() as f64 * if args.workload == "pairs" { 2.0 } else { 1.0 };
+    let cpu_per_call = cpu.map(|c| c * 1000.0 / calls.max(1.0));
+    println!(
+        "{{\"label\":\"{}\",\"workload\":\"{}\",\"tenants\":{},\"c\":{},\"ops_per_sec\":{:.1},\"p50_ms\":{:.2},\"p99_ms\":{:.2},\"errors\":{},\"server_cpu_ms_per_call\":{}}}",
+        args.label,
+        args.workload,
+        args.tenants,
+        c,
+        ops,
+        percentile(&lat, 0.5),
+        percentile(&lat, 0.99),
+        errors,
+        cpu_per_call.map_or("null".to_owned(), |v| format!("{v:.3}")),
+    );
+    if let Some(e) = first_error {
+        eprintln!("first error ({}, c={c}): {e}", args.label);
+    }
+    Ok(())
+}
