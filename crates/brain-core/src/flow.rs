@@ -56,13 +56,24 @@ pub trait CloseTx: Send + Sized {
         draft: ReceiptDraft,
     ) -> Result<Receipt, StoreError>;
     /// Write `body` as `revision` of the session's target, with its history row.
+    /// Replace the session's target body (the focus row is already locked).
     async fn write_focus(
         &mut self,
         tenant: &TenantId,
         session: &Session,
         body: &str,
         revision: Revision,
+        at: DateTime<Utc>,
+    ) -> Result<(), StoreError>;
+    /// The revision's history row, which names the receipt that wrote it.
+    async fn record_focus_history(
+        &mut self,
+        tenant: &TenantId,
+        session: &Session,
+        body: &str,
+        revision: Revision,
         receipt_seq: i64,
+        at: DateTime<Utc>,
     ) -> Result<(), StoreError>;
     async fn insert_session(
         &mut self,
@@ -321,18 +332,17 @@ pub async fn close<T: CloseTx>(
         return finish(kind, end, None, None);
     }
 
-    // Step 8: apply, with the receipt, in this transaction.
-    let mut d = draft(Ok(()));
-    d.elevated = req.allow_focus_shrink && authority;
-    d.outcome = rules::close_receipt_outcome(outcome).to_owned();
-    let receipt = tx.append_receipt(caller, d).await?;
+    // Step 8: apply, with the receipt, in this transaction. The tenant's
+    // ledger tip is taken last: every writer of the tenant queues on it, so
+    // everything that does not need the receipt's seq is written first.
+    let written_at = now_micros();
     if outcome == FocusOutcome::Applied {
         tx.write_focus(
             tenant,
             &session,
             &req.next_focus,
             found.revision + 1,
-            receipt.seq,
+            written_at,
         )
         .await?;
     }
@@ -379,6 +389,21 @@ pub async fn close<T: CloseTx>(
     let result = finish(kind, end, new_session, slot)?;
     tx.store_close(tenant, &session, &req.digest, &result)
         .await?;
+    let mut d = draft(Ok(()));
+    d.elevated = req.allow_focus_shrink && authority;
+    d.outcome = rules::close_receipt_outcome(outcome).to_owned();
+    let receipt = tx.append_receipt(caller, d).await?;
+    if outcome == FocusOutcome::Applied {
+        tx.record_focus_history(
+            tenant,
+            &session,
+            &req.next_focus,
+            found.revision + 1,
+            receipt.seq,
+            written_at,
+        )
+        .await?;
+    }
     tx.commit().await?;
     Ok(result)
 }

@@ -93,10 +93,14 @@ pub(crate) async fn append(
         None => return Err(StoreError::Backend("tenant has no ledger tip".into())),
     };
     let r = Receipt::chain(caller, draft, seq, &hash, now_micros());
+    // The receipt and the new tip in one statement: the tip's row lock (taken
+    // above) is held for one round trip less before the commit, and every
+    // writer of the tenant queues on that lock.
     sqlx::query(
-        "INSERT INTO receipts (tenant_id, seq, receipt_id, at, tool, project, session_id, \
+        "WITH r AS (INSERT INTO receipts (tenant_id, seq, receipt_id, at, tool, project, session_id, \
          credential_kind, subject, token_id, connection_id, elevated, outcome, request_digest, \
-         prev_hash, hash) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16)",
+         prev_hash, hash) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16)) \
+         UPDATE receipt_heads SET seq = $2, hash = $16 WHERE tenant_id = $1",
     )
     .bind(r.tenant.as_str())
     .bind(r.seq)
@@ -117,13 +121,6 @@ pub(crate) async fn append(
     .execute(&mut *tx)
     .await
     .map_err(db)?;
-    sqlx::query("UPDATE receipt_heads SET seq = $2, hash = $3 WHERE tenant_id = $1")
-        .bind(r.tenant.as_str())
-        .bind(r.seq)
-        .bind(&r.hash)
-        .execute(&mut *tx)
-        .await
-        .map_err(db)?;
     // Counted when appended; the caller commits it in the same transaction.
     metrics::counter!("brain_receipts_written_total").increment(1);
     Ok(r)

@@ -97,9 +97,30 @@ impl CloseTx for Tx {
         session: &Session,
         body: &str,
         revision: Revision,
-        receipt_seq: i64,
+        at: DateTime<Utc>,
     ) -> Result<(), StoreError> {
-        write_focus(&mut self.0, tenant, session, body, revision, receipt_seq).await
+        write_focus(&mut self.0, tenant, session, body, revision, at).await
+    }
+
+    async fn record_focus_history(
+        &mut self,
+        tenant: &TenantId,
+        session: &Session,
+        body: &str,
+        revision: Revision,
+        receipt_seq: i64,
+        at: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        record_focus_history(
+            &mut self.0,
+            tenant,
+            session,
+            body,
+            revision,
+            receipt_seq,
+            at,
+        )
+        .await
     }
 
     async fn insert_session(
@@ -314,10 +335,10 @@ async fn write_focus(
     session: &Session,
     body: &str,
     revision: i64,
-    receipt_seq: i64,
+    at: DateTime<Utc>,
 ) -> Result<(), StoreError> {
     let slot = ledger::slot_key(session.bound_slot.as_ref());
-    let now = now_micros();
+    let now = at;
     // The change is announced in the same statement: PostgreSQL delivers a
     // NOTIFY only when its transaction commits, so a listener on any replica
     // hears exactly the writes that happened (SPEC §2.11), and no extra round trip.
@@ -343,6 +364,20 @@ async fn write_focus(
     .execute(&mut *conn)
     .await
     .map_err(db)?;
+    Ok(())
+}
+
+async fn record_focus_history(
+    conn: &mut PgConnection,
+    tenant: &TenantId,
+    session: &Session,
+    body: &str,
+    revision: i64,
+    receipt_seq: i64,
+    at: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    let slot = ledger::slot_key(session.bound_slot.as_ref());
+    let now = at;
     sqlx::query(
         "INSERT INTO focus_history (tenant_id, project, slot, revision, body, session_id, receipt_seq, created_at) \
          VALUES ($1,$2,$3,$4,$5,$6,$7,$8)",
