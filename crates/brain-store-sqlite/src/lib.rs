@@ -59,6 +59,11 @@ pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/
 #[derive(Clone)]
 pub struct SqliteStore {
     pool: SqlitePool,
+    /// One connection for write transactions: SQLite has one writer anyway,
+    /// and queueing here wakes the next writer the moment the last commits,
+    /// where `BEGIN IMMEDIATE` on many connections would wait in SQLite's
+    /// busy handler, whose sleeps grow to 100 ms (the long tail under load).
+    writer: SqlitePool,
     settings: StoreSettings,
     /// SQLite has one process writing: focus changes go to these directly.
     listeners: Arc<RwLock<Vec<FocusListener>>>,
@@ -77,11 +82,18 @@ impl SqliteStore {
         let pool = SqlitePoolOptions::new()
             .max_connections(8)
             .acquire_timeout(Duration::from_secs(10))
+            .connect_with(options.clone())
+            .await
+            .map_err(StoreError::backend)?;
+        let writer = SqlitePoolOptions::new()
+            .max_connections(1)
+            .acquire_timeout(Duration::from_secs(10))
             .connect_with(options)
             .await
             .map_err(StoreError::backend)?;
         Ok(Self {
             pool,
+            writer,
             settings,
             listeners: Arc::default(),
         })
@@ -95,7 +107,7 @@ impl SqliteStore {
     pub(crate) async fn write(
         &self,
     ) -> Result<sqlx::Transaction<'static, sqlx::Sqlite>, StoreError> {
-        self.pool.begin_with("BEGIN IMMEDIATE").await.map_err(db)
+        self.writer.begin_with("BEGIN IMMEDIATE").await.map_err(db)
     }
 
     /// Tell the listeners about the body an end or relay wrote, after its commit.
@@ -140,6 +152,7 @@ impl Store for SqliteStore {
     }
 
     async fn close(&self) {
+        self.writer.close().await;
         self.pool.close().await;
     }
 
