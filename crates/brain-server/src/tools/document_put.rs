@@ -14,12 +14,11 @@ pub const NAME: &str = "brain_document_put";
 const DESCRIPTION: &str = "Replace a whole project document under compare-and-swap: on success its revision becomes \
 expected_revision + 1. executive_state: objective, missions, pending_decisions (choices \
 still open; decisions taken go to brain_remember); critique: a review of the approach and \
-its risks; sync_note: notes to other agents, in every briefing; mental_model: background, \
-written only with an operator-role JWT (else forbidden, 403). Not for facts (brain_remember) \
-nor the focus (brain_session_end). A stale expected_revision is refused with \
-document_conflict (409, details.current_revision), also on a retry whose answer was lost: \
-brain_document_get it, and if the body is not yours, merge and put with that revision. A \
-malformed executive_state, or name given with the wrong document, is invalid_argument.";
+its risks; sync_note: notes to other agents, in every briefing; mental_model: operator-set \
+background. Not for facts (brain_remember) nor the focus (brain_session_end). A stale \
+expected_revision is refused with document_conflict (409, details.current_revision), also on \
+a retry whose answer was lost: brain_document_get it, and if the body is not yours, merge \
+and put with that revision. Errors also: forbidden, invalid_argument.";
 
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]

@@ -12,10 +12,10 @@ pub const NAME: &str = "brain_session_abandon";
 
 const DESCRIPTION: &str = "Close an open session without writing any focus, recording why. Use when the work is \
 dropped, was started by mistake, or is a briefing.recovery leftover you will not resume; to \
-keep what was learned use brain_session_end. Needs confirm: true (or dry_run: true to \
-preview), else confirm_required (428). The session becomes abandoned for good; its artifacts \
-stay. An exact repeat returns the stored result with replayed: true. Errors: \
-session_not_found, tracer_session, client_key_mismatch, session_closed, invalid_argument.";
+keep what was learned use brain_session_end. Preview with dry_run. The session becomes \
+abandoned for good; its artifacts stay. An exact repeat returns the stored result with \
+replayed: true. Errors: confirm_required (428), session_not_found, tracer_session, \
+client_key_mismatch, session_closed, invalid_argument.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -13,11 +13,10 @@ expected_focus_revision. Use brain_session_relay instead to hand a slot on, \
 brain_session_abandon to close without writing, brain_remember for single facts. \
 invalid_argument writes nothing; every other refusal writes only its receipt and leaves the \
 session as it was: session_not_found, tracer_session, client_key_mismatch, session_closed, \
-focus_shrink_override_refused (403), base_focus_shrink or slot_focus_shrink (409: under 70% \
-of the current body; carry the durable content over and call again). A stale revision closes \
-the session as conflicted with the focus unwritten: start a new session, merge your text \
-into the body found (focus_at_end) and end with current_focus_revision. An exact repeat \
-returns the stored result with replayed: true.";
+focus_shrink_override_refused, base_focus_shrink or slot_focus_shrink (409: next_focus under \
+70% of the current body). A stale revision closes the session as conflicted with the focus \
+unwritten: start a new session, merge your text into the body found (focus_at_end) and end \
+with current_focus_revision. An exact repeat returns the stored result with replayed: true.";
 
 /// The arguments of an end; relay adds its own fields to the same list, so the
 /// two tools cannot drift apart.

@@ -10,11 +10,10 @@ pub const NAME: &str = "brain_session_relay";
 const DESCRIPTION: &str = "Hand a bound session's slot to another client: this session closes as relayed, writing \
 next_focus into the slot with brain_session_end's checks, codes and compare-and-swap, and a \
 new session bound to the slot opens for to_client_key. To stop without a successor use \
-brain_session_end. The receiver calls brain_session_resume with new_session.session_id and \
-to_client_key, then ends with the slot.revision that resume returns. An unbound session is \
-refused (relay_requires_slot, 409). A stale revision closes this session as conflicted and \
-opens none (new_session null; slot holds the current body). An exact repeat returns the \
-stored result with replayed: true.";
+brain_session_end. The receiver resumes new_session.session_id and ends with the \
+slot.revision that resume returns. An unbound session is refused (relay_requires_slot, 409). \
+A stale revision closes this session as conflicted and opens none (new_session null; slot \
+holds the current body). An exact repeat returns the stored result with replayed: true.";
 
 session_end::end_args!(Args {
     /// The receiving client's client_key; the new session is opened for it.

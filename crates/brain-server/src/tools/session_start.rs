@@ -12,13 +12,11 @@ pub const NAME: &str = "brain_session_start";
 
 const DESCRIPTION: &str = "Open a new working session in a project and get its briefing. Call once when work begins; if \
 you hold an open session (yours, or briefing.recovery) use brain_session_resume instead, or \
-brain_session_abandon to drop it; a second start opens another session and leaves the first \
-open. The briefing carries the base focus and its revision (your end passes it), the slot \
-when bound, the project documents, the daily brief, top artifacts per mission, inbox_count \
-(open todos), open and recent sessions, and recovery. Opens a session and writes a receipt; \
-project and slot are created on first use. To hear while you work that another agent moved \
-the focus, resources/subscribe to brain://projects/{project}/focus (or .../slots/{slot}). \
-Errors: invalid_argument.";
+brain_session_abandon to drop it; a second start leaves the first open. Your end passes \
+briefing.base_focus.revision (slot.revision when bound). Writes a receipt; project and slot \
+are created on first use. To hear while you work that another agent moved the focus, \
+resources/subscribe to brain://projects/{project}/focus (or .../slots/{slot}). Errors: \
+invalid_argument.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
