@@ -200,3 +200,41 @@ async fn subscribers_hear_focus_changes_in_their_tenant_only() {
     .await;
     assert_eq!(heard(&mut rx, Duration::from_millis(500)).await, None);
 }
+
+/// A subscription whose connection closed without the registry hearing of it
+/// (the client just went away) is dropped by the sweep's prune, not kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subscriptions_of_closed_transports_are_pruned() {
+    use rmcp::ServiceExt;
+
+    let backend = brain_testkit::app::TestBackend::create().await;
+    let store = backend.open().await;
+    let tenant = brain_core::ids::TenantId::parse("acme").unwrap();
+    let handler =
+        brain_server::mcp::BrainMcp::local(store.clone(), brain_server::stdio::principal(tenant));
+    let subs = handler.subscriptions();
+    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+    let server = tokio::spawn(async move {
+        let running = handler.serve(server_io).await.unwrap();
+        let _ = running.waiting().await;
+    });
+    let client = ().serve(client_io).await.unwrap();
+    ok(
+        &client,
+        "brain_session_start",
+        json!({"project": "p", "client_key": "k"}),
+    )
+    .await;
+    client
+        .subscribe(SubscribeRequestParams::new("brain://projects/p/focus"))
+        .await
+        .unwrap();
+    assert_eq!(subs.len(), 1);
+    assert_eq!(subs.prune_closed(), 0, "an open transport is kept");
+    // The client goes away: no unsubscribe, no DELETE.
+    drop(client);
+    let _ = tokio::time::timeout(Duration::from_secs(5), server).await;
+    assert_eq!(subs.prune_closed(), 1);
+    assert!(subs.is_empty());
+    store.close().await;
+}

@@ -186,8 +186,8 @@ pub fn router(state: AppState, opts: HttpOptions) -> Router {
 /// The expiry sweep (SPEC §4): connections unused past the idle limit are
 /// closed in the database (with their tracer sessions) by whichever replica
 /// comes first, and forgotten in this process; with the `aziel` profile, raw
-/// runtime sessions unused for 6 h are closed; quiet rate-limit buckets and
-/// stale restore hand-offs are dropped.
+/// runtime sessions unused for 6 h are closed; quiet rate-limit buckets,
+/// stale restore hand-offs and subscriptions of closed transports are dropped.
 async fn sweep(
     registry: connections::Registry,
     idle: Duration,
@@ -221,6 +221,7 @@ async fn sweep(
                 Err(e) => tracing::warn!(error = %e, "runtime session expiry failed"),
             }
         }
+        registry.subscriptions.prune_closed();
         registry.app.init_params.prune();
         registry.app.limits.forget_quiet();
         registry.app.admin_limiter.retain_recent();

@@ -56,6 +56,10 @@ impl Subscriptions {
         peer: Peer<RoleServer>,
     ) -> Result<(), Full> {
         let key = (tenant.clone(), uri.to_owned());
+        if peer.is_transport_closed() {
+            // Closed while the subscribe was being checked: nothing to keep.
+            return Ok(());
+        }
         self.with(|s| {
             let mine = s.by_connection.entry(connection.to_owned()).or_default();
             if !mine.contains(&key) && mine.len() >= MAX_PER_CONNECTION {
@@ -87,6 +91,28 @@ impl Subscriptions {
                 }
             }
         });
+    }
+
+    /// Drop the subscriptions of connections whose transport has closed (the
+    /// session ended by rmcp's own idle reaper, or closed through another
+    /// replica): run by the expiry sweep, so such entries cannot pile up.
+    pub fn prune_closed(&self) -> usize {
+        self.with(|s| {
+            let dead: Vec<(String, Key)> = s
+                .by_uri
+                .iter()
+                .flat_map(|(k, peers)| {
+                    peers
+                        .iter()
+                        .filter(|(_, p)| p.is_transport_closed())
+                        .map(move |(c, _)| (c.clone(), k.clone()))
+                })
+                .collect();
+            for (c, k) in &dead {
+                remove(s, c, k);
+            }
+            dead.len()
+        })
     }
 
     /// How many subscriptions this replica holds (for tests and gauges).
