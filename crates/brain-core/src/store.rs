@@ -94,6 +94,25 @@ pub struct OperatorSession {
     pub project: ProjectKey,
 }
 
+impl OperatorTargets {
+    /// From the store's rows: connection ids, and `(session uuid, project)`;
+    /// a session whose project name no longer parses is skipped.
+    pub fn from_rows(connections: Vec<String>, sessions: Vec<(uuid::Uuid, String)>) -> Self {
+        Self {
+            connections,
+            sessions: sessions
+                .into_iter()
+                .filter_map(|(id, p)| {
+                    Some(OperatorSession {
+                        session_id: SessionId::from_uuid(id),
+                        project: ProjectKey::parse(&p).ok()?,
+                    })
+                })
+                .collect(),
+        }
+    }
+}
+
 /// One row of `focus_resources`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FocusResource {

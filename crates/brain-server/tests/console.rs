@@ -306,7 +306,8 @@ async fn the_console_works_in_a_real_browser() {
     );
     assert!(hrefs.iter().any(|h| h == "#/receipts?since=5"), "{hrefs:?}");
     wait_text(c, "main", "ui slot is taken").await;
-    wait_text(c, "main", "ui").await;
+    // The slots card lists "ui" as a link to that slot's page.
+    wait_text(c, "a[href='#/project/web/slot/ui']", "ui").await;
     shot(c, "project").await;
 
     // Receipts: the chain verifies, then a tampered receipt shows its seq.

@@ -2,9 +2,9 @@
 //! activity, an operator's own elevation targets, mental-model names.
 
 use brain_core::error::StoreError;
-use brain_core::ids::{ProjectKey, SessionId, TenantId};
+use brain_core::ids::{ProjectKey, TenantId};
 use brain_core::model::Caller;
-use brain_core::store::{OperatorSession, OperatorTargets, ProjectSummary};
+use brain_core::store::{OperatorTargets, ProjectSummary};
 
 use crate::{PgStore, db};
 
@@ -72,18 +72,7 @@ pub(crate) async fn operator_targets(
     .await
     .map_err(db)?;
     tx.commit().await.map_err(db)?;
-    Ok(OperatorTargets {
-        connections,
-        sessions: sessions
-            .into_iter()
-            .filter_map(|(id, p)| {
-                Some(OperatorSession {
-                    session_id: SessionId::from_uuid(id),
-                    project: ProjectKey::parse(&p).ok()?,
-                })
-            })
-            .collect(),
-    })
+    Ok(OperatorTargets::from_rows(connections, sessions))
 }
 
 pub(crate) async fn mental_model_names(
