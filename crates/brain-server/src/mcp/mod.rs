@@ -78,20 +78,6 @@ impl BrainMcp {
         }
     }
 
-    /// The same handler, sharing `subscriptions` (the front door's registry
-    /// drops a connection's subscriptions when it closes).
-    pub fn with_subscriptions(self, subscriptions: Arc<subscriptions::Subscriptions>) -> Self {
-        let inner = &self.inner;
-        Self {
-            inner: Arc::new(Inner {
-                store: inner.store.clone(),
-                tools: inner.tools.clone(),
-                subscriptions,
-                local: inner.local.clone(),
-            }),
-        }
-    }
-
     /// This handler's subscriptions.
     pub fn subscriptions(&self) -> Arc<subscriptions::Subscriptions> {
         self.inner.subscriptions.clone()
