@@ -9,9 +9,7 @@ use serde_json::Value;
 
 use crate::error::{DomainError, StoreError};
 use crate::ids::{ArtifactId, ClientKey, ProjectKey, SessionId, SlotName, TenantId};
-use crate::memory::{
-    Brief, Document, DocumentKind, RecallHit, any_word_query, parse_executive_state, top_missions,
-};
+use crate::memory::{RecallHit, any_word_query, parse_executive_state, top_missions};
 use crate::model::idle_since;
 use crate::model::{
     Artifact, ArtifactKind, Caller, Focus, FocusOutcome, Revision, Session, SessionStatus,
@@ -23,11 +21,24 @@ use crate::requests::{AbandonRequest, BindRequest, EndRequest, OverrideGrant, Re
 use crate::requests::{ResumeRequest, StartRequest, TodoAckOutcome, TodoAckRequest};
 use crate::rules::{self, CloseDecision, CloseKind, CloseRecord};
 use crate::store::{
-    BindOutcome, Briefing, FocusRef, MissionRecall, NamedBody, RecallQuery, RecentSession,
-    Recovery, SessionBriefing, SlotView, Unattributed,
+    BindOutcome, Briefing, BriefingSources, LockedClose, MissionRecall, RecallQuery, Recovery,
+    SessionBriefing, SlotView,
 };
 
+/// A write of a session's target body: the new body as `revision`.
+#[derive(Debug, Clone, Copy)]
+pub struct FocusWrite<'a> {
+    pub session: &'a Session,
+    pub body: &'a str,
+    pub revision: Revision,
+    pub at: DateTime<Utc>,
+}
+
 /// One open write transaction of a backend. Dropping it rolls back.
+///
+/// Its operations are coarse on purpose: each is one statement where the
+/// backend's dialect allows (a round trip each on PostgreSQL), so a call is a
+/// few round trips and the tenant's ledger tip is held only for the last ones.
 #[async_trait]
 pub trait CloseTx: Send + Sized {
     /// The session, locked for the rest of the transaction.
@@ -36,73 +47,70 @@ pub trait CloseTx: Send + Sized {
         tenant: &TenantId,
         id: SessionId,
     ) -> Result<Option<(Session, Option<CloseRecord>)>, StoreError>;
-    /// The base focus (`slot` None) or a slot body; locked when `lock`.
+    /// For a closing call: the session and its target body, both locked, with
+    /// the unattributed artifacts up to `now` and the open agent sessions.
+    async fn lock_close(
+        &mut self,
+        tenant: &TenantId,
+        id: SessionId,
+        now: DateTime<Utc>,
+    ) -> Result<Option<LockedClose>, StoreError>;
+    /// The base focus (`slot` None) or a slot body, unlocked.
     async fn focus(
         &mut self,
         tenant: &TenantId,
         project: &ProjectKey,
         slot: Option<&SlotName>,
-        lock: bool,
     ) -> Result<Focus, StoreError>;
     async fn elevation_active(
         &mut self,
         caller: &Caller,
         session: SessionId,
     ) -> Result<bool, StoreError>;
+    /// Create the tenant and its ledger tip on first use.
     async fn ensure_tenant(&mut self, tenant: &TenantId) -> Result<(), StoreError>;
+    /// Create the tenant and the project (with its empty base focus) on first use.
+    async fn ensure_project(
+        &mut self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+    ) -> Result<(), StoreError>;
+    /// Open `session`: create its tenant, project and bound slot on first use,
+    /// set its `started_focus_revision` to the base focus revision, insert it;
+    /// the bound slot's body when it has one.
+    async fn open_session(
+        &mut self,
+        tenant: &TenantId,
+        session: &mut Session,
+    ) -> Result<Option<Focus>, StoreError>;
+    /// Append a receipt after the tenant's tip, taking the tip's lock; with
+    /// `history`, also the focus history row that names this receipt.
     async fn append_receipt(
         &mut self,
         caller: &Caller,
         draft: ReceiptDraft,
+        history: Option<FocusWrite<'_>>,
     ) -> Result<Receipt, StoreError>;
-    /// Write `body` as `revision` of the session's target, with its history row.
-    /// Replace the session's target body (the focus row is already locked).
-    async fn write_focus(
+    /// Persist the closed session with the digest and result of the closing
+    /// call and, when given, replace its target body (already locked).
+    async fn apply_close(
         &mut self,
         tenant: &TenantId,
         session: &Session,
-        body: &str,
-        revision: Revision,
-        at: DateTime<Utc>,
-    ) -> Result<(), StoreError>;
-    /// The revision's history row, which names the receipt that wrote it.
-    async fn record_focus_history(
-        &mut self,
-        tenant: &TenantId,
-        session: &Session,
-        body: &str,
-        revision: Revision,
-        receipt_seq: i64,
-        at: DateTime<Utc>,
+        focus: Option<FocusWrite<'_>>,
+        digest: &str,
+        result: &Value,
     ) -> Result<(), StoreError>;
     async fn insert_session(
         &mut self,
         tenant: &TenantId,
         session: &Session,
     ) -> Result<(), StoreError>;
-    async fn unattributed(
-        &mut self,
-        tenant: &TenantId,
-        session: &Session,
-    ) -> Result<Unattributed, StoreError>;
     async fn open_agent_sessions(
         &mut self,
         tenant: &TenantId,
         project: &ProjectKey,
     ) -> Result<i64, StoreError>;
-    /// Persist the closed session with the digest and result of the closing call.
-    async fn store_close(
-        &mut self,
-        tenant: &TenantId,
-        session: &Session,
-        digest: &str,
-        result: &Value,
-    ) -> Result<(), StoreError>;
-    async fn ensure_project(
-        &mut self,
-        tenant: &TenantId,
-        project: &ProjectKey,
-    ) -> Result<(), StoreError>;
     async fn ensure_slot(
         &mut self,
         tenant: &TenantId,
@@ -129,47 +137,17 @@ pub trait CloseTx: Send + Sized {
         tenant: &TenantId,
         artifact: &Artifact,
     ) -> Result<(), StoreError>;
-    // Reads for the briefing (SPEC §5), inside the same transaction.
-    /// The last `limit` closed agent sessions of the project, newest first.
-    async fn recent_closed(
-        &mut self,
-        tenant: &TenantId,
-        project: &ProjectKey,
-        limit: i64,
-    ) -> Result<Vec<RecentSession>, StoreError>;
-    /// This client's newest other open agent session in the project:
-    /// `(id, opened_at, last_activity_at)`.
-    async fn previous_open(
+    /// Everything the briefing (SPEC §5) reads but its mission recall.
+    async fn briefing_sources(
         &mut self,
         tenant: &TenantId,
         session: &Session,
-    ) -> Result<Option<(SessionId, DateTime<Utc>, DateTime<Utc>)>, StoreError>;
-    async fn ledger_size(
-        &mut self,
-        tenant: &TenantId,
-        session: SessionId,
-    ) -> Result<i64, StoreError>;
-    async fn document(
-        &mut self,
-        tenant: &TenantId,
-        project: &ProjectKey,
-        kind: DocumentKind,
-    ) -> Result<Document, StoreError>;
-    async fn mental_models(
-        &mut self,
-        tenant: &TenantId,
-        project: &ProjectKey,
-    ) -> Result<Vec<Document>, StoreError>;
+    ) -> Result<BriefingSources, StoreError>;
     async fn recall(
         &mut self,
         tenant: &TenantId,
         q: &RecallQuery,
     ) -> Result<Vec<RecallHit>, StoreError>;
-    async fn brief(
-        &mut self,
-        tenant: &TenantId,
-        project: &ProjectKey,
-    ) -> Result<Option<Brief>, StoreError>;
     async fn inbox_count(
         &mut self,
         tenant: &TenantId,
@@ -227,7 +205,7 @@ pub async fn refuse<T: CloseTx, R>(
 ) -> Result<R, StoreError> {
     if !dry_run {
         tx.ensure_tenant(&caller.tenant).await?;
-        tx.append_receipt(caller, draft).await?;
+        tx.append_receipt(caller, draft, None).await?;
         tx.commit().await?;
     }
     Err(err.into())
@@ -250,8 +228,9 @@ pub async fn close<T: CloseTx>(
         CloseKind::Relay => "brain_session_relay",
     };
     let tenant = &caller.tenant;
-    let loaded = tx.lock_session(tenant, req.session_id).await?;
-    let project = loaded.as_ref().map(|l| l.0.project.clone());
+    let now = now_micros();
+    let loaded = tx.lock_close(tenant, req.session_id, now).await?;
+    let project = loaded.as_ref().map(|l| l.session.project.clone());
     let draft = |outcome: Result<(), &DomainError>| {
         draft(
             tool,
@@ -262,9 +241,15 @@ pub async fn close<T: CloseTx>(
         )
     };
     // Steps 1–2.
-    let (mut session, close_record) = match loaded {
-        Some((s, c)) => match rules::check_session(Some(&s), &req.expected_client_key) {
-            Ok(_) => (s, c),
+    let LockedClose {
+        mut session,
+        close_record,
+        target: found,
+        unattributed,
+        open_agent_sessions,
+    } = match loaded {
+        Some(l) => match rules::check_session(Some(&l.session), &req.expected_client_key) {
+            Ok(_) => l,
             Err(e) => return refuse(tx, caller, req.dry_run, draft(Err(&e)), e).await,
         },
         None => {
@@ -274,19 +259,13 @@ pub async fn close<T: CloseTx>(
     };
     // Step 3.
     match rules::check_open_or_replay(&session, close_record.as_ref(), &req.digest) {
-        Ok(Some(stored)) => {
-            let target = session.bound_slot.as_ref();
-            let current = tx.focus(tenant, &session.project, target, false).await?;
-            return Ok(as_replay(stored, Some(&current)));
-        }
+        Ok(Some(stored)) => return Ok(as_replay(stored, Some(&found))),
         Ok(None) => {}
         Err(e) => return refuse(tx, caller, req.dry_run, draft(Err(&e)), e).await,
     }
-    // Steps 4–7 against the current body, locked so that concurrent closers serialize here.
+    // Steps 4–7 against the current body, locked by lock_close so that
+    // concurrent closers serialize there.
     let target = session.bound_slot.clone();
-    let found = tx
-        .focus(tenant, &session.project, target.as_ref(), true)
-        .await?;
     let kept;
     let req = if req.keep_focus {
         kept = EndRequest {
@@ -314,11 +293,11 @@ pub async fn close<T: CloseTx>(
         }
         (None, _) => return Err(StoreError::Backend("a close decided nothing".into())),
     };
-    rules::close_session(&mut session, req, kind, outcome, now_micros());
+    rules::close_session(&mut session, req, kind, outcome, now);
+    // Counted before this session's row is closed, so discount it.
+    let remaining = open_agent_sessions - 1;
 
     if req.dry_run {
-        let unattributed = tx.unattributed(tenant, &session).await?;
-        let remaining = tx.open_agent_sessions(tenant, &session.project).await? - 1;
         drop(tx);
         let end = EndResult::build(
             session,
@@ -335,17 +314,6 @@ pub async fn close<T: CloseTx>(
     // Step 8: apply, with the receipt, in this transaction. The tenant's
     // ledger tip is taken last: every writer of the tenant queues on it, so
     // everything that does not need the receipt's seq is written first.
-    let written_at = now_micros();
-    if outcome == FocusOutcome::Applied {
-        tx.write_focus(
-            tenant,
-            &session,
-            &req.next_focus,
-            found.revision + 1,
-            written_at,
-        )
-        .await?;
-    }
     let (new_session, slot) = match (kind, outcome, &target, relay_to) {
         (
             CloseKind::Relay,
@@ -354,7 +322,7 @@ pub async fn close<T: CloseTx>(
             Some(to),
         ) => {
             let to = ClientKey::parse("to_client_key", to)?;
-            let base = tx.focus(tenant, &session.project, None, false).await?;
+            let base = tx.focus(tenant, &session.project, None).await?;
             let next = Session::open_agent(
                 caller,
                 session.project.clone(),
@@ -374,9 +342,6 @@ pub async fn close<T: CloseTx>(
         ),
         _ => (None, None),
     };
-    let unattributed = tx.unattributed(tenant, &session).await?;
-    // Counted before this session's row is closed, so discount it.
-    let remaining = tx.open_agent_sessions(tenant, &session.project).await? - 1;
     let end = EndResult::build(
         session.clone(),
         outcome,
@@ -387,23 +352,18 @@ pub async fn close<T: CloseTx>(
         remaining,
     );
     let result = finish(kind, end, new_session, slot)?;
-    tx.store_close(tenant, &session, &req.digest, &result)
+    let written = (outcome == FocusOutcome::Applied).then_some(FocusWrite {
+        session: &session,
+        body: &req.next_focus,
+        revision: found.revision + 1,
+        at: now_micros(),
+    });
+    tx.apply_close(tenant, &session, written, &req.digest, &result)
         .await?;
     let mut d = draft(Ok(()));
     d.elevated = req.allow_focus_shrink && authority;
     d.outcome = rules::close_receipt_outcome(outcome).to_owned();
-    let receipt = tx.append_receipt(caller, d).await?;
-    if outcome == FocusOutcome::Applied {
-        tx.record_focus_history(
-            tenant,
-            &session,
-            &req.next_focus,
-            found.revision + 1,
-            receipt.seq,
-            written_at,
-        )
-        .await?;
-    }
+    tx.append_receipt(caller, d, written).await?;
     tx.commit().await?;
     Ok(result)
 }
@@ -472,9 +432,9 @@ pub async fn abandon<T: CloseTx>(
     if req.dry_run {
         return Ok(value);
     }
-    tx.append_receipt(caller, draft(Ok(()))).await?;
-    tx.store_close(tenant, &session, &req.digest, &value)
+    tx.apply_close(tenant, &session, None, &req.digest, &value)
         .await?;
+    tx.append_receipt(caller, draft(Ok(())), None).await?;
     tx.commit().await?;
     Ok(value)
 }
@@ -507,9 +467,7 @@ pub async fn bind<T: CloseTx>(
     session.last_activity_at = now;
     tx.set_binding(tenant, session.session_id, &req.slot, now)
         .await?;
-    let focus = tx
-        .focus(tenant, &session.project, Some(&req.slot), false)
-        .await?;
+    let focus = tx.focus(tenant, &session.project, Some(&req.slot)).await?;
     let d = draft(
         TOOL,
         Some(&session.project),
@@ -517,7 +475,7 @@ pub async fn bind<T: CloseTx>(
         &req.digest,
         Ok(()),
     );
-    tx.append_receipt(caller, d).await?;
+    tx.append_receipt(caller, d, None).await?;
     tx.commit().await?;
     Ok(BindOutcome {
         session,
@@ -559,7 +517,6 @@ pub async fn remember<T: CloseTx>(
             Some(*id)
         }
     };
-    tx.ensure_tenant(tenant).await?;
     tx.ensure_project(tenant, &req.project).await?;
     let artifact = Artifact {
         artifact_id: ArtifactId::new_random(),
@@ -574,6 +531,7 @@ pub async fn remember<T: CloseTx>(
     tx.append_receipt(
         caller,
         draft(TOOL, Some(&req.project), session_id, &req.digest, Ok(())),
+        None,
     )
     .await?;
     tx.commit().await?;
@@ -588,7 +546,9 @@ fn slot_view(name: &SlotName, focus: Focus) -> SlotView {
     }
 }
 
-/// The briefing (SPEC §5), recalculated from its sources inside this transaction.
+/// The briefing (SPEC §5), recalculated from its sources inside this
+/// transaction: one read of them all, then the recall for each of the first
+/// three missions of the executive state.
 pub async fn briefing<T: CloseTx>(
     tx: &mut T,
     tenant: &TenantId,
@@ -597,23 +557,20 @@ pub async fn briefing<T: CloseTx>(
     slot: Option<&SlotView>,
 ) -> Result<Briefing, StoreError> {
     let project = &session.project;
-    let base = tx.focus(tenant, project, None, false).await?;
-    let recovery = match tx.previous_open(tenant, session).await? {
-        None => None,
-        Some((id, opened_at, last)) => Some(Recovery {
+    let src = tx.briefing_sources(tenant, session).await?;
+    let recovery = src
+        .previous_open
+        .map(|(id, opened_at, last, ledger_size)| Recovery {
             session_id: id,
             opened_at,
             last_activity_at: last,
             idle: idle_since(last, now_micros(), idle_secs),
-            ledger_size: tx.ledger_size(tenant, id).await?,
-        }),
-    };
-    let exec_doc = tx
-        .document(tenant, project, DocumentKind::ExecutiveState)
-        .await?;
-    let executive_state = (exec_doc.revision > 0)
-        .then(|| parse_executive_state(&exec_doc.body).ok())
-        .flatten();
+            ledger_size,
+        });
+    let executive_state = src
+        .executive_state
+        .as_deref()
+        .and_then(|body| parse_executive_state(body).ok());
     let mut recall = Vec::new();
     if let Some(state) = &executive_state {
         for mission in top_missions(state, 3) {
@@ -629,30 +586,17 @@ pub async fn briefing<T: CloseTx>(
             recall.push(MissionRecall { mission, artifacts });
         }
     }
-    let sync = tx.document(tenant, project, DocumentKind::SyncNote).await?;
-    let mental_models = tx
-        .mental_models(tenant, project)
-        .await?
-        .into_iter()
-        .map(|d| NamedBody {
-            name: d.name,
-            body: d.body,
-        })
-        .collect();
     Ok(Briefing {
-        base_focus: FocusRef {
-            body: base.body,
-            revision: base.revision,
-        },
+        base_focus: src.base,
         slot: slot.cloned(),
         executive_state,
-        brief: tx.brief(tenant, project).await?,
-        mental_models,
+        brief: src.brief,
+        mental_models: src.mental_models,
         recall,
-        inbox_count: tx.inbox_count(tenant, project).await?,
-        sync_note: (sync.revision > 0).then_some(sync.body),
-        open_sessions: tx.open_agent_sessions(tenant, project).await?,
-        recent_sessions: tx.recent_closed(tenant, project, 5).await?,
+        inbox_count: src.inbox_count,
+        sync_note: src.sync_note,
+        open_sessions: src.open_sessions,
+        recent_sessions: src.recent_sessions,
         recovery,
     })
 }
@@ -665,27 +609,19 @@ pub async fn start<T: CloseTx>(
     idle_secs: i64,
 ) -> Result<SessionBriefing, StoreError> {
     let tenant = &caller.tenant;
-    tx.ensure_tenant(tenant).await?;
-    tx.ensure_project(tenant, &req.project).await?;
-    let base = tx.focus(tenant, &req.project, None, false).await?;
-    let slot = match &req.slot {
-        Some(name) => {
-            tx.ensure_slot(tenant, &req.project, name).await?;
-            Some(slot_view(
-                name,
-                tx.focus(tenant, &req.project, Some(name), false).await?,
-            ))
-        }
-        None => None,
-    };
-    let session = Session::open_agent(
+    let mut session = Session::open_agent(
         caller,
         req.project.clone(),
         req.client_key,
-        req.slot,
-        base.revision,
+        req.slot.clone(),
+        0,
     );
-    tx.insert_session(tenant, &session).await?;
+    let slot_focus = tx.open_session(tenant, &mut session).await?;
+    let slot = match (&req.slot, slot_focus) {
+        (Some(name), Some(focus)) => Some(slot_view(name, focus)),
+        (Some(name), None) => Some(slot_view(name, Focus::empty())),
+        (None, _) => None,
+    };
     let briefing = briefing(&mut tx, tenant, idle_secs, &session, slot.as_ref()).await?;
     let d = draft(
         "brain_session_start",
@@ -694,7 +630,7 @@ pub async fn start<T: CloseTx>(
         &req.digest,
         Ok(()),
     );
-    tx.append_receipt(caller, d).await?;
+    tx.append_receipt(caller, d, None).await?;
     tx.commit().await?;
     Ok(SessionBriefing {
         session,
@@ -720,8 +656,7 @@ pub async fn resume<T: CloseTx>(
     let slot = match &session.bound_slot {
         Some(name) => Some(slot_view(
             name,
-            tx.focus(tenant, &session.project, Some(name), false)
-                .await?,
+            tx.focus(tenant, &session.project, Some(name)).await?,
         )),
         None => None,
     };
@@ -771,7 +706,7 @@ pub async fn todo_ack<T: CloseTx>(
         &req.digest,
         Ok(()),
     );
-    tx.append_receipt(caller, d).await?;
+    tx.append_receipt(caller, d, None).await?;
     out.inbox_count = tx.inbox_count(tenant, &req.project).await?;
     tx.commit().await?;
     Ok(out)

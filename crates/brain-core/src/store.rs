@@ -216,10 +216,44 @@ pub struct SessionDetail {
     pub ledger_size: i64,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Unattributed {
     pub count: i64,
     pub ids: Vec<ArtifactId>,
+}
+
+/// What a briefing reads besides its mission recall (SPEC §5), as a backend
+/// fetches it in as few statements as it can.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BriefingSources {
+    pub base: FocusRef,
+    /// This client's newest other open agent session in the project:
+    /// `(id, opened_at, last_activity_at, ledger size)`.
+    pub previous_open: Option<(SessionId, DateTime<Utc>, DateTime<Utc>, i64)>,
+    /// Bodies of documents that have been written (revision 1 or more).
+    pub executive_state: Option<String>,
+    pub sync_note: Option<String>,
+    /// Mental models by name.
+    pub mental_models: Vec<NamedBody>,
+    pub brief: Option<crate::memory::Brief>,
+    pub inbox_count: i64,
+    pub open_sessions: i64,
+    /// The last 5 closed agent sessions, newest first.
+    pub recent_sessions: Vec<RecentSession>,
+}
+
+/// What a closing call loads in one go: the session and its target body, both
+/// locked, and what the answer counts.
+#[derive(Debug, Clone)]
+pub struct LockedClose {
+    pub session: crate::model::Session,
+    pub close_record: Option<crate::rules::CloseRecord>,
+    /// The base focus (unbound) or the bound slot's body.
+    pub target: crate::model::Focus,
+    /// Artifacts of no session created since the session opened.
+    pub unattributed: Unattributed,
+    /// Open agent sessions of the project, this one included.
+    pub open_agent_sessions: i64,
 }
 
 /// What `/metrics` reads from the store on each scrape.

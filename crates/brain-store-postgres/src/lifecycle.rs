@@ -2,13 +2,18 @@
 
 use brain_core::error::StoreError;
 use brain_core::ids::{ProjectKey, SessionId, SlotName, TenantId};
-use brain_core::model::{Caller, Focus, Session, SessionStatus};
+use brain_core::memory::Brief;
+use brain_core::model::{Caller, Focus, Session, SessionStatus, now_micros};
+use brain_core::receipt::GENESIS_HASH;
 use brain_core::requests::{BindRequest, ResumeRequest, StartRequest};
 use brain_core::rules::CloseRecord;
-use brain_core::store::{BindOutcome, RecentSession, SessionBriefing};
+use brain_core::store::{
+    BindOutcome, BriefingSources, FocusRef, NamedBody, RecentSession, SessionBriefing,
+};
+use chrono::{DateTime, Utc};
 use sqlx::{PgConnection, Row};
 
-use crate::ledger::slot_key;
+use crate::ledger::{ENSURE_PROJECT, slot_key};
 use crate::{PgStore, db, rows};
 
 /// Load a session of this tenant, locking its row when `lock` is set.
@@ -118,72 +123,185 @@ pub(crate) async fn open_agent_sessions(
     .map_err(db)
 }
 
-/// SPEC §5 from its sources, as they stand inside this transaction.
-/// The last `limit` closed agent sessions of a project, newest first.
-pub(crate) async fn recent_closed(
+/// Open a session in one statement: create its tenant, project and bound
+/// slot when missing, insert it at the base focus revision as it stands, and
+/// return that revision with the bound slot's body.
+pub(crate) async fn open_session(
     conn: &mut PgConnection,
     tenant: &TenantId,
-    project: &ProjectKey,
-    limit: i64,
-) -> Result<Vec<RecentSession>, StoreError> {
-    let found = sqlx::query(
-        "SELECT session_id, status, summary, ended_at FROM sessions \
-         WHERE tenant_id = $1 AND project = $2 AND kind = 'agent' AND status <> 'open' \
-         ORDER BY ended_at DESC NULLS LAST, session_id LIMIT $3",
-    )
-    .bind(tenant.as_str())
-    .bind(project.as_str())
-    .bind(limit)
-    .fetch_all(&mut *conn)
-    .await
-    .map_err(db)?;
-    let mut out = Vec::with_capacity(found.len());
-    for row in &found {
-        let status: String = row.try_get("status").map_err(db)?;
-        out.push(RecentSession {
-            session_id: SessionId::from_uuid(row.try_get("session_id").map_err(db)?),
-            status: SessionStatus::parse(&status)
-                .ok_or_else(|| StoreError::Backend("stored status does not parse".into()))?,
-            summary: row.try_get("summary").map_err(db)?,
-            ended_at: row.try_get("ended_at").map_err(db)?,
-        });
+    s: &mut Session,
+) -> Result<Option<Focus>, StoreError> {
+    // A project or slot created by this very statement is not visible to its
+    // subqueries; both read as empty at revision 0, which is what they are.
+    let sql = format!(
+        "{ENSURE_PROJECT}, \
+         ensure_s AS (INSERT INTO focus_bodies (tenant_id, project, slot) SELECT $1, $3, $5 \
+                      WHERE $5 IS NOT NULL ON CONFLICT DO NOTHING) \
+         INSERT INTO sessions (tenant_id, session_id, project, client_key, kind, bound_slot, \
+         started_focus_revision, status, opened_at, last_activity_at, opened_by_kind, opened_by_subject, \
+         opened_by_role, opened_by_credential) \
+         VALUES ($1, $6, $3, $7, $8, $5, \
+           COALESCE((SELECT revision FROM focus_bodies WHERE tenant_id = $1 AND project = $3 AND slot = ''), 0), \
+           $9, $10, $11, $12, $13, $14, $15) \
+         RETURNING started_focus_revision, \
+           (SELECT body FROM focus_bodies WHERE tenant_id = $1 AND project = $3 AND slot = $5) AS body, \
+           (SELECT revision FROM focus_bodies WHERE tenant_id = $1 AND project = $3 AND slot = $5) AS revision, \
+           (SELECT updated_at FROM focus_bodies WHERE tenant_id = $1 AND project = $3 AND slot = $5) AS updated_at, \
+           (SELECT updated_by_session FROM focus_bodies WHERE tenant_id = $1 AND project = $3 AND slot = $5) AS updated_by_session"
+    );
+    let row = sqlx::query(&sql)
+        .bind(tenant.as_str())
+        .bind(GENESIS_HASH)
+        .bind(s.project.as_str())
+        .bind(now_micros())
+        .bind(s.bound_slot.as_ref().map(SlotName::as_str))
+        .bind(s.session_id.as_uuid())
+        .bind(s.client_key.as_str())
+        .bind(s.kind.as_str())
+        .bind(s.status.as_str())
+        .bind(s.opened_at)
+        .bind(s.last_activity_at)
+        .bind(s.opened_by.kind.as_str())
+        .bind(&s.opened_by.subject)
+        .bind(s.opened_by.role.as_str())
+        .bind(&s.opened_by.credential_id)
+        .fetch_one(&mut *conn)
+        .await
+        .map_err(db)?;
+    s.started_focus_revision = row.try_get("started_focus_revision").map_err(db)?;
+    if s.bound_slot.is_none() {
+        return Ok(None);
     }
-    Ok(out)
+    // A slot this statement created has no row yet in its own snapshot.
+    let revision: Option<i64> = row.try_get("revision").map_err(db)?;
+    if revision.is_some() {
+        rows::focus(&row).map(Some)
+    } else {
+        Ok(Some(Focus::empty()))
+    }
 }
 
-/// This client's newest other open agent session in the project.
-pub(crate) async fn previous_open(
+/// Everything the briefing reads but its mission recall, in one statement:
+/// each branch of the union is one source, told apart by `part`.
+pub(crate) async fn briefing_sources(
     conn: &mut PgConnection,
     tenant: &TenantId,
     session: &Session,
-) -> Result<
-    Option<(
-        SessionId,
-        chrono::DateTime<chrono::Utc>,
-        chrono::DateTime<chrono::Utc>,
-    )>,
-    StoreError,
-> {
-    let row = sqlx::query(
-        "SELECT session_id, opened_at, last_activity_at FROM sessions \
-         WHERE tenant_id = $1 AND project = $2 AND client_key = $3 AND kind = 'agent' \
-         AND status = 'open' AND session_id <> $4 ORDER BY opened_at DESC LIMIT 1",
-    )
-    .bind(tenant.as_str())
-    .bind(session.project.as_str())
-    .bind(session.client_key.as_str())
-    .bind(session.session_id.as_uuid())
-    .fetch_optional(&mut *conn)
-    .await
-    .map_err(db)?;
-    match row {
-        None => Ok(None),
-        Some(row) => Ok(Some((
-            SessionId::from_uuid(row.try_get("session_id").map_err(db)?),
-            row.try_get("opened_at").map_err(db)?,
-            row.try_get("last_activity_at").map_err(db)?,
-        ))),
+) -> Result<BriefingSources, StoreError> {
+    const SQL: &str = "\
+        SELECT 'base'::text AS part, 0::bigint AS ord, NULL::text AS k, NULL::text AS name, body AS txt, \
+               revision AS n, NULL::timestamptz AS t1, NULL::timestamptz AS t2, NULL::uuid AS id \
+          FROM focus_bodies WHERE tenant_id = $1 AND project = $2 AND slot = '' \
+        UNION ALL (SELECT 'prev', 0, NULL, NULL, NULL, \
+               (SELECT count(*) FROM artifacts a WHERE a.tenant_id = $1 AND a.session_id = s.session_id), \
+               s.opened_at, s.last_activity_at, s.session_id \
+          FROM sessions s WHERE s.tenant_id = $1 AND s.project = $2 AND s.client_key = $3 AND s.kind = 'agent' \
+           AND s.status = 'open' AND s.session_id <> $4 ORDER BY s.opened_at DESC LIMIT 1) \
+        UNION ALL SELECT 'doc', 0, kind, name, body, revision, NULL, NULL, NULL FROM documents \
+          WHERE tenant_id = $1 AND project = $2 AND revision > 0 \
+           AND (kind = 'mental_model' OR (kind IN ('executive_state', 'sync_note') AND name = '')) \
+        UNION ALL (SELECT 'brief', 0, NULL, NULL, body, NULL, generated_at, NULL, NULL FROM daily_briefs \
+          WHERE tenant_id = $1 AND project = $2 ORDER BY day DESC LIMIT 1) \
+        UNION ALL SELECT 'inbox', 0, NULL, NULL, NULL, count(*), NULL, NULL, NULL FROM artifacts \
+          WHERE tenant_id = $1 AND project = $2 AND kind = 'todo' AND acknowledged_at IS NULL \
+        UNION ALL SELECT 'open', 0, NULL, NULL, NULL, count(*), NULL, NULL, NULL FROM sessions \
+          WHERE tenant_id = $1 AND project = $2 AND status = 'open' AND kind = 'agent' \
+        UNION ALL (SELECT 'recent', row_number() OVER (ORDER BY ended_at DESC NULLS LAST, session_id), \
+               status, NULL, summary, NULL, ended_at, NULL, session_id FROM sessions \
+          WHERE tenant_id = $1 AND project = $2 AND kind = 'agent' AND status <> 'open' \
+          ORDER BY ended_at DESC NULLS LAST, session_id LIMIT 5)";
+    let found = sqlx::query(SQL)
+        .bind(tenant.as_str())
+        .bind(session.project.as_str())
+        .bind(session.client_key.as_str())
+        .bind(session.session_id.as_uuid())
+        .fetch_all(&mut *conn)
+        .await
+        .map_err(db)?;
+    let mut out = BriefingSources {
+        base: FocusRef {
+            body: String::new(),
+            revision: 0,
+        },
+        previous_open: None,
+        executive_state: None,
+        sync_note: None,
+        mental_models: Vec::new(),
+        brief: None,
+        inbox_count: 0,
+        open_sessions: 0,
+        recent_sessions: Vec::new(),
+    };
+    let mut recent = Vec::new();
+    for row in &found {
+        let part: String = row.try_get("part").map_err(db)?;
+        let txt = || row.try_get::<Option<String>, _>("txt").map_err(db);
+        let n = || row.try_get::<Option<i64>, _>("n").map_err(db);
+        let t1 = || row.try_get::<Option<DateTime<Utc>>, _>("t1").map_err(db);
+        let id = || row.try_get::<Option<uuid::Uuid>, _>("id").map_err(db);
+        let missing = || StoreError::Backend(format!("briefing part {part} lacks a column"));
+        match part.as_str() {
+            "base" => {
+                out.base = FocusRef {
+                    body: txt()?.unwrap_or_default(),
+                    revision: n()?.unwrap_or(0),
+                }
+            }
+            "prev" => {
+                let t2: Option<DateTime<Utc>> = row.try_get("t2").map_err(db)?;
+                out.previous_open = Some((
+                    SessionId::from_uuid(id()?.ok_or_else(missing)?),
+                    t1()?.ok_or_else(missing)?,
+                    t2.ok_or_else(missing)?,
+                    n()?.unwrap_or(0),
+                ));
+            }
+            "doc" => {
+                let kind: Option<String> = row.try_get("k").map_err(db)?;
+                let body = txt()?.unwrap_or_default();
+                match kind.as_deref() {
+                    Some("executive_state") => out.executive_state = Some(body),
+                    Some("sync_note") => out.sync_note = Some(body),
+                    _ => out.mental_models.push(NamedBody {
+                        name: row.try_get("name").map_err(db)?,
+                        body,
+                    }),
+                }
+            }
+            "brief" => {
+                out.brief = Some(Brief::at(
+                    txt()?.unwrap_or_default(),
+                    t1()?.ok_or_else(missing)?,
+                    now_micros(),
+                ));
+            }
+            "inbox" => out.inbox_count = n()?.unwrap_or(0),
+            "open" => out.open_sessions = n()?.unwrap_or(0),
+            "recent" => {
+                let ord: i64 = row.try_get("ord").map_err(db)?;
+                let status: Option<String> = row.try_get("k").map_err(db)?;
+                recent.push((
+                    ord,
+                    RecentSession {
+                        session_id: SessionId::from_uuid(id()?.ok_or_else(missing)?),
+                        status: status
+                            .as_deref()
+                            .and_then(SessionStatus::parse)
+                            .ok_or_else(|| {
+                                StoreError::Backend("stored status does not parse".into())
+                            })?,
+                        summary: txt()?,
+                        ended_at: t1()?,
+                    },
+                ));
+            }
+            _ => {}
+        }
     }
+    out.mental_models.sort_by(|a, b| a.name.cmp(&b.name));
+    recent.sort_by_key(|(ord, _)| *ord);
+    out.recent_sessions = recent.into_iter().map(|(_, r)| r).collect();
+    Ok(out)
 }
 
 pub(crate) async fn start(

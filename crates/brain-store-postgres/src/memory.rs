@@ -4,8 +4,8 @@
 use brain_core::error::{DomainError, StoreError};
 use brain_core::ids::{ProjectKey, SessionId, SlotName, TenantId};
 use brain_core::memory::{
-    Brief, DayActivity, Document, DocumentKind, DocumentPut, HistoryEntry, RecallHit,
-    check_document_put, daily_brief_text, document_conflict,
+    DayActivity, Document, DocumentKind, DocumentPut, HistoryEntry, RecallHit, check_document_put,
+    daily_brief_text, document_conflict,
 };
 use brain_core::model::{ArtifactKind, Caller, Revision, now_micros};
 use brain_core::receipt::Receipt;
@@ -124,23 +124,6 @@ pub(crate) async fn document_get(
     Ok(doc)
 }
 
-pub(crate) async fn mental_models_in(
-    conn: &mut PgConnection,
-    tenant: &TenantId,
-    project: &ProjectKey,
-) -> Result<Vec<Document>, StoreError> {
-    let found = sqlx::query(
-        "SELECT kind, name, body, revision, updated_at, updated_by FROM documents \
-         WHERE tenant_id = $1 AND project = $2 AND kind = 'mental_model' ORDER BY name",
-    )
-    .bind(tenant.as_str())
-    .bind(project.as_str())
-    .fetch_all(&mut *conn)
-    .await
-    .map_err(db)?;
-    found.iter().map(document).collect()
-}
-
 pub(crate) async fn document_put(
     store: &PgStore,
     caller: &Caller,
@@ -153,7 +136,6 @@ pub(crate) async fn document_put(
     if let Err(e) = check_document_put(caller, &put) {
         return brain_core::flow::refuse(crate::tx::Tx(tx), caller, false, draft(Err(&e)), e).await;
     }
-    ledger::ensure_tenant(&mut tx, &caller.tenant).await?;
     ledger::ensure_project(&mut tx, &caller.tenant, &put.project).await?;
     let current = document_get_in(
         &mut tx,
@@ -298,29 +280,6 @@ pub(crate) async fn receipts_page(
         .map_err(db)?;
     tx.commit().await.map_err(db)?;
     found.iter().map(rows::receipt).collect()
-}
-
-pub(crate) async fn brief_in(
-    conn: &mut PgConnection,
-    tenant: &TenantId,
-    project: &ProjectKey,
-) -> Result<Option<Brief>, StoreError> {
-    let row = sqlx::query(
-        "SELECT body, generated_at FROM daily_briefs WHERE tenant_id = $1 AND project = $2 \
-         ORDER BY day DESC LIMIT 1",
-    )
-    .bind(tenant.as_str())
-    .bind(project.as_str())
-    .fetch_optional(&mut *conn)
-    .await
-    .map_err(db)?;
-    let Some(row) = row else { return Ok(None) };
-    let generated_at: DateTime<Utc> = row.try_get("generated_at").map_err(db)?;
-    Ok(Some(Brief::at(
-        row.try_get("body").map_err(db)?,
-        generated_at,
-        now_micros(),
-    )))
 }
 
 pub(crate) async fn inbox_count_in(

@@ -66,7 +66,6 @@ pub(crate) async fn connection_open(
     init_params: Option<serde_json::Value>,
 ) -> Result<(), StoreError> {
     let mut tx = store.scoped(&caller.tenant).await?;
-    ledger::ensure_tenant(&mut tx, &caller.tenant).await?;
     let tracer = Session::open_tracer(caller, connection_id);
     ledger::ensure_project(&mut tx, &caller.tenant, &tracer.project).await?;
     insert_session(&mut tx, &caller.tenant, &tracer).await?;

@@ -4,19 +4,19 @@
 
 use async_trait::async_trait;
 use brain_core::error::StoreError;
-use brain_core::flow::{self, CloseTx};
+use brain_core::flow::{self, CloseTx, FocusWrite};
 use brain_core::ids::{ArtifactId, ProjectKey, SessionId, SlotName, TenantId};
-use brain_core::model::{ArtifactKind, Caller, Focus, FocusOutcome, Revision, Session, now_micros};
+use brain_core::model::{ArtifactKind, Caller, Focus, FocusOutcome, Session};
 use brain_core::receipt::{Receipt, ReceiptDraft};
 use brain_core::requests::{AbandonRequest, EndRequest, RelayRequest};
 use brain_core::rules::CloseRecord;
-use brain_core::store::Unattributed;
+use brain_core::store::{BriefingSources, LockedClose, Unattributed};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::{PgConnection, Postgres, Row, Transaction};
 
 use crate::lifecycle::{insert_session, load_focus, load_session, open_agent_sessions};
-use crate::{PgStore, db, ledger, operators};
+use crate::{PgStore, db, ledger, operators, rows};
 
 pub(crate) async fn end(
     store: &PgStore,
@@ -61,14 +61,22 @@ impl CloseTx for Tx {
         load_session(&mut self.0, tenant, id, true).await
     }
 
+    async fn lock_close(
+        &mut self,
+        tenant: &TenantId,
+        id: SessionId,
+        now: DateTime<Utc>,
+    ) -> Result<Option<LockedClose>, StoreError> {
+        lock_close(&mut self.0, tenant, id, now).await
+    }
+
     async fn focus(
         &mut self,
         tenant: &TenantId,
         project: &ProjectKey,
         slot: Option<&SlotName>,
-        lock: bool,
     ) -> Result<Focus, StoreError> {
-        load_focus(&mut self.0, tenant, project, slot, lock).await
+        load_focus(&mut self.0, tenant, project, slot, false).await
     }
 
     async fn elevation_active(
@@ -83,44 +91,40 @@ impl CloseTx for Tx {
         ledger::ensure_tenant(&mut self.0, tenant).await
     }
 
+    async fn ensure_project(
+        &mut self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+    ) -> Result<(), StoreError> {
+        ledger::ensure_project(&mut self.0, tenant, project).await
+    }
+
+    async fn open_session(
+        &mut self,
+        tenant: &TenantId,
+        session: &mut Session,
+    ) -> Result<Option<Focus>, StoreError> {
+        crate::lifecycle::open_session(&mut self.0, tenant, session).await
+    }
+
     async fn append_receipt(
         &mut self,
         caller: &Caller,
         draft: ReceiptDraft,
+        history: Option<FocusWrite<'_>>,
     ) -> Result<Receipt, StoreError> {
-        ledger::append(&mut self.0, caller, draft).await
+        ledger::append_with(&mut self.0, caller, draft, history).await
     }
 
-    async fn write_focus(
+    async fn apply_close(
         &mut self,
         tenant: &TenantId,
         session: &Session,
-        body: &str,
-        revision: Revision,
-        at: DateTime<Utc>,
+        focus: Option<FocusWrite<'_>>,
+        digest: &str,
+        result: &Value,
     ) -> Result<(), StoreError> {
-        write_focus(&mut self.0, tenant, session, body, revision, at).await
-    }
-
-    async fn record_focus_history(
-        &mut self,
-        tenant: &TenantId,
-        session: &Session,
-        body: &str,
-        revision: Revision,
-        receipt_seq: i64,
-        at: DateTime<Utc>,
-    ) -> Result<(), StoreError> {
-        record_focus_history(
-            &mut self.0,
-            tenant,
-            session,
-            body,
-            revision,
-            receipt_seq,
-            at,
-        )
-        .await
+        apply_close(&mut self.0, tenant, session, focus, digest, result).await
     }
 
     async fn insert_session(
@@ -131,38 +135,12 @@ impl CloseTx for Tx {
         insert_session(&mut self.0, tenant, session).await
     }
 
-    async fn unattributed(
-        &mut self,
-        tenant: &TenantId,
-        session: &Session,
-    ) -> Result<Unattributed, StoreError> {
-        unattributed(&mut self.0, tenant, session).await
-    }
-
     async fn open_agent_sessions(
         &mut self,
         tenant: &TenantId,
         project: &ProjectKey,
     ) -> Result<i64, StoreError> {
         open_agent_sessions(&mut self.0, tenant, project).await
-    }
-
-    async fn store_close(
-        &mut self,
-        tenant: &TenantId,
-        session: &Session,
-        digest: &str,
-        result: &Value,
-    ) -> Result<(), StoreError> {
-        store_close(&mut self.0, tenant, session, digest, result).await
-    }
-
-    async fn ensure_project(
-        &mut self,
-        tenant: &TenantId,
-        project: &ProjectKey,
-    ) -> Result<(), StoreError> {
-        ledger::ensure_project(&mut self.0, tenant, project).await
     }
 
     async fn ensure_slot(
@@ -201,53 +179,12 @@ impl CloseTx for Tx {
         crate::artifacts::insert_artifact(&mut self.0, tenant, artifact).await
     }
 
-    async fn recent_closed(
-        &mut self,
-        tenant: &TenantId,
-        project: &ProjectKey,
-        limit: i64,
-    ) -> Result<Vec<brain_core::store::RecentSession>, StoreError> {
-        crate::lifecycle::recent_closed(&mut self.0, tenant, project, limit).await
-    }
-
-    async fn previous_open(
+    async fn briefing_sources(
         &mut self,
         tenant: &TenantId,
         session: &Session,
-    ) -> Result<
-        Option<(
-            SessionId,
-            chrono::DateTime<chrono::Utc>,
-            chrono::DateTime<chrono::Utc>,
-        )>,
-        StoreError,
-    > {
-        crate::lifecycle::previous_open(&mut self.0, tenant, session).await
-    }
-
-    async fn ledger_size(
-        &mut self,
-        tenant: &TenantId,
-        session: SessionId,
-    ) -> Result<i64, StoreError> {
-        crate::lifecycle::ledger_size(&mut self.0, tenant, session).await
-    }
-
-    async fn document(
-        &mut self,
-        tenant: &TenantId,
-        project: &ProjectKey,
-        kind: brain_core::memory::DocumentKind,
-    ) -> Result<brain_core::memory::Document, StoreError> {
-        crate::memory::document_get_in(&mut self.0, tenant, project, kind, "", false).await
-    }
-
-    async fn mental_models(
-        &mut self,
-        tenant: &TenantId,
-        project: &ProjectKey,
-    ) -> Result<Vec<brain_core::memory::Document>, StoreError> {
-        crate::memory::mental_models_in(&mut self.0, tenant, project).await
+    ) -> Result<BriefingSources, StoreError> {
+        crate::lifecycle::briefing_sources(&mut self.0, tenant, session).await
     }
 
     async fn recall(
@@ -256,14 +193,6 @@ impl CloseTx for Tx {
         q: &brain_core::store::RecallQuery,
     ) -> Result<Vec<brain_core::memory::RecallHit>, StoreError> {
         crate::memory::recall_in(&mut self.0, tenant, q).await
-    }
-
-    async fn brief(
-        &mut self,
-        tenant: &TenantId,
-        project: &ProjectKey,
-    ) -> Result<Option<brain_core::memory::Brief>, StoreError> {
-        crate::memory::brief_in(&mut self.0, tenant, project).await
     }
 
     async fn inbox_count(
@@ -329,131 +258,129 @@ impl CloseTx for Tx {
     }
 }
 
-async fn write_focus(
+/// The session and its target body, locked in one statement, with what a
+/// close's answer counts. A session whose target row is missing (never, as
+/// start and bind create it) falls back to loading the two apart.
+async fn lock_close(
     conn: &mut PgConnection,
     tenant: &TenantId,
-    session: &Session,
-    body: &str,
-    revision: i64,
-    at: DateTime<Utc>,
-) -> Result<(), StoreError> {
-    let slot = ledger::slot_key(session.bound_slot.as_ref());
-    let now = at;
-    // The change is announced in the same statement: PostgreSQL delivers a
-    // NOTIFY only when its transaction commits, so a listener on any replica
-    // hears exactly the writes that happened (SPEC §2.11), and no extra round trip.
-    let change = brain_core::feed::FocusChange {
-        tenant: tenant.clone(),
-        project: session.project.clone(),
-        slot: session.bound_slot.clone(),
-        revision,
+    id: SessionId,
+    now: DateTime<Utc>,
+) -> Result<Option<LockedClose>, StoreError> {
+    let cols: Vec<String> = rows::SESSION_COLUMNS
+        .split(',')
+        .map(|c| format!("s.{}", c.trim()))
+        .collect();
+    let sql = format!(
+        "SELECT {}, f.body, f.revision, f.updated_at, f.updated_by_session, \
+           (SELECT count(*) FROM sessions o WHERE o.tenant_id = s.tenant_id AND o.project = s.project \
+              AND o.status = 'open' AND o.kind = 'agent') AS open_agents, \
+           (SELECT count(*) FROM artifacts a WHERE a.tenant_id = s.tenant_id AND a.project = s.project \
+              AND a.session_id IS NULL AND a.created_at >= s.opened_at AND a.created_at <= $3) AS unattributed_n, \
+           ARRAY(SELECT a.artifact_id FROM artifacts a WHERE a.tenant_id = s.tenant_id AND a.project = s.project \
+              AND a.session_id IS NULL AND a.created_at >= s.opened_at AND a.created_at <= $3 \
+              ORDER BY a.created_at, a.artifact_id LIMIT 20) AS unattributed_ids \
+         FROM sessions s JOIN focus_bodies f ON f.tenant_id = s.tenant_id AND f.project = s.project \
+           AND f.slot = COALESCE(s.bound_slot, '') \
+         WHERE s.tenant_id = $1 AND s.session_id = $2 FOR UPDATE OF s, f",
+        cols.join(", ")
+    );
+    let row = sqlx::query(&sql)
+        .bind(tenant.as_str())
+        .bind(id.as_uuid())
+        .bind(now)
+        .fetch_optional(&mut *conn)
+        .await
+        .map_err(db)?;
+    let Some(row) = row else {
+        let Some((session, close_record)) = load_session(conn, tenant, id, true).await? else {
+            return Ok(None);
+        };
+        let target = load_focus(
+            conn,
+            tenant,
+            &session.project,
+            session.bound_slot.as_ref(),
+            true,
+        )
+        .await?;
+        let open = open_agent_sessions(conn, tenant, &session.project).await?;
+        return Ok(Some(LockedClose {
+            session,
+            close_record,
+            target,
+            unattributed: Unattributed::default(),
+            open_agent_sessions: open,
+        }));
     };
-    sqlx::query(
-        "WITH u AS (UPDATE focus_bodies SET body = $4, revision = $5, updated_at = $6, updated_by_session = $7 \
-         WHERE tenant_id = $1 AND project = $2 AND slot = $3 RETURNING 1) \
-         SELECT pg_notify('brain_focus', $8) FROM u",
-    )
-    .bind(tenant.as_str())
-    .bind(session.project.as_str())
-    .bind(slot)
-    .bind(body)
-    .bind(revision)
-    .bind(now)
-    .bind(session.session_id.as_uuid())
-    .bind(change.to_payload())
-    .execute(&mut *conn)
-    .await
-    .map_err(db)?;
-    Ok(())
+    let (session, close_record) = rows::session(&row)?;
+    let ids: Vec<uuid::Uuid> = row.try_get("unattributed_ids").map_err(db)?;
+    Ok(Some(LockedClose {
+        session,
+        close_record,
+        target: rows::focus(&row)?,
+        unattributed: Unattributed {
+            count: row.try_get("unattributed_n").map_err(db)?,
+            ids: ids.into_iter().map(ArtifactId::from_uuid).collect(),
+        },
+        open_agent_sessions: row.try_get("open_agents").map_err(db)?,
+    }))
 }
 
-async fn record_focus_history(
-    conn: &mut PgConnection,
-    tenant: &TenantId,
-    session: &Session,
-    body: &str,
-    revision: i64,
-    receipt_seq: i64,
-    at: DateTime<Utc>,
-) -> Result<(), StoreError> {
-    let slot = ledger::slot_key(session.bound_slot.as_ref());
-    let now = at;
-    sqlx::query(
-        "INSERT INTO focus_history (tenant_id, project, slot, revision, body, session_id, receipt_seq, created_at) \
-         VALUES ($1,$2,$3,$4,$5,$6,$7,$8)",
-    )
-    .bind(tenant.as_str())
-    .bind(session.project.as_str())
-    .bind(slot)
-    .bind(revision)
-    .bind(body)
-    .bind(session.session_id.as_uuid())
-    .bind(receipt_seq)
-    .bind(now)
-    .execute(&mut *conn)
-    .await
-    .map_err(db)?;
-    Ok(())
-}
-
-/// Persist the closed session with the digest and result of the call that closed it.
-async fn store_close(
+/// Persist the closed session and, when the close applied, its target body,
+/// in one statement. The change is announced in it too: PostgreSQL delivers a
+/// NOTIFY only when its transaction commits, so a listener on any replica
+/// hears exactly the writes that happened (SPEC §2.11).
+async fn apply_close(
     conn: &mut PgConnection,
     tenant: &TenantId,
     s: &Session,
+    focus: Option<FocusWrite<'_>>,
     digest: &str,
     result: &Value,
 ) -> Result<(), StoreError> {
-    sqlx::query(
-        "UPDATE sessions SET status = $3, ended_at = $4, last_activity_at = $5, summary = $6, \
+    const SESSION: &str = "UPDATE sessions SET status = $3, ended_at = $4, last_activity_at = $5, summary = $6, \
          next_focus = $7, nothing_to_capture_reason = $8, focus_outcome = $9, abandon_reason = $10, \
-         close_digest = $11, close_result = $12 WHERE tenant_id = $1 AND session_id = $2",
-    )
-    .bind(tenant.as_str())
-    .bind(s.session_id.as_uuid())
-    .bind(s.status.as_str())
-    .bind(s.ended_at)
-    .bind(s.last_activity_at)
-    .bind(&s.summary)
-    .bind(&s.next_focus)
-    .bind(&s.nothing_to_capture_reason)
-    .bind(s.focus_outcome.map(FocusOutcome::as_str))
-    .bind(&s.abandon_reason)
-    .bind(digest)
-    .bind(result)
-    .execute(&mut *conn)
-    .await
-    .map_err(db)?;
-    Ok(())
-}
-
-/// Artifacts of the project created during the session that belong to no ledger:
-/// a measure, never a gate.
-async fn unattributed(
-    conn: &mut PgConnection,
-    tenant: &TenantId,
-    s: &Session,
-) -> Result<Unattributed, StoreError> {
-    let rows = sqlx::query(
-        "SELECT artifact_id, count(*) OVER () AS n FROM artifacts \
-         WHERE tenant_id = $1 AND project = $2 AND session_id IS NULL \
-         AND created_at >= $3 AND created_at <= $4 ORDER BY created_at, artifact_id LIMIT 20",
-    )
-    .bind(tenant.as_str())
-    .bind(s.project.as_str())
-    .bind(s.opened_at)
-    .bind(s.ended_at.unwrap_or_else(now_micros))
-    .fetch_all(&mut *conn)
-    .await
-    .map_err(db)?;
-    let count = match rows.first() {
-        Some(r) => r.try_get("n").map_err(db)?,
-        None => 0,
+         close_digest = $11, close_result = $12 WHERE tenant_id = $1 AND session_id = $2";
+    let sql = match focus {
+        None => SESSION.to_owned(),
+        Some(_) => format!(
+            "WITH s AS ({SESSION}), \
+             u AS (UPDATE focus_bodies SET body = $15, revision = $16, updated_at = $17, updated_by_session = $2 \
+                   WHERE tenant_id = $1 AND project = $13 AND slot = $14 RETURNING 1) \
+             SELECT pg_notify('brain_focus', $18) FROM u"
+        ),
     };
-    let ids = rows
-        .iter()
-        .map(|r| r.try_get("artifact_id").map(ArtifactId::from_uuid))
-        .collect::<Result<_, _>>()
-        .map_err(db)?;
-    Ok(Unattributed { count, ids })
+    let q = sqlx::query(&sql)
+        .bind(tenant.as_str())
+        .bind(s.session_id.as_uuid())
+        .bind(s.status.as_str())
+        .bind(s.ended_at)
+        .bind(s.last_activity_at)
+        .bind(&s.summary)
+        .bind(&s.next_focus)
+        .bind(&s.nothing_to_capture_reason)
+        .bind(s.focus_outcome.map(FocusOutcome::as_str))
+        .bind(&s.abandon_reason)
+        .bind(digest)
+        .bind(result);
+    let q = match focus {
+        None => q,
+        Some(w) => {
+            let change = brain_core::feed::FocusChange {
+                tenant: tenant.clone(),
+                project: w.session.project.clone(),
+                slot: w.session.bound_slot.clone(),
+                revision: w.revision,
+            };
+            q.bind(w.session.project.as_str())
+                .bind(ledger::slot_key(w.session.bound_slot.as_ref()))
+                .bind(w.body)
+                .bind(w.revision)
+                .bind(w.at)
+                .bind(change.to_payload())
+        }
+    };
+    q.execute(&mut *conn).await.map_err(db)?;
+    Ok(())
 }

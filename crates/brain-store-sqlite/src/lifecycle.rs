@@ -2,11 +2,16 @@
 
 use brain_core::error::StoreError;
 use brain_core::ids::{ProjectKey, SessionId, SlotName, TenantId};
+use brain_core::memory::{Document, DocumentKind};
 use brain_core::model::{Caller, Focus, Session, SessionStatus};
 use brain_core::requests::{BindRequest, ResumeRequest, StartRequest};
 use brain_core::rules::CloseRecord;
-use brain_core::store::{BindOutcome, RecentSession, SessionBriefing};
+use brain_core::store::{
+    BindOutcome, BriefingSources, FocusRef, NamedBody, RecentSession, SessionBriefing,
+};
 use sqlx::{Row, SqliteConnection};
+
+use crate::memory::{brief_in, document_get_in, inbox_count_in, mental_models_in};
 
 use crate::ledger::slot_key;
 use crate::rows::micros;
@@ -180,6 +185,48 @@ pub(crate) async fn previous_open(
             rows::time(&row, "last_activity_at")?,
         ))),
     }
+}
+
+/// Everything the briefing reads but its mission recall. SQLite is in
+/// process, so these are function calls, not round trips.
+pub(crate) async fn briefing_sources(
+    conn: &mut SqliteConnection,
+    tenant: &TenantId,
+    session: &Session,
+) -> Result<BriefingSources, StoreError> {
+    let project = &session.project;
+    let base = load_focus(conn, tenant, project, None).await?;
+    let previous_open = match previous_open(conn, tenant, session).await? {
+        None => None,
+        Some((id, opened_at, last)) => {
+            Some((id, opened_at, last, ledger_size(conn, tenant, id).await?))
+        }
+    };
+    let written = |d: Document| (d.revision > 0).then_some(d.body);
+    let exec = document_get_in(conn, tenant, project, DocumentKind::ExecutiveState, "").await?;
+    let sync = document_get_in(conn, tenant, project, DocumentKind::SyncNote, "").await?;
+    let mental_models = mental_models_in(conn, tenant, project)
+        .await?
+        .into_iter()
+        .map(|d| NamedBody {
+            name: d.name,
+            body: d.body,
+        })
+        .collect();
+    Ok(BriefingSources {
+        base: FocusRef {
+            body: base.body,
+            revision: base.revision,
+        },
+        previous_open,
+        executive_state: written(exec),
+        sync_note: written(sync),
+        mental_models,
+        brief: brief_in(conn, tenant, project).await?,
+        inbox_count: inbox_count_in(conn, tenant, project).await?,
+        open_sessions: open_agent_sessions(conn, tenant, project).await?,
+        recent_sessions: recent_closed(conn, tenant, project, 5).await?,
+    })
 }
 
 pub(crate) async fn start(

@@ -5,13 +5,13 @@
 use async_trait::async_trait;
 use brain_core::error::StoreError;
 use brain_core::feed::FocusChange;
-use brain_core::flow::{self, CloseTx};
+use brain_core::flow::{self, CloseTx, FocusWrite};
 use brain_core::ids::{ArtifactId, ProjectKey, SessionId, SlotName, TenantId};
-use brain_core::model::{ArtifactKind, Caller, Focus, FocusOutcome, Revision, Session, now_micros};
+use brain_core::model::{ArtifactKind, Caller, Focus, FocusOutcome, Session};
 use brain_core::receipt::{Receipt, ReceiptDraft};
 use brain_core::requests::{AbandonRequest, EndRequest, RelayRequest};
 use brain_core::rules::CloseRecord;
-use brain_core::store::Unattributed;
+use brain_core::store::{BriefingSources, LockedClose, Unattributed};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::{Row, Sqlite, SqliteConnection, Transaction};
@@ -67,12 +67,41 @@ impl CloseTx for Tx {
         load_session(&mut self.0, tenant, id).await
     }
 
+    async fn lock_close(
+        &mut self,
+        tenant: &TenantId,
+        id: SessionId,
+        now: DateTime<Utc>,
+    ) -> Result<Option<LockedClose>, StoreError> {
+        // SQLite runs one writer at a time, in process: each of these is a
+        // function call, not a round trip, and the write lock is already held.
+        let Some((session, close_record)) = load_session(&mut self.0, tenant, id).await? else {
+            return Ok(None);
+        };
+        let target = load_focus(
+            &mut self.0,
+            tenant,
+            &session.project,
+            session.bound_slot.as_ref(),
+        )
+        .await?;
+        let unattributed = unattributed(&mut self.0, tenant, &session, now).await?;
+        let open_agent_sessions =
+            open_agent_sessions(&mut self.0, tenant, &session.project).await?;
+        Ok(Some(LockedClose {
+            session,
+            close_record,
+            target,
+            unattributed,
+            open_agent_sessions,
+        }))
+    }
+
     async fn focus(
         &mut self,
         tenant: &TenantId,
         project: &ProjectKey,
         slot: Option<&SlotName>,
-        _lock: bool,
     ) -> Result<Focus, StoreError> {
         load_focus(&mut self.0, tenant, project, slot).await
     }
@@ -89,44 +118,61 @@ impl CloseTx for Tx {
         ledger::ensure_tenant(&mut self.0, tenant).await
     }
 
+    async fn ensure_project(
+        &mut self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+    ) -> Result<(), StoreError> {
+        ledger::ensure_tenant(&mut self.0, tenant).await?;
+        ledger::ensure_project(&mut self.0, tenant, project).await
+    }
+
+    async fn open_session(
+        &mut self,
+        tenant: &TenantId,
+        session: &mut Session,
+    ) -> Result<Option<Focus>, StoreError> {
+        self.ensure_project(tenant, &session.project).await?;
+        let project = session.project.clone();
+        session.started_focus_revision = load_focus(&mut self.0, tenant, &project, None)
+            .await?
+            .revision;
+        let slot = match session.bound_slot.clone() {
+            Some(name) => {
+                ledger::ensure_slot(&mut self.0, tenant, &project, &name).await?;
+                Some(load_focus(&mut self.0, tenant, &project, Some(&name)).await?)
+            }
+            None => None,
+        };
+        insert_session(&mut self.0, tenant, session).await?;
+        Ok(slot)
+    }
+
     async fn append_receipt(
         &mut self,
         caller: &Caller,
         draft: ReceiptDraft,
+        history: Option<FocusWrite<'_>>,
     ) -> Result<Receipt, StoreError> {
-        ledger::append(&mut self.0, caller, draft).await
+        let receipt = ledger::append(&mut self.0, caller, draft).await?;
+        if let Some(w) = history {
+            record_focus_history(&mut self.0, &caller.tenant, w, receipt.seq).await?;
+        }
+        Ok(receipt)
     }
 
-    async fn write_focus(
+    async fn apply_close(
         &mut self,
         tenant: &TenantId,
         session: &Session,
-        body: &str,
-        revision: Revision,
-        at: DateTime<Utc>,
+        focus: Option<FocusWrite<'_>>,
+        digest: &str,
+        result: &Value,
     ) -> Result<(), StoreError> {
-        write_focus(&mut self.0, tenant, session, body, revision, at).await
-    }
-
-    async fn record_focus_history(
-        &mut self,
-        tenant: &TenantId,
-        session: &Session,
-        body: &str,
-        revision: Revision,
-        receipt_seq: i64,
-        at: DateTime<Utc>,
-    ) -> Result<(), StoreError> {
-        record_focus_history(
-            &mut self.0,
-            tenant,
-            session,
-            body,
-            revision,
-            receipt_seq,
-            at,
-        )
-        .await
+        if let Some(w) = focus {
+            write_focus(&mut self.0, tenant, w).await?;
+        }
+        store_close(&mut self.0, tenant, session, digest, result).await
     }
 
     async fn insert_session(
@@ -137,38 +183,12 @@ impl CloseTx for Tx {
         insert_session(&mut self.0, tenant, session).await
     }
 
-    async fn unattributed(
-        &mut self,
-        tenant: &TenantId,
-        session: &Session,
-    ) -> Result<Unattributed, StoreError> {
-        unattributed(&mut self.0, tenant, session).await
-    }
-
     async fn open_agent_sessions(
         &mut self,
         tenant: &TenantId,
         project: &ProjectKey,
     ) -> Result<i64, StoreError> {
         open_agent_sessions(&mut self.0, tenant, project).await
-    }
-
-    async fn store_close(
-        &mut self,
-        tenant: &TenantId,
-        session: &Session,
-        digest: &str,
-        result: &Value,
-    ) -> Result<(), StoreError> {
-        store_close(&mut self.0, tenant, session, digest, result).await
-    }
-
-    async fn ensure_project(
-        &mut self,
-        tenant: &TenantId,
-        project: &ProjectKey,
-    ) -> Result<(), StoreError> {
-        ledger::ensure_project(&mut self.0, tenant, project).await
     }
 
     async fn ensure_slot(
@@ -185,7 +205,7 @@ impl CloseTx for Tx {
         tenant: &TenantId,
         session: SessionId,
         slot: &SlotName,
-        now: chrono::DateTime<chrono::Utc>,
+        now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
         crate::lifecycle::set_binding(&mut self.0, tenant, session, slot, now).await
     }
@@ -194,7 +214,7 @@ impl CloseTx for Tx {
         &mut self,
         tenant: &TenantId,
         session: SessionId,
-        now: chrono::DateTime<chrono::Utc>,
+        now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
         crate::lifecycle::touch_session(&mut self.0, tenant, session, now).await
     }
@@ -207,53 +227,12 @@ impl CloseTx for Tx {
         crate::artifacts::insert_artifact(&mut self.0, tenant, artifact).await
     }
 
-    async fn recent_closed(
-        &mut self,
-        tenant: &TenantId,
-        project: &ProjectKey,
-        limit: i64,
-    ) -> Result<Vec<brain_core::store::RecentSession>, StoreError> {
-        crate::lifecycle::recent_closed(&mut self.0, tenant, project, limit).await
-    }
-
-    async fn previous_open(
+    async fn briefing_sources(
         &mut self,
         tenant: &TenantId,
         session: &Session,
-    ) -> Result<
-        Option<(
-            SessionId,
-            chrono::DateTime<chrono::Utc>,
-            chrono::DateTime<chrono::Utc>,
-        )>,
-        StoreError,
-    > {
-        crate::lifecycle::previous_open(&mut self.0, tenant, session).await
-    }
-
-    async fn ledger_size(
-        &mut self,
-        tenant: &TenantId,
-        session: SessionId,
-    ) -> Result<i64, StoreError> {
-        crate::lifecycle::ledger_size(&mut self.0, tenant, session).await
-    }
-
-    async fn document(
-        &mut self,
-        tenant: &TenantId,
-        project: &ProjectKey,
-        kind: brain_core::memory::DocumentKind,
-    ) -> Result<brain_core::memory::Document, StoreError> {
-        crate::memory::document_get_in(&mut self.0, tenant, project, kind, "").await
-    }
-
-    async fn mental_models(
-        &mut self,
-        tenant: &TenantId,
-        project: &ProjectKey,
-    ) -> Result<Vec<brain_core::memory::Document>, StoreError> {
-        crate::memory::mental_models_in(&mut self.0, tenant, project).await
+    ) -> Result<BriefingSources, StoreError> {
+        crate::lifecycle::briefing_sources(&mut self.0, tenant, session).await
     }
 
     async fn recall(
@@ -262,14 +241,6 @@ impl CloseTx for Tx {
         q: &brain_core::store::RecallQuery,
     ) -> Result<Vec<brain_core::memory::RecallHit>, StoreError> {
         crate::memory::recall_in(&mut self.0, tenant, q).await
-    }
-
-    async fn brief(
-        &mut self,
-        tenant: &TenantId,
-        project: &ProjectKey,
-    ) -> Result<Option<brain_core::memory::Brief>, StoreError> {
-        crate::memory::brief_in(&mut self.0, tenant, project).await
     }
 
     async fn inbox_count(
@@ -342,24 +313,19 @@ impl CloseTx for Tx {
 async fn write_focus(
     conn: &mut SqliteConnection,
     tenant: &TenantId,
-    session: &Session,
-    body: &str,
-    revision: i64,
-    at: DateTime<Utc>,
+    w: FocusWrite<'_>,
 ) -> Result<(), StoreError> {
-    let slot = ledger::slot_key(session.bound_slot.as_ref());
-    let now = at;
     sqlx::query(
         "UPDATE focus_bodies SET body = ?4, revision = ?5, updated_at = ?6, updated_by_session = ?7 \
          WHERE tenant_id = ?1 AND project = ?2 AND slot = ?3",
     )
     .bind(tenant.as_str())
-    .bind(session.project.as_str())
-    .bind(slot)
-    .bind(body)
-    .bind(revision)
-    .bind(micros(now))
-    .bind(session.session_id.as_uuid())
+    .bind(w.session.project.as_str())
+    .bind(ledger::slot_key(w.session.bound_slot.as_ref()))
+    .bind(w.body)
+    .bind(w.revision)
+    .bind(micros(w.at))
+    .bind(w.session.session_id.as_uuid())
     .execute(&mut *conn)
     .await
     .map_err(db)?;
@@ -369,26 +335,21 @@ async fn write_focus(
 async fn record_focus_history(
     conn: &mut SqliteConnection,
     tenant: &TenantId,
-    session: &Session,
-    body: &str,
-    revision: i64,
+    w: FocusWrite<'_>,
     receipt_seq: i64,
-    at: DateTime<Utc>,
 ) -> Result<(), StoreError> {
-    let slot = ledger::slot_key(session.bound_slot.as_ref());
-    let now = at;
     sqlx::query(
         "INSERT INTO focus_history (tenant_id, project, slot, revision, body, session_id, receipt_seq, created_at) \
          VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",
     )
     .bind(tenant.as_str())
-    .bind(session.project.as_str())
-    .bind(slot)
-    .bind(revision)
-    .bind(body)
-    .bind(session.session_id.as_uuid())
+    .bind(w.session.project.as_str())
+    .bind(ledger::slot_key(w.session.bound_slot.as_ref()))
+    .bind(w.revision)
+    .bind(w.body)
+    .bind(w.session.session_id.as_uuid())
     .bind(receipt_seq)
-    .bind(micros(now))
+    .bind(micros(w.at))
     .execute(&mut *conn)
     .await
     .map_err(db)?;
@@ -432,6 +393,7 @@ async fn unattributed(
     conn: &mut SqliteConnection,
     tenant: &TenantId,
     s: &Session,
+    until: DateTime<Utc>,
 ) -> Result<Unattributed, StoreError> {
     let rows = sqlx::query(
         "SELECT artifact_id, count(*) OVER () AS n FROM artifacts \
@@ -441,7 +403,7 @@ async fn unattributed(
     .bind(tenant.as_str())
     .bind(s.project.as_str())
     .bind(micros(s.opened_at))
-    .bind(micros(s.ended_at.unwrap_or_else(now_micros)))
+    .bind(micros(until))
     .fetch_all(&mut *conn)
     .await
     .map_err(db)?;
