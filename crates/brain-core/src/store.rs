@@ -222,6 +222,25 @@ pub struct Unattributed {
     pub ids: Vec<ArtifactId>,
 }
 
+/// The base focus and the slot list from rows of `(slot, focus)`, the base
+/// (`slot` empty) among them when it was ever created; a slot name that no
+/// longer parses is left out.
+pub fn focus_and_slots(
+    rows: impl Iterator<Item = Result<(String, Focus), StoreError>>,
+) -> Result<(Focus, Vec<(SlotName, Revision)>), StoreError> {
+    let mut base = Focus::empty();
+    let mut slots = Vec::new();
+    for row in rows {
+        let (slot, focus) = row?;
+        if slot.is_empty() {
+            base = focus;
+        } else if let Ok(name) = SlotName::parse(&slot) {
+            slots.push((name, focus.revision));
+        }
+    }
+    Ok((base, slots))
+}
+
 /// What a briefing reads besides its mission recall (SPEC §5), as a backend
 /// fetches it in as few statements as it can.
 #[derive(Debug, Clone, PartialEq)]
@@ -385,12 +404,13 @@ pub trait Store: Send + Sync + 'static {
         tenant: &TenantId,
         project: &ProjectKey,
     ) -> Result<Vec<String>, StoreError>;
-    /// The project's slots with their revisions, by name (at most 200).
-    async fn slots(
+    /// The base focus, and the project's slots with their revisions by name
+    /// (at most 200), in one read.
+    async fn focus_with_slots(
         &self,
         tenant: &TenantId,
         project: &ProjectKey,
-    ) -> Result<Vec<(SlotName, Revision)>, StoreError>;
+    ) -> Result<(Focus, Vec<(SlotName, Revision)>), StoreError>;
     async fn session_get(
         &self,
         tenant: &TenantId,

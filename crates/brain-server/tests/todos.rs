@@ -233,8 +233,11 @@ async fn surface_refusals_are_early_and_plain() {
     // The base focus read lists the project's slots.
     let base = ok(&c, "brain_focus_get", json!({"project": "p"})).await;
     assert_eq!(base["slots"], json!([{"name": "s", "revision": 1}]));
+    // ... in the same read as the base focus, whose body is not the slot's.
+    assert_eq!((&base["body"], &base["revision"]), (&json!(""), &json!(0)));
     let one = ok(&c, "brain_focus_get", json!({"project": "p", "slot": "s"})).await;
     assert_eq!(one["slots"], Value::Null);
+    assert_eq!(one["body"], json!("the new slot body"));
     let listed = ok(&c, "brain_session_list", json!({"project": "p"})).await;
     let item = &listed["sessions"][0];
     assert_eq!(item["session"]["next_focus"], Value::Null);

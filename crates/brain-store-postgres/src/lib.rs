@@ -82,6 +82,11 @@ impl PgStore {
         let pool = PgPoolOptions::new()
             .max_connections(20)
             .acquire_timeout(Duration::from_secs(5))
+            // sqlx already pings every connection as it returns to the pool;
+            // a second ping on each acquire is one more round trip per call
+            // (issue 11). A connection that died idle fails its one request
+            // (503) and is dropped, instead of being replaced unseen.
+            .test_before_acquire(false)
             .connect_with(options)
             .await
             .map_err(|e| {
@@ -328,15 +333,18 @@ impl Store for PgStore {
         resources::watch(self, listener).await
     }
 
-    async fn slots(
+    async fn focus_with_slots(
         &self,
         tenant: &TenantId,
         project: &ProjectKey,
-    ) -> Result<Vec<(SlotName, Revision)>, StoreError> {
+    ) -> Result<(Focus, Vec<(SlotName, Revision)>), StoreError> {
+        // One statement for both: the base focus ('' sorts first) with its
+        // body, the slots with their revisions only.
         let mut tx = self.scoped(tenant).await?;
-        let rows: Vec<(String, i64)> = sqlx::query_as(
-            "SELECT slot, revision FROM focus_bodies WHERE tenant_id = $1 AND project = $2 \
-             AND slot <> '' ORDER BY slot LIMIT 200",
+        let found = sqlx::query(
+            "SELECT slot, CASE WHEN slot = '' THEN body ELSE '' END AS body, revision, updated_at, \
+             updated_by_session FROM focus_bodies WHERE tenant_id = $1 AND project = $2 \
+             ORDER BY slot LIMIT 201",
         )
         .bind(tenant.as_str())
         .bind(project.as_str())
@@ -344,10 +352,10 @@ impl Store for PgStore {
         .await
         .map_err(db)?;
         tx.commit().await.map_err(db)?;
-        Ok(rows
-            .into_iter()
-            .filter_map(|(name, rev)| SlotName::parse(&name).ok().map(|n| (n, rev)))
-            .collect())
+        brain_core::store::focus_and_slots(found.iter().map(|r| {
+            let slot: String = sqlx::Row::try_get(r, "slot").map_err(db)?;
+            Ok((slot, rows::focus(r)?))
+        }))
     }
 
     async fn session_get(

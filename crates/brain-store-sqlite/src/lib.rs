@@ -82,12 +82,18 @@ impl SqliteStore {
         let pool = SqlitePoolOptions::new()
             .max_connections(8)
             .acquire_timeout(Duration::from_secs(10))
+            // An in-process file does not hang up; each ping is a hop to the
+            // connection's worker thread.
+            .test_before_acquire(false)
             .connect_with(options.clone())
             .await
             .map_err(StoreError::backend)?;
         let writer = SqlitePoolOptions::new()
             .max_connections(1)
             .acquire_timeout(Duration::from_secs(10))
+            // An in-process file does not hang up; each ping is a hop to the
+            // connection's worker thread.
+            .test_before_acquire(false)
             .connect_with(options)
             .await
             .map_err(StoreError::backend)?;
@@ -279,24 +285,25 @@ impl Store for SqliteStore {
         Ok(())
     }
 
-    async fn slots(
+    async fn focus_with_slots(
         &self,
         tenant: &TenantId,
         project: &ProjectKey,
-    ) -> Result<Vec<(SlotName, Revision)>, StoreError> {
-        let rows: Vec<(String, i64)> = sqlx::query_as(
-            "SELECT slot, revision FROM focus_bodies WHERE tenant_id = ?1 AND project = ?2 \
-             AND slot <> '' ORDER BY slot LIMIT 200",
+    ) -> Result<(Focus, Vec<(SlotName, Revision)>), StoreError> {
+        let found = sqlx::query(
+            "SELECT slot, CASE WHEN slot = '' THEN body ELSE '' END AS body, revision, updated_at, \
+             updated_by_session FROM focus_bodies WHERE tenant_id = ?1 AND project = ?2 \
+             ORDER BY slot LIMIT 201",
         )
         .bind(tenant.as_str())
         .bind(project.as_str())
         .fetch_all(&self.pool)
         .await
         .map_err(db)?;
-        Ok(rows
-            .into_iter()
-            .filter_map(|(name, rev)| SlotName::parse(&name).ok().map(|n| (n, rev)))
-            .collect())
+        brain_core::store::focus_and_slots(found.iter().map(|r| {
+            let slot: String = sqlx::Row::try_get(r, "slot").map_err(db)?;
+            Ok((slot, rows::focus(r)?))
+        }))
     }
 
     async fn session_get(

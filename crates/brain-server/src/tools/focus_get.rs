@@ -57,19 +57,28 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
     let a: Args = args::parse_tool(raw)?;
     let project = ProjectKey::parse_for_caller(&a.project)?;
     let slot = a.slot.as_deref().map(SlotName::parse).transpose()?;
-    let focus = ctx
-        .store
-        .focus_get(&ctx.caller.tenant, &project, slot.as_ref())
-        .await?;
-    let mut out = serde_json::to_value(&focus).map_err(brain_core::error::StoreError::backend)?;
     // The base focus read also lists the slots, so a misspelt name shows up
     // before a bind creates an empty slot of it.
-    out["slots"] = match slot {
-        Some(_) => serde_json::Value::Null,
-        None => json!(
+    let (focus, slots) = match &slot {
+        Some(name) => (
             ctx.store
-                .slots(&ctx.caller.tenant, &project)
-                .await?
+                .focus_get(&ctx.caller.tenant, &project, Some(name))
+                .await?,
+            None,
+        ),
+        None => {
+            let (focus, slots) = ctx
+                .store
+                .focus_with_slots(&ctx.caller.tenant, &project)
+                .await?;
+            (focus, Some(slots))
+        }
+    };
+    let mut out = serde_json::to_value(&focus).map_err(brain_core::error::StoreError::backend)?;
+    out["slots"] = match slots {
+        None => serde_json::Value::Null,
+        Some(slots) => json!(
+            slots
                 .into_iter()
                 .map(|(name, revision)| json!({"name": name, "revision": revision}))
                 .collect::<Vec<_>>()
