@@ -22,7 +22,7 @@ use crate::requests::{ResumeRequest, StartRequest, TodoAckOutcome, TodoAckReques
 use crate::rules::{self, CloseDecision, CloseKind, CloseRecord};
 use crate::store::{
     BindOutcome, Briefing, BriefingSources, LockedClose, MissionRecall, RecallQuery, Recovery,
-    SessionBriefing, SlotView,
+    SessionBriefing, SlotView, Unattributed,
 };
 
 /// A write of a session's target body: the new body as `revision`.
@@ -47,14 +47,22 @@ pub trait CloseTx: Send + Sized {
         tenant: &TenantId,
         id: SessionId,
     ) -> Result<Option<(Session, Option<CloseRecord>)>, StoreError>;
-    /// For a closing call: the session and its target body, both locked, with
-    /// the unattributed artifacts up to `now` and the open agent sessions.
+    /// For a closing call: the session and its target body, both locked.
     async fn lock_close(
         &mut self,
         tenant: &TenantId,
         id: SessionId,
-        now: DateTime<Utc>,
     ) -> Result<Option<LockedClose>, StoreError>;
+    /// What a close's answer counts, read after its locks are held (a
+    /// statement that waited on them would count from before the wait): the
+    /// project's artifacts of no session created from the session's opening
+    /// to `until`, and its open agent sessions, this one included.
+    async fn close_counts(
+        &mut self,
+        tenant: &TenantId,
+        session: &Session,
+        until: DateTime<Utc>,
+    ) -> Result<(Unattributed, i64), StoreError>;
     /// The base focus (`slot` None) or a slot body, unlocked.
     async fn focus(
         &mut self,
@@ -228,8 +236,7 @@ pub async fn close<T: CloseTx>(
         CloseKind::Relay => "brain_session_relay",
     };
     let tenant = &caller.tenant;
-    let now = now_micros();
-    let loaded = tx.lock_close(tenant, req.session_id, now).await?;
+    let loaded = tx.lock_close(tenant, req.session_id).await?;
     let project = loaded.as_ref().map(|l| l.session.project.clone());
     let draft = |outcome: Result<(), &DomainError>| {
         draft(
@@ -245,8 +252,6 @@ pub async fn close<T: CloseTx>(
         mut session,
         close_record,
         target: found,
-        unattributed,
-        open_agent_sessions,
     } = match loaded {
         Some(l) => match rules::check_session(Some(&l.session), &req.expected_client_key) {
             Ok(_) => l,
@@ -293,7 +298,10 @@ pub async fn close<T: CloseTx>(
         }
         (None, _) => return Err(StoreError::Backend("a close decided nothing".into())),
     };
+    // Taken once the locks are held, so a closer that waited on another ends after it.
+    let now = now_micros();
     rules::close_session(&mut session, req, kind, outcome, now);
+    let (unattributed, open_agent_sessions) = tx.close_counts(tenant, &session, now).await?;
     // Counted before this session's row is closed, so discount it.
     let remaining = open_agent_sessions - 1;
 
@@ -342,6 +350,8 @@ pub async fn close<T: CloseTx>(
         ),
         _ => (None, None),
     };
+    // A relay's new session is one of those left open.
+    let remaining = remaining + i64::from(new_session.is_some());
     let end = EndResult::build(
         session.clone(),
         outcome,

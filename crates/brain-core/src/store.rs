@@ -262,17 +262,13 @@ pub struct BriefingSources {
 }
 
 /// What a closing call loads in one go: the session and its target body, both
-/// locked, and what the answer counts.
+/// locked.
 #[derive(Debug, Clone)]
 pub struct LockedClose {
     pub session: crate::model::Session,
     pub close_record: Option<crate::rules::CloseRecord>,
     /// The base focus (unbound) or the bound slot's body.
     pub target: crate::model::Focus,
-    /// Artifacts of no session created since the session opened.
-    pub unattributed: Unattributed,
-    /// Open agent sessions of the project, this one included.
-    pub open_agent_sessions: i64,
 }
 
 /// What `/metrics` reads from the store on each scrape.

@@ -33,13 +33,23 @@ async fn twenty_concurrent_ends_apply_exactly_once() {
             let out = ok(&c, "brain_session_end", json!({"session_id": id, "expected_client_key": format!("k{i}"),
                 "summary": "raced", "next_focus": format!("focus from agent {i}"), "expected_focus_revision": 0})).await;
             c.cancel().await.unwrap();
-            out["focus_outcome"].as_str().unwrap().to_owned()
+            (
+                out["focus_outcome"].as_str().unwrap().to_owned(),
+                out["remaining_open_session_count"].as_i64().unwrap(),
+            )
         }));
     }
     let mut outcomes = Vec::new();
+    let mut remaining = Vec::new();
     for t in tasks {
-        outcomes.push(t.await.unwrap());
+        let (outcome, left) = t.await.unwrap();
+        outcomes.push(outcome);
+        remaining.push(left);
     }
+    // The ends serialize on the focus, and each counts the sessions left open
+    // once it holds it: the k-th to close sees N - k, so no count repeats.
+    remaining.sort_unstable();
+    assert_eq!(remaining, (0..N as i64).collect::<Vec<_>>());
     let applied = outcomes.iter().filter(|o| *o == "applied").count();
     let conflicts = outcomes.iter().filter(|o| *o == "conflict").count();
     assert_eq!((applied, conflicts), (1, N - 1), "{outcomes:?}");

@@ -65,9 +65,17 @@ impl CloseTx for Tx {
         &mut self,
         tenant: &TenantId,
         id: SessionId,
-        now: DateTime<Utc>,
     ) -> Result<Option<LockedClose>, StoreError> {
-        lock_close(&mut self.0, tenant, id, now).await
+        lock_close(&mut self.0, tenant, id).await
+    }
+
+    async fn close_counts(
+        &mut self,
+        tenant: &TenantId,
+        session: &Session,
+        until: DateTime<Utc>,
+    ) -> Result<(Unattributed, i64), StoreError> {
+        close_counts(&mut self.0, tenant, session, until).await
     }
 
     async fn focus(
@@ -258,28 +266,21 @@ impl CloseTx for Tx {
     }
 }
 
-/// The session and its target body, locked in one statement, with what a
-/// close's answer counts. A session whose target row is missing (never, as
-/// start and bind create it) falls back to loading the two apart.
+/// The session and its target body, locked in one statement. When the join
+/// finds no row although the session exists (a bind committed while this
+/// waited, so the locked row is no longer its target), the two are loaded
+/// apart, locked in the same order.
 async fn lock_close(
     conn: &mut PgConnection,
     tenant: &TenantId,
     id: SessionId,
-    now: DateTime<Utc>,
 ) -> Result<Option<LockedClose>, StoreError> {
     let cols: Vec<String> = rows::SESSION_COLUMNS
         .split(',')
         .map(|c| format!("s.{}", c.trim()))
         .collect();
     let sql = format!(
-        "SELECT {}, f.body, f.revision, f.updated_at, f.updated_by_session, \
-           (SELECT count(*) FROM sessions o WHERE o.tenant_id = s.tenant_id AND o.project = s.project \
-              AND o.status = 'open' AND o.kind = 'agent') AS open_agents, \
-           (SELECT count(*) FROM artifacts a WHERE a.tenant_id = s.tenant_id AND a.project = s.project \
-              AND a.session_id IS NULL AND a.created_at >= s.opened_at AND a.created_at <= $3) AS unattributed_n, \
-           ARRAY(SELECT a.artifact_id FROM artifacts a WHERE a.tenant_id = s.tenant_id AND a.project = s.project \
-              AND a.session_id IS NULL AND a.created_at >= s.opened_at AND a.created_at <= $3 \
-              ORDER BY a.created_at, a.artifact_id LIMIT 20) AS unattributed_ids \
+        "SELECT {}, f.body, f.revision, f.updated_at, f.updated_by_session \
          FROM sessions s JOIN focus_bodies f ON f.tenant_id = s.tenant_id AND f.project = s.project \
            AND f.slot = COALESCE(s.bound_slot, '') \
          WHERE s.tenant_id = $1 AND s.session_id = $2 FOR UPDATE OF s, f",
@@ -288,43 +289,67 @@ async fn lock_close(
     let row = sqlx::query(&sql)
         .bind(tenant.as_str())
         .bind(id.as_uuid())
-        .bind(now)
         .fetch_optional(&mut *conn)
         .await
         .map_err(db)?;
-    let Some(row) = row else {
-        let Some((session, close_record)) = load_session(conn, tenant, id, true).await? else {
-            return Ok(None);
-        };
-        let target = load_focus(
-            conn,
-            tenant,
-            &session.project,
-            session.bound_slot.as_ref(),
-            true,
-        )
-        .await?;
-        let open = open_agent_sessions(conn, tenant, &session.project).await?;
+    if let Some(row) = row {
+        let (session, close_record) = rows::session(&row)?;
         return Ok(Some(LockedClose {
             session,
             close_record,
-            target,
-            unattributed: Unattributed::default(),
-            open_agent_sessions: open,
+            target: rows::focus(&row)?,
         }));
+    }
+    let Some((session, close_record)) = load_session(conn, tenant, id, true).await? else {
+        return Ok(None);
     };
-    let (session, close_record) = rows::session(&row)?;
-    let ids: Vec<uuid::Uuid> = row.try_get("unattributed_ids").map_err(db)?;
+    let target = load_focus(
+        conn,
+        tenant,
+        &session.project,
+        session.bound_slot.as_ref(),
+        true,
+    )
+    .await?;
     Ok(Some(LockedClose {
         session,
         close_record,
-        target: rows::focus(&row)?,
-        unattributed: Unattributed {
+        target,
+    }))
+}
+
+/// What a close's answer counts, in one statement (its own snapshot, taken
+/// after the close's locks).
+async fn close_counts(
+    conn: &mut PgConnection,
+    tenant: &TenantId,
+    s: &Session,
+    until: DateTime<Utc>,
+) -> Result<(Unattributed, i64), StoreError> {
+    let row = sqlx::query(
+        "SELECT (SELECT count(*) FROM sessions WHERE tenant_id = $1 AND project = $2 \
+                  AND status = 'open' AND kind = 'agent') AS open_agents, \
+           (SELECT count(*) FROM artifacts WHERE tenant_id = $1 AND project = $2 \
+              AND session_id IS NULL AND created_at >= $3 AND created_at <= $4) AS unattributed_n, \
+           ARRAY(SELECT artifact_id FROM artifacts WHERE tenant_id = $1 AND project = $2 \
+              AND session_id IS NULL AND created_at >= $3 AND created_at <= $4 \
+              ORDER BY created_at, artifact_id LIMIT 20) AS unattributed_ids",
+    )
+    .bind(tenant.as_str())
+    .bind(s.project.as_str())
+    .bind(s.opened_at)
+    .bind(until)
+    .fetch_one(&mut *conn)
+    .await
+    .map_err(db)?;
+    let ids: Vec<uuid::Uuid> = row.try_get("unattributed_ids").map_err(db)?;
+    Ok((
+        Unattributed {
             count: row.try_get("unattributed_n").map_err(db)?,
             ids: ids.into_iter().map(ArtifactId::from_uuid).collect(),
         },
-        open_agent_sessions: row.try_get("open_agents").map_err(db)?,
-    }))
+        row.try_get("open_agents").map_err(db)?,
+    ))
 }
 
 /// Persist the closed session and, when the close applied, its target body,

@@ -71,10 +71,9 @@ impl CloseTx for Tx {
         &mut self,
         tenant: &TenantId,
         id: SessionId,
-        now: DateTime<Utc>,
     ) -> Result<Option<LockedClose>, StoreError> {
-        // SQLite runs one writer at a time, in process: each of these is a
-        // function call, not a round trip, and the write lock is already held.
+        // SQLite runs one writer at a time, in process: these are function
+        // calls, not round trips, and the write lock is already held.
         let Some((session, close_record)) = load_session(&mut self.0, tenant, id).await? else {
             return Ok(None);
         };
@@ -85,16 +84,23 @@ impl CloseTx for Tx {
             session.bound_slot.as_ref(),
         )
         .await?;
-        let unattributed = unattributed(&mut self.0, tenant, &session, now).await?;
-        let open_agent_sessions =
-            open_agent_sessions(&mut self.0, tenant, &session.project).await?;
         Ok(Some(LockedClose {
             session,
             close_record,
             target,
-            unattributed,
-            open_agent_sessions,
         }))
+    }
+
+    async fn close_counts(
+        &mut self,
+        tenant: &TenantId,
+        session: &Session,
+        until: DateTime<Utc>,
+    ) -> Result<(Unattributed, i64), StoreError> {
+        Ok((
+            unattributed(&mut self.0, tenant, session, until).await?,
+            open_agent_sessions(&mut self.0, tenant, &session.project).await?,
+        ))
     }
 
     async fn focus(

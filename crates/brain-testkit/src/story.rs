@@ -442,6 +442,8 @@ pub async fn relay_hands_the_slot_over(s: &dyn Store) {
     assert_eq!(out["slot"]["revision"], json!(1));
     assert_eq!(out["new_session"]["client_key"], json!("b"));
     assert_eq!(out["new_session"]["bound_slot"], json!("ui"));
+    // The session the relay opened is one of those left open.
+    assert_eq!(out["remaining_open_session_count"], json!(1));
     let b_id = SessionId::parse(out["new_session"]["session_id"].as_str().unwrap()).unwrap();
     // An agent's relay may not override the guard…
     let mut shrink = relay(b_id, "b", "01", 1, "c");
