@@ -114,11 +114,6 @@ pub trait CloseTx: Send + Sized {
         tenant: &TenantId,
         session: &Session,
     ) -> Result<(), StoreError>;
-    async fn open_agent_sessions(
-        &mut self,
-        tenant: &TenantId,
-        project: &ProjectKey,
-    ) -> Result<i64, StoreError>;
     async fn ensure_slot(
         &mut self,
         tenant: &TenantId,

@@ -15,7 +15,7 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::{PgConnection, Postgres, Row, Transaction};
 
-use crate::lifecycle::{insert_session, load_focus, load_session, open_agent_sessions};
+use crate::lifecycle::{insert_session, load_focus, load_session};
 use crate::{PgStore, db, ledger, operators, rows};
 
 pub(crate) async fn end(
@@ -143,14 +143,6 @@ impl CloseTx for Tx {
         insert_session(&mut self.0, tenant, session).await
     }
 
-    async fn open_agent_sessions(
-        &mut self,
-        tenant: &TenantId,
-        project: &ProjectKey,
-    ) -> Result<i64, StoreError> {
-        open_agent_sessions(&mut self.0, tenant, project).await
-    }
-
     async fn ensure_slot(
         &mut self,
         tenant: &TenantId,
@@ -275,18 +267,21 @@ async fn lock_close(
     tenant: &TenantId,
     id: SessionId,
 ) -> Result<Option<LockedClose>, StoreError> {
-    let cols: Vec<String> = rows::SESSION_COLUMNS
-        .split(',')
-        .map(|c| format!("s.{}", c.trim()))
-        .collect();
-    let sql = format!(
-        "SELECT {}, f.body, f.revision, f.updated_at, f.updated_by_session \
-         FROM sessions s JOIN focus_bodies f ON f.tenant_id = s.tenant_id AND f.project = s.project \
-           AND f.slot = COALESCE(s.bound_slot, '') \
-         WHERE s.tenant_id = $1 AND s.session_id = $2 FOR UPDATE OF s, f",
-        cols.join(", ")
-    );
-    let row = sqlx::query(&sql)
+    // Built once: the session columns, qualified for the join.
+    static SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        let cols: Vec<String> = rows::SESSION_COLUMNS
+            .split(',')
+            .map(|c| format!("s.{}", c.trim()))
+            .collect();
+        format!(
+            "SELECT {}, f.body, f.revision, f.updated_at, f.updated_by_session \
+             FROM sessions s JOIN focus_bodies f ON f.tenant_id = s.tenant_id AND f.project = s.project \
+               AND f.slot = COALESCE(s.bound_slot, '') \
+             WHERE s.tenant_id = $1 AND s.session_id = $2 FOR UPDATE OF s, f",
+            cols.join(", ")
+        )
+    });
+    let row = sqlx::query(SQL.as_str())
         .bind(tenant.as_str())
         .bind(id.as_uuid())
         .fetch_optional(&mut *conn)

@@ -189,14 +189,6 @@ impl CloseTx for Tx {
         insert_session(&mut self.0, tenant, session).await
     }
 
-    async fn open_agent_sessions(
-        &mut self,
-        tenant: &TenantId,
-        project: &ProjectKey,
-    ) -> Result<i64, StoreError> {
-        open_agent_sessions(&mut self.0, tenant, project).await
-    }
-
     async fn ensure_slot(
         &mut self,
         tenant: &TenantId,
