@@ -22,7 +22,7 @@ use crate::requests::{ResumeRequest, StartRequest, TodoAckOutcome, TodoAckReques
 use crate::rules::{self, CloseDecision, CloseKind, CloseRecord};
 use crate::store::{
     BindOutcome, Briefing, BriefingSources, LockedClose, MissionRecall, RecallQuery, Recovery,
-    SessionBriefing, SlotView, Unattributed,
+    SessionBriefing, SlotRef, SlotView, Unattributed,
 };
 
 /// A write of a session's target body: the new body as `revision`.
@@ -311,7 +311,13 @@ pub async fn close<T: CloseTx>(
             unattributed,
             remaining,
         );
-        return finish(kind, end, None, None);
+        // A relay's dry run shows the slot as it would leave it, as end's
+        // dry run shows focus_at_end.
+        let slot = target
+            .as_ref()
+            .filter(|_| kind == CloseKind::Relay)
+            .map(|s| slot_after_relay(s, outcome, &found, &req.next_focus));
+        return finish(kind, end, None, slot);
     }
 
     // Step 8: apply, with the receipt, in this transaction. The tenant's
@@ -381,11 +387,12 @@ fn finish(
 ) -> Result<Value, StoreError> {
     let value = match kind {
         CloseKind::End => serde_json::to_value(end),
-        CloseKind::Relay => serde_json::to_value(RelayResult {
+        CloseKind::Relay => RelayResult {
             end,
             new_session,
             slot,
-        }),
+        }
+        .to_value(),
     };
     value.map_err(StoreError::backend)
 }
@@ -582,7 +589,8 @@ pub async fn briefing<T: CloseTx>(
             let q = RecallQuery {
                 project: project.clone(),
                 tags: Vec::new(),
-                query: any_word_query(&mission),
+                query: Some(any_word_query(&mission)),
+                inbox: false,
                 kinds: Vec::new(),
                 limit: 3,
                 offset: 0,
@@ -593,7 +601,7 @@ pub async fn briefing<T: CloseTx>(
     }
     Ok(Briefing {
         base_focus: src.base,
-        slot: slot.cloned(),
+        slot: slot.map(SlotRef::from),
         executive_state,
         brief: src.brief,
         mental_models: src.mental_models,

@@ -207,6 +207,10 @@ pub struct Brief {
 /// A brief older than this is `stale` (SPEC §5).
 pub const BRIEF_STALE_HOURS: i64 = 26;
 
+/// A recall without a query lists artifacts; each one's snippet is the start
+/// of its text, this many characters, then "…".
+pub const LIST_SNIPPET_CHARS: usize = 200;
+
 impl Brief {
     /// The stored brief as the briefing shows it at `now`.
     pub fn at(body: String, generated_at: DateTime<Utc>, now: DateTime<Utc>) -> Self {

@@ -106,6 +106,20 @@ pub struct RelayResult {
     pub slot: Option<SlotView>,
 }
 
+impl RelayResult {
+    /// The answer, without end's `focus_at_end` once `slot` carries the same
+    /// body and revision: each body is carried once.
+    pub fn to_value(&self) -> Result<Value, serde_json::Error> {
+        let mut v = serde_json::to_value(self)?;
+        if self.slot.is_some()
+            && let Value::Object(m) = &mut v
+        {
+            m.remove("focus_at_end");
+        }
+        Ok(v)
+    }
+}
+
 /// The relayed slot as this relay leaves it: the new body on `applied`, else as found.
 pub fn slot_after_relay(
     name: &crate::ids::SlotName,

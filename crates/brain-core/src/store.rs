@@ -46,6 +46,23 @@ pub struct SlotView {
     pub revision: Revision,
 }
 
+/// A slot named without its body, where the same answer carries the body
+/// elsewhere (the briefing of start and resume: the result's `slot` has it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SlotRef {
+    pub name: SlotName,
+    pub revision: Revision,
+}
+
+impl From<&SlotView> for SlotRef {
+    fn from(v: &SlotView) -> Self {
+        Self {
+            name: v.name.clone(),
+            revision: v.revision,
+        }
+    }
+}
+
 /// A project as the operator console lists it (SPEC §4 `/brain-admin/`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ProjectSummary {
@@ -168,7 +185,8 @@ pub struct Recovery {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Briefing {
     pub base_focus: FocusRef,
-    pub slot: Option<SlotView>,
+    /// The bound slot's name and revision; its body is the result's `slot`.
+    pub slot: Option<SlotRef>,
     /// The parsed executive state, or null when none was written.
     pub executive_state: Option<Value>,
     pub brief: Option<Brief>,
@@ -554,7 +572,10 @@ pub trait Store: Send + Sync + 'static {
 #[derive(Debug, Clone)]
 pub struct RecallQuery {
     pub project: ProjectKey,
-    pub query: String,
+    /// Web-search syntax; `None` lists the matching artifacts newest first.
+    pub query: Option<String>,
+    /// Only todos not yet acknowledged (the briefing's inbox).
+    pub inbox: bool,
     pub kinds: Vec<ArtifactKind>,
     /// Only artifacts carrying every one of these tags (none: no filter).
     pub tags: Vec<String>,

@@ -278,6 +278,9 @@ async fn bound_sessions_use_the_slot_revision() {
     )
     .await;
     assert_eq!(d["slot"]["revision"], json!(0));
+    // Each body once: the result's slot has it, the briefing names the slot.
+    assert_eq!(d["slot"]["body"], json!(""));
+    assert_eq!(d["briefing"]["slot"], json!({"name": "ui", "revision": 0}));
     let out = ok(
         &c,
         "brain_session_end",

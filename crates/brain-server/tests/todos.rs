@@ -98,6 +98,100 @@ async fn todos_leave_the_inbox_once_acknowledged() {
     c.cancel().await.unwrap();
 }
 
+/// A recall without a query lists newest first; `inbox` keeps the todos not
+/// yet acknowledged, the ones the briefing's inbox_count counts.
+#[tokio::test]
+async fn recall_without_a_query_lists_newest_first_and_the_inbox() {
+    let app = spawn_app().await;
+    let c = app.client(&token("acme", "a")).await;
+    let long = "x".repeat(250);
+    let mut ids = Vec::new();
+    for (kind, text) in [
+        ("todo", "first todo"),
+        ("fact", "a fact"),
+        ("todo", "second todo"),
+        ("todo", long.as_str()),
+    ] {
+        let a = ok(
+            &c,
+            "brain_remember",
+            json!({"project": "p", "kind": kind, "text": text}),
+        )
+        .await;
+        ids.push(a["artifact"]["artifact_id"].as_str().unwrap().to_owned());
+    }
+    let listed = |v: &Value| -> Vec<String> {
+        v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["artifact"]["artifact_id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let newest_first: Vec<String> = ids.iter().rev().cloned().collect();
+    let all = ok(&c, "brain_recall", json!({"project": "p"})).await;
+    assert_eq!(listed(&all), newest_first);
+    assert!(
+        all["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|h| h["rank"] == json!(1.0))
+    );
+    // The snippet is the text's start: whole when short, cut at 200 characters.
+    assert_eq!(all["results"][3]["snippet"], json!("first todo"));
+    assert_eq!(
+        all["results"][0]["snippet"],
+        json!(format!("{}…", "x".repeat(200)))
+    );
+
+    ok(
+        &c,
+        "brain_todo_ack",
+        json!({"project": "p", "artifact_ids": [ids[0]], "note": "done"}),
+    )
+    .await;
+    let inbox = ok(&c, "brain_recall", json!({"project": "p", "inbox": true})).await;
+    assert_eq!(listed(&inbox), vec![ids[3].clone(), ids[2].clone()]);
+    // With a query the inbox narrows a search; acknowledged todos are still found without it.
+    let hit = ok(
+        &c,
+        "brain_recall",
+        json!({"project": "p", "inbox": true, "query": "todo"}),
+    )
+    .await;
+    assert_eq!(listed(&hit), vec![ids[2].clone()]);
+    let found = ok(&c, "brain_recall", json!({"project": "p", "query": "todo"})).await;
+    assert_eq!(listed(&found).len(), 2);
+    let facts = ok(
+        &c,
+        "brain_recall",
+        json!({"project": "p", "kinds": ["fact"]}),
+    )
+    .await;
+    assert_eq!(listed(&facts), vec![ids[1].clone()]);
+    // Pages follow next_cursor to the end.
+    let first = ok(&c, "brain_recall", json!({"project": "p", "limit": 3})).await;
+    assert_eq!(listed(&first), newest_first[..3].to_vec());
+    let rest = ok(
+        &c,
+        "brain_recall",
+        json!({"project": "p", "limit": 3, "cursor": first["next_cursor"]}),
+    )
+    .await;
+    assert_eq!(listed(&rest), newest_first[3..].to_vec());
+    assert_eq!(rest["next_cursor"], Value::Null);
+    // Another tenant lists nothing of acme's.
+    let other = app.client(&token("globex", "g")).await;
+    let none = ok(&other, "brain_recall", json!({"project": "p"})).await;
+    assert!(listed(&none).is_empty());
+    // A query given must still say something.
+    let e = refused(&c, "brain_recall", json!({"project": "p", "query": "  "})).await;
+    assert_eq!(e["details"]["field"], json!("query"));
+    other.cancel().await.unwrap();
+    c.cancel().await.unwrap();
+}
+
 #[tokio::test]
 async fn recall_filters_by_tags() {
     let app = spawn_app().await;

@@ -13,6 +13,7 @@ use brain_core::store::{RecallQuery, ReceiptQuery, SessionDetail, SessionListQue
 use chrono::{DateTime, Utc};
 use sqlx::postgres::PgRow;
 use sqlx::{PgConnection, Row};
+use std::sync::LazyLock;
 
 use crate::{PgStore, db, ledger, rows};
 
@@ -27,31 +28,56 @@ pub(crate) async fn recall(
     Ok(hits)
 }
 
+/// What every recall filters on: kinds ($4), tags ($7), the inbox ($8).
+const RECALL_FILTERS: &str = "tenant_id = $1 AND project = $2 \
+    AND (cardinality($4::text[]) = 0 OR kind = ANY($4)) AND tags @> $7::text[] \
+    AND (NOT $8 OR (kind = 'todo' AND acknowledged_at IS NULL))";
+
+static RECALL_SEARCH: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "SELECT {cols}, \
+           ts_rank(search, query) / NULLIF(max(ts_rank(search, query)) OVER (), 0) AS rank, \
+           ts_headline('simple', text, query, 'StartSel=«,StopSel=»,MaxWords=30,MinWords=8,MaxFragments=2') AS snippet \
+         FROM artifacts, websearch_to_tsquery('simple', $3) AS query \
+         WHERE {RECALL_FILTERS} AND search @@ query \
+         ORDER BY rank DESC, created_at DESC, artifact_id LIMIT $5 OFFSET $6",
+        cols = rows::ARTIFACT_COLUMNS
+    )
+});
+
+/// A listing: newest first, every rank 1, the text's start as snippet. The
+/// query ($3) is bound empty and only typed here, so both shapes bind alike.
+static RECALL_LIST: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "SELECT {cols}, 1.0::real AS rank, \
+           CASE WHEN char_length(text) > {n} THEN left(text, {n}) || '…' ELSE text END AS snippet \
+         FROM artifacts WHERE {RECALL_FILTERS} AND $3::text = '' \
+         ORDER BY created_at DESC, artifact_id LIMIT $5 OFFSET $6",
+        cols = rows::ARTIFACT_COLUMNS,
+        n = brain_core::memory::LIST_SNIPPET_CHARS,
+    )
+});
+
 pub(crate) async fn recall_in(
     conn: &mut PgConnection,
     tenant: &TenantId,
     q: &RecallQuery,
 ) -> Result<Vec<RecallHit>, StoreError> {
     let kinds: Vec<&str> = q.kinds.iter().map(|k| k.as_str()).collect();
-    let sql = format!(
-        "SELECT {cols}, \
-           ts_rank(search, query) / NULLIF(max(ts_rank(search, query)) OVER (), 0) AS rank, \
-           ts_headline('simple', text, query, 'StartSel=«,StopSel=»,MaxWords=30,MinWords=8,MaxFragments=2') AS snippet \
-         FROM artifacts, websearch_to_tsquery('simple', $3) AS query \
-         WHERE tenant_id = $1 AND project = $2 AND search @@ query \
-           AND (cardinality($4::text[]) = 0 OR kind = ANY($4)) \
-           AND tags @> $7::text[] \
-         ORDER BY rank DESC, created_at DESC, artifact_id LIMIT $5 OFFSET $6",
-        cols = rows::ARTIFACT_COLUMNS
-    );
-    let found = sqlx::query(&sql)
+    let sql = if q.query.is_some() {
+        &*RECALL_SEARCH
+    } else {
+        &*RECALL_LIST
+    };
+    let found = sqlx::query(sql)
         .bind(tenant.as_str())
         .bind(q.project.as_str())
-        .bind(&q.query)
+        .bind(q.query.as_deref().unwrap_or(""))
         .bind(&kinds)
         .bind(q.limit)
         .bind(q.offset)
         .bind(&q.tags)
+        .bind(q.inbox)
         .fetch_all(&mut *conn)
         .await
         .map_err(db)?;

@@ -32,10 +32,13 @@ pub(crate) async fn recall_in(
     tenant: &TenantId,
     q: &RecallQuery,
 ) -> Result<Vec<RecallHit>, StoreError> {
-    let Some(matcher) = fts_query(&q.query) else {
+    let kinds: Vec<&str> = q.kinds.iter().map(|k| k.as_str()).collect();
+    let Some(query) = &q.query else {
+        return list_in(conn, tenant, q, &kinds).await;
+    };
+    let Some(matcher) = fts_query(query) else {
         return Ok(Vec::new());
     };
-    let kinds: Vec<&str> = q.kinds.iter().map(|k| k.as_str()).collect();
     // The rank is relative to the query's best match (1.0), over every match,
     // not just this page: comparable across pages and with PostgreSQL's.
     let sql = format!(
@@ -44,17 +47,12 @@ pub(crate) async fn recall_in(
              snippet(artifacts_fts, 0, '«', '»', '…', 16) AS snippet \
            FROM artifacts_fts JOIN artifacts a ON a.rowid = artifacts_fts.rowid \
            WHERE artifacts_fts MATCH ?3 AND a.tenant_id = ?1 AND a.project = ?2 \
-             AND (json_array_length(?4) = 0 OR a.kind IN (SELECT value FROM json_each(?4))) \
-             AND NOT EXISTS (SELECT 1 FROM json_each(?7) w \
-                             WHERE w.value NOT IN (SELECT t.value FROM json_each(a.tags) t))) \
+             AND {filters}) \
          SELECT *, CASE WHEN (SELECT max(raw) FROM hits) > 0 \
                         THEN raw / (SELECT max(raw) FROM hits) ELSE 1.0 END AS rank \
          FROM hits ORDER BY rank DESC, created DESC, aid LIMIT ?5 OFFSET ?6",
-        cols = rows::ARTIFACT_COLUMNS
-            .split(", ")
-            .map(|c| format!("a.{c}"))
-            .collect::<Vec<_>>()
-            .join(", ")
+        cols = qualified_artifact_columns(),
+        filters = RECALL_FILTERS,
     );
     let found = sqlx::query(&sql)
         .bind(tenant.as_str())
@@ -64,10 +62,62 @@ pub(crate) async fn recall_in(
         .bind(q.limit)
         .bind(q.offset)
         .bind(serde_json::to_string(&q.tags).map_err(StoreError::backend)?)
+        .bind(q.inbox)
         .fetch_all(&mut *conn)
         .await
         .map_err(db)?;
-    found
+    hits(&found)
+}
+
+/// What every recall filters on besides tenant and project: kinds (?4), tags
+/// (?7), the inbox (?8).
+const RECALL_FILTERS: &str = "(json_array_length(?4) = 0 OR a.kind IN (SELECT value FROM json_each(?4))) \
+    AND NOT EXISTS (SELECT 1 FROM json_each(?7) w \
+                    WHERE w.value NOT IN (SELECT t.value FROM json_each(a.tags) t)) \
+    AND (NOT ?8 OR (a.kind = 'todo' AND a.acknowledged_at IS NULL))";
+
+fn qualified_artifact_columns() -> String {
+    rows::ARTIFACT_COLUMNS
+        .split(", ")
+        .map(|c| format!("a.{c}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A recall without a query: newest first, every rank 1, the text's start as
+/// snippet.
+async fn list_in(
+    conn: &mut SqliteConnection,
+    tenant: &TenantId,
+    q: &RecallQuery,
+    kinds: &[&str],
+) -> Result<Vec<RecallHit>, StoreError> {
+    let sql = format!(
+        "SELECT {cols}, 1.0 AS rank, \
+           CASE WHEN length(a.text) > {n} THEN substr(a.text, 1, {n}) || '…' ELSE a.text END AS snippet \
+         FROM artifacts a WHERE a.tenant_id = ?1 AND a.project = ?2 AND {filters} \
+         ORDER BY a.created_at DESC, a.artifact_id LIMIT ?5 OFFSET ?6",
+        cols = qualified_artifact_columns(),
+        filters = RECALL_FILTERS,
+        n = brain_core::memory::LIST_SNIPPET_CHARS,
+    );
+    let found = sqlx::query(&sql)
+        .bind(tenant.as_str())
+        .bind(q.project.as_str())
+        .bind("")
+        .bind(serde_json::to_string(kinds).map_err(StoreError::backend)?)
+        .bind(q.limit)
+        .bind(q.offset)
+        .bind(serde_json::to_string(&q.tags).map_err(StoreError::backend)?)
+        .bind(q.inbox)
+        .fetch_all(&mut *conn)
+        .await
+        .map_err(db)?;
+    hits(&found)
+}
+
+fn hits(rows_found: &[SqliteRow]) -> Result<Vec<RecallHit>, StoreError> {
+    rows_found
         .iter()
         .map(|r| {
             Ok(RecallHit {

@@ -440,6 +440,9 @@ pub async fn relay_hands_the_slot_over(s: &dyn Store) {
         .unwrap();
     assert_eq!(out["session"]["status"], json!("relayed"));
     assert_eq!(out["slot"]["revision"], json!(1));
+    // Each body once: the slot carries what end's focus_at_end would.
+    assert_eq!(out["slot"]["body"], json!("0123456789"));
+    assert!(out.get("focus_at_end").is_none(), "{out}");
     assert_eq!(out["new_session"]["client_key"], json!("b"));
     assert_eq!(out["new_session"]["bound_slot"], json!("ui"));
     // The session the relay opened is one of those left open.
@@ -619,7 +622,8 @@ fn recall_q(
     brain_core::store::RecallQuery {
         project: ProjectKey::parse(project).unwrap(),
         tags: Vec::new(),
-        query: query.to_owned(),
+        query: Some(query.to_owned()),
+        inbox: false,
         kinds,
         limit,
         offset,

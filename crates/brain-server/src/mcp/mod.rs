@@ -32,20 +32,22 @@ use crate::tools::{self, ToolCtx};
 pub const INSTRUCTIONS: &str = "brain keeps durable working sessions over a project's shared, revisioned focus. Words: focus = \
 the project's base text of what matters next, with a revision; slot = a named sub-focus with \
 its own body and revision; session = one unit of work, guarded by your client_key; artifact = \
-one record: fact (verified), note (context), decision (a choice made, with why), todo (work for \
-later; in inbox_count until brain_todo_ack), link (a reference); ledger = a session's \
-artifacts; documents: executive_state (objective, missions, pending_decisions = choices still \
-open), critique (review of the approach), sync_note (notes to other agents), mental_model \
-(operator-set background); receipt = audit record of a mutation, hash-chained (tip: \
-ledger_tip); tracer = the server's per-connection session, not yours; token roles: agent, \
-operator (elevated at /brain-admin for overrides), relay. Flow: brain_session_start, read the \
-briefing, resume or abandon its recovery; brain_remember with session_id as you learn; \
-brain_session_end with a summary, the WHOLE next focus (carry durable decisions over) and the \
-revision you read (the slot's when bound). On conflict the session is closed: start anew, merge \
-into focus_at_end's body, end with current_focus_revision. On *_focus_shrink keep the content, call again. Hand a \
-slot over with brain_session_relay; drop work with brain_session_abandon. Sessions never close \
-on their own. The focus and each slot are also resources (brain://projects/{project}/focus, \
-.../slots/{slot}): subscribe to hear when another agent changes them.";
+one record (fact, note, decision, todo, link); ledger = a session's artifacts; inbox = todos not \
+yet acknowledged; documents: executive_state (objective, missions, pending_decisions = choices \
+still open), critique (review of the approach), sync_note (notes to other agents), mental_model \
+(operator-set background); receipt = hash-chained audit record of a mutation; tracer = the \
+server's per-connection session, not yours; token roles: agent, operator (elevated at \
+/brain-admin for overrides), relay. Flow: brain_session_start, read the briefing, resume or \
+abandon its recovery; brain_remember with session_id as you learn; brain_session_end with a \
+summary, the WHOLE next focus and the revision you read. Sessions never close on their own. \
+Every tool: a refusal is an isError result whose structuredContent is {error: {code, message, \
+status (HTTP-like), details}}; invalid_argument (e.g. an unknown field) writes nothing, other refused writes record \
+only their receipt; a call naming a session may answer session_not_found, tracer_session, \
+client_key_mismatch or session_closed; an exact repeat of end, relay or abandon returns the \
+stored result with replayed: true; lists page with the cursor they return; a result's session \
+object is brain_session_get's; times are RFC 3339 UTC. The focus and each \
+slot are resources (brain://projects/{project}/focus, .../slots/{slot}): subscribe to hear \
+when another agent changes them.";
 
 #[derive(Clone)]
 pub struct BrainMcp {

@@ -1,6 +1,7 @@
 //! Output schemas, written as data from shared fragments.
 //!
-//! Every output schema also admits the tool-error envelope (`{"error": …}`):
+//! Every output schema also admits the tool-error envelope (`{"error": …}`,
+//! its fields typed once in the server instructions rather than sixteen times):
 //! widely deployed clients (TypeScript SDK 1.x) validate `structuredContent`
 //! against `outputSchema` even when `isError` is true, and would otherwise
 //! hide brain's error codes behind a schema failure.
@@ -17,9 +18,10 @@ fn nullable(mut v: Value) -> Value {
     v
 }
 
-/// An RFC 3339 time; its field name says what happened then.
+/// An RFC 3339 time (the instructions say so once); its field name says
+/// what happened then.
 pub fn timestamp() -> Value {
-    json!({"type": "string", "format": "date-time"})
+    json!({"type": "string"})
 }
 
 pub fn session() -> Value {
@@ -30,8 +32,8 @@ pub fn session() -> Value {
             "project": {"type": "string"},
             "client_key": {"type": "string"},
             "kind": {"type": "string", "enum": ["agent", "tracer"]},
-            "bound_slot": {"type": ["string", "null"], "description": "The slot this session writes at its end; null writes the base focus."},
-            "started_focus_revision": {"type": "integer", "description": "Base focus revision at open; not what a bound session's end expects."},
+            "bound_slot": {"type": ["string", "null"]},
+            "started_focus_revision": {"type": "integer"},
             "status": {"type": "string", "enum": ["open", "ended", "conflicted", "relayed", "abandoned"]},
             "opened_at": timestamp(),
             "last_activity_at": timestamp(),
@@ -55,27 +57,18 @@ pub fn session() -> Value {
     })
 }
 
-/// The session object where another tool's result carries it: its key fields
-/// typed, the rest as `brain_session_get` declares them (one full copy in
-/// tools/list instead of nine).
+/// The session object where another tool's result carries it: its shape is
+/// the one `brain_session_get` declares, as the instructions say (one full
+/// copy in tools/list instead of nine).
 pub fn session_ref() -> Value {
-    json!({
-        "type": "object",
-        "description": "Fields as in brain_session_get.",
-        "properties": {
-            "session_id": {"type": "string"},
-            "status": {"type": "string", "enum": ["open", "ended", "conflicted", "relayed", "abandoned"]},
-            "bound_slot": {"type": ["string", "null"]}
-        },
-        "required": ["session_id", "status", "bound_slot"]
-    })
+    json!({"type": "object"})
 }
 
 /// The briefing where a second tool returns it (brain_session_start declares it whole).
 pub fn briefing_ref() -> Value {
     json!({
         "type": "object",
-        "description": "Fields as in brain_session_start.",
+        "description": "As in brain_session_start.",
         "required": BRIEFING_REQUIRED
     })
 }
@@ -98,7 +91,6 @@ pub fn focus_ref(desc: Option<&str>) -> Value {
 pub fn slot_view() -> Value {
     json!({
         "type": "object",
-        "description": "Its revision is the expected_focus_revision of a bound session's end.",
         "properties": {
             "name": {"type": "string"},
             "body": {"type": "string"},
@@ -127,14 +119,19 @@ pub fn briefing() -> Value {
         "type": "object",
         "properties": {
             "base_focus": focus_ref(None),
-            "slot": nullable(slot_view()),
-            "executive_state": {"type": ["object", "null"], "description": "objective, missions, pending_decisions."},
+            "slot": {
+                "type": ["object", "null"],
+                "description": "Its body is in slot.",
+                "properties": {"name": {"type": "string"}, "revision": {"type": "integer"}},
+                "required": ["name", "revision"]
+            },
+            "executive_state": {"type": ["object", "null"]},
             "brief": {
                 "type": ["object", "null"],
-                "description": "Daily brief; stale after 26 h.",
+                "description": "Daily; stale after 26 h.",
                 "properties": {
                     "body": {"type": "string"},
-                    "generated_at": {"type": "string", "format": "date-time"},
+                    "generated_at": timestamp(),
                     "stale": {"type": "boolean"}
                 },
                 "required": ["body", "generated_at", "stale"]
@@ -145,15 +142,13 @@ pub fn briefing() -> Value {
             },
             "recall": {
                 "type": "array",
-                "description": "Top 3 artifacts for each of the first 3 missions.",
                 "items": {"type": "object", "properties": {"mission": {"type": "string"}, "artifacts": {"type": "array"}}, "required": ["mission", "artifacts"]}
             },
-            "inbox_count": {"type": "integer", "description": "Unacknowledged todos."},
+            "inbox_count": {"type": "integer"},
             "sync_note": {"type": ["string", "null"]},
-            "open_sessions": {"type": "integer", "description": "Open agent sessions, this one included."},
+            "open_sessions": {"type": "integer", "description": "This one included."},
             "recent_sessions": {
                 "type": "array",
-                "description": "Last 5 closed, newest first.",
                 "items": {
                     "type": "object",
                     "properties": {
@@ -167,7 +162,7 @@ pub fn briefing() -> Value {
             },
             "recovery": {
                 "type": ["object", "null"],
-                "description": "Your earlier open session here: resume or abandon it.",
+                "description": "Your earlier open session: resume or abandon it.",
                 "properties": {
                     "session_id": {"type": "string"},
                     "opened_at": timestamp(),
@@ -185,18 +180,18 @@ pub fn briefing() -> Value {
 pub fn end_properties() -> serde_json::Map<String, Value> {
     let v = json!({
         "session": session_ref(),
-        "replayed": {"type": "boolean", "description": "A repeat of the closing call: nothing written."},
+        "replayed": {"type": "boolean"},
         "dry_run": {"type": "boolean"},
         "would": {"type": ["string", "null"], "enum": ["applied", "unchanged", "conflict", null]},
         "focus_outcome": {"type": "string", "enum": ["applied", "unchanged", "conflict"]},
-        "focus_at_end": focus_ref(Some("As this end left or found it.")),
+        "focus_at_end": focus_ref(None),
         "focus_revision_at_end": {"type": "integer"},
-        "current_focus": {"type": ["string", "null"], "description": "Only on a replay after others wrote: the body now; else null (focus_at_end holds it)."},
+        "current_focus": {"type": ["string", "null"], "description": "Set on a replay after others wrote."},
         "current_focus_revision": {"type": "integer"},
-        "focus_diff": {"type": "string", "description": "Unified diff previous → new; on conflict proposal → current."},
+        "focus_diff": {"type": "string", "description": "Old to new; on conflict yours to current."},
         "unattributed_in_window": {
             "type": "object",
-            "description": "Artifacts of no session created meanwhile: a measure, never a gate.",
+            "description": "Artifacts of no session made meanwhile.",
             "properties": {
                 "count": {"type": "integer"},
                 "ids": {"type": "array", "items": {"type": "string"}, "maxItems": 20}
@@ -226,26 +221,32 @@ pub const END_REQUIRED: &[&str] = &[
     "remaining_open_session_count",
 ];
 
-fn error_envelope() -> Value {
-    json!({
-        "type": "object",
-        "description": "Set instead of the result when isError.",
-        "required": ["code", "message", "status"]
-    })
+/// An enum lists every value a field takes, null included: its `type` says
+/// nothing more.
+fn drop_types_beside_enums(v: &mut Value) {
+    match v {
+        Value::Object(o) => {
+            if o.contains_key("enum") {
+                o.remove("type");
+            }
+            o.values_mut().for_each(drop_types_beside_enums);
+        }
+        Value::Array(a) => a.iter_mut().for_each(drop_types_beside_enums),
+        _ => {}
+    }
 }
 
 /// An output schema: the success shape, or the error envelope.
 pub fn output(properties: serde_json::Map<String, Value>, required: &[&str]) -> Arc<JsonObject> {
-    let mut props = properties;
-    props.insert("error".into(), error_envelope());
-    let schema = json!({
+    let mut schema = json!({
         "type": "object",
-        "properties": props,
+        "properties": properties,
         "anyOf": [
             {"required": required},
             {"required": ["error"]}
         ]
     });
+    drop_types_beside_enums(&mut schema);
     match schema {
         Value::Object(m) => Arc::new(m),
         _ => Arc::new(JsonObject::new()),

@@ -10,19 +10,16 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_document_get";
 
-const DESCRIPTION: &str = "Read one project document with its revision: executive_state, critique, sync_note or a named \
-mental_model. Use it for the revision brain_document_put needs, after document_conflict, or \
-for the critique, which briefings leave out. For the focus use brain_focus_get; for \
-artifacts, brain_recall. A document never written reads as an empty body at revision 0.";
+const DESCRIPTION: &str = "Read one project document with its revision: executive_state, critique, sync_note or a mental_model. Use it for the revision brain_document_put needs, after document_conflict, or for the critique, which briefings leave out. Never written: empty at revision 0.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// Project the document belongs to.
+    /// The document's project.
     pub project: String,
-    /// Which document: executive_state, critique, sync_note or mental_model.
+    /// Which document.
     pub document: DocName,
-    /// The mental model's name, as listed in the briefing's mental_models; needed for mental_model (without it, or with an unknown name, it reads as empty). Omit for the other documents.
+    /// mental_model only: its name, as in the briefing's mental_models.
     #[serde(default)]
     pub name: Option<String>,
 }

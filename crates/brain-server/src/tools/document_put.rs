@@ -11,14 +11,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_document_put";
 
-const DESCRIPTION: &str = "Replace a whole project document under compare-and-swap: on success its revision becomes \
-expected_revision + 1. executive_state: objective, missions, pending_decisions (choices \
-still open; decisions taken go to brain_remember); critique: a review of the approach and \
-its risks; sync_note: notes to other agents, in every briefing; mental_model: operator-set \
-background. Not for facts (brain_remember) nor the focus (brain_session_end). A stale \
-expected_revision is refused with document_conflict (409, details.current_revision), also on \
-a retry whose answer was lost: brain_document_get it, and if the body is not yours, merge \
-and put with that revision. Errors also: forbidden, invalid_argument.";
+const DESCRIPTION: &str = "Replace a whole project document under compare-and-swap; its revision becomes expected_revision + 1. executive_state: objective, missions, pending_decisions (open choices; decisions taken go to brain_remember); critique: a review of the approach; sync_note: notes to other agents; mental_model: operator-set background. A stale revision is refused (document_conflict, 409, details.current_revision), also on a retry whose answer was lost: reread, merge if not yours, put again.";
 
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -43,16 +36,16 @@ impl From<DocName> for DocumentKind {
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// Project the document belongs to; created on first use.
+    /// The document's project; created on first use.
     pub project: String,
-    /// Which document; mental_model needs an operator-role JWT.
+    /// Which document; mental_model needs an operator-role JWT, else forbidden.
     pub document: DocName,
-    /// The mental model's name: required for mental_model, refused for the others.
+    /// mental_model only: its name.
     #[serde(default)]
     pub name: Option<String>,
-    /// The whole new body. For executive_state a JSON object as a string: {"objective": string, "missions": [string or {"title": string}], "pending_decisions": [same]}, all three required; the first 3 missions drive the briefing's recall.
+    /// The whole new body; for executive_state a JSON object as a string, {"objective": string, "missions": [string or {"title": string}], "pending_decisions": [same]}, whose first 3 missions drive the briefing's recall.
     pub body: String,
-    /// The document's current revision, from brain_document_get or document_conflict's details.current_revision; 0 for a document never written.
+    /// The current revision (0 if never written), from brain_document_get or document_conflict.
     pub expected_revision: i64,
 }
 
@@ -64,7 +57,7 @@ pub fn document_schema() -> Value {
             "name": {"type": "string"},
             "body": {"type": "string"},
             "revision": {"type": "integer"},
-            "updated_at": {"type": ["string", "null"], "format": "date-time"},
+            "updated_at": {"type": ["string", "null"]},
             "updated_by": {"type": ["string", "null"]}
         },
         "required": ["kind", "name", "body", "revision", "updated_at", "updated_by"]

@@ -9,19 +9,14 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_focus_get";
 
-const DESCRIPTION: &str = "Read a project's base focus, or one slot's body, with its revision, time and writing \
-session; without slot it also lists the project's slots. Use it for the revision an end \
-expects, to check a slot name before binding, or to see what a conflict moved; start and \
-resume briefings already hold it. For earlier revisions use brain_focus_history; for \
-artifacts, brain_recall. A project or slot never written reads as an empty body at revision \
-0; nothing is created.";
+const DESCRIPTION: &str = "Read a project's base focus or one slot's body, with its revision, time and writing session; without slot it also lists the slots. Use it for the revision an end expects, to check a slot name before binding, or after a conflict; briefings already hold it. Earlier revisions: brain_focus_history. Never written: empty at revision 0.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
     /// Project to read.
     pub project: String,
-    /// Optional slot name, case-sensitive; omit it to read the base focus.
+    /// A slot name, case-sensitive; omit for the base focus.
     #[serde(default)]
     pub slot: Option<String>,
 }
@@ -34,12 +29,11 @@ pub fn definition() -> Tool {
         schemas::output(
             schemas::props(json!({
                 "body": {"type": "string"},
-                "revision": {"type": "integer", "description": "The expected_focus_revision of an end that writes this body."},
-                "updated_at": {"type": ["string", "null"], "format": "date-time"},
-                "updated_by_session": {"type": ["string", "null"], "description": "The session whose end wrote it."},
+                "revision": {"type": "integer"},
+                "updated_at": {"type": ["string", "null"]},
+                "updated_by_session": {"type": ["string", "null"]},
                 "slots": {
                     "type": ["array", "null"],
-                    "description": "Without slot: the project's slots (at most 200); else null.",
                     "items": {"type": "object", "properties": {"name": {"type": "string"}, "revision": {"type": "integer"}}, "required": ["name", "revision"]}
                 }
             })),

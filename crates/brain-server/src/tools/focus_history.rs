@@ -10,24 +10,20 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_focus_history";
 
-const DESCRIPTION: &str = "List the revisions of a project's base focus, or of one slot, newest first, each with its \
-body, writing session, receipt seq and a unified diff from the revision before. Use it to \
-see how the focus evolved or to recover wording an end replaced; for the current body use \
-brain_focus_get, for who called what, brain_receipts. Revision 0 (empty) is not listed. \
-Pages with before_revision/next_before.";
+const DESCRIPTION: &str = "List the revisions of a project's base focus or of one slot, newest first, each with body, writing session, receipt seq and diff from the one before. Use it to see how the focus evolved or to recover replaced wording; the current body is brain_focus_get's.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
     /// Project to read.
     pub project: String,
-    /// Optional slot name, case-sensitive; omit it for the base focus.
+    /// A slot name; omit for the base focus.
     #[serde(default)]
     pub slot: Option<String>,
     /// Revisions per page.
     #[serde(default)]
     pub limit: Option<i64>,
-    /// Only revisions below this one: next_before from the previous page. Omit to start at the newest.
+    /// Only revisions below this: next_before of the previous page.
     #[serde(default)]
     pub before_revision: Option<i64>,
 }
@@ -40,8 +36,8 @@ pub fn definition() -> Tool {
             "body": {"type": "string"},
             "session_id": {"type": "string"},
             "receipt_seq": {"type": "integer"},
-            "created_at": {"type": "string", "format": "date-time"},
-            "diff": {"type": "string", "description": "Unified diff from the revision before."}
+            "created_at": {"type": "string"},
+            "diff": {"type": "string"}
         },
         "required": ["revision", "body", "session_id", "receipt_seq", "created_at", "diff"]
     });
@@ -52,7 +48,7 @@ pub fn definition() -> Tool {
         schemas::output(
             schemas::props(json!({
                 "entries": {"type": "array", "items": entry},
-                "next_before": {"type": ["integer", "null"], "description": "before_revision of the next page; null at the end."}
+                "next_before": {"type": ["integer", "null"]}
             })),
             &["entries", "next_before"],
         ),

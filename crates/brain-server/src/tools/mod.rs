@@ -91,15 +91,15 @@ const PAGES: &[(&str, i64, i64)] = &[
 /// by property name: one table, the same meaning wherever a name appears.
 fn constraint(tool: &str, property: &str) -> Option<Value> {
     use brain_core::requests::limits;
-    // A hyphenated UUID is 36 of hex and '-': the server checks the exact
-    // shape; the schema keeps the cheap outline (tools/list is in every prompt).
-    let id = "^(sess_[0-9a-f]{32}|[0-9a-fA-F-]{36})$";
+    // The form brain hands out. The server also takes an id's hyphenated UUID
+    // spelling, but no answer ever shows one, so the schema names only this.
+    let id = "^sess_[0-9a-f]{32}$";
     Some(match property {
         "project" => {
-            serde_json::json!({"pattern": "^[A-Za-z0-9._/-]{1,128}$"})
+            serde_json::json!({"pattern": "^[\\w./-]{1,128}$"})
         }
         "slot" => {
-            serde_json::json!({"pattern": "^[A-Za-z0-9._/-]{1,64}$"})
+            serde_json::json!({"pattern": "^[\\w./-]{1,64}$"})
         }
         "session_id" | "id" => serde_json::json!({"pattern": id}),
         "client_key" | "expected_client_key" | "to_client_key" => {
@@ -118,7 +118,7 @@ fn constraint(tool: &str, property: &str) -> Option<Value> {
         "tags" => serde_json::json!({"maxItems": limits::TAGS_MAX,
             "items": {"type": "string", "minLength": 1, "maxLength": limits::TAG_MAX_CHARS}}),
         "artifact_ids" => serde_json::json!({"minItems": 1, "maxItems": 50,
-            "items": {"type": "string", "pattern": "^(art_[0-9a-f]{32}|[0-9a-fA-F-]{36})$"}}),
+            "items": {"type": "string", "pattern": "^art_[0-9a-f]{32}$"}}),
         "expected_focus_revision" | "expected_revision" | "since_seq" => {
             serde_json::json!({"minimum": 0})
         }
@@ -134,16 +134,81 @@ fn constraint(tool: &str, property: &str) -> Option<Value> {
     })
 }
 
+/// Replace each local `$ref` with the definition it names: each enum is used
+/// once or twice per tool, so inline it is shorter than `$defs` plus pointers.
+fn inline_defs(v: &mut Value, defs: &JsonObject) {
+    match v {
+        Value::Object(o) => {
+            let target = o
+                .get("$ref")
+                .and_then(Value::as_str)
+                .and_then(|r| r.strip_prefix("#/$defs/"))
+                .and_then(|name| defs.get(name))
+                .cloned();
+            if let Some(Value::Object(def)) = target {
+                o.remove("$ref");
+                for (k, d) in def {
+                    o.entry(k).or_insert(d);
+                }
+            }
+            o.values_mut().for_each(|c| inline_defs(c, defs));
+        }
+        Value::Array(a) => a.iter_mut().for_each(|c| inline_defs(c, defs)),
+        _ => {}
+    }
+}
+
 fn constrained(tool: &str, mut schema: JsonObject) -> JsonObject {
     // tools/list is read by every model on every connection: no meta-schema
-    // URL, no Rust integer formats.
+    // URL, no Rust integer formats, no `$defs` indirection, and nothing the
+    // instructions say once for every tool (unknown fields are refused) or
+    // that goes without saying (flags default to false, lists to empty).
     schema.remove("$schema");
+    schema.remove("additionalProperties");
+    if let Some(Value::Object(defs)) = schema.remove("$defs") {
+        let mut whole = Value::Object(std::mem::take(&mut schema));
+        inline_defs(&mut whole, &defs);
+        if let Value::Object(o) = whole {
+            schema = o;
+        }
+    }
+    let required: Vec<String> = match schema.get("required") {
+        Some(Value::Array(r)) => r
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_owned))
+            .collect(),
+        _ => Vec::new(),
+    };
     if let Some(Value::Object(props)) = schema.get_mut("properties") {
         for (name, prop) in props.iter_mut() {
             if let Value::Object(p) = prop {
                 p.remove("format");
+                // An optional property is omitted, not sent as null: say its type alone.
+                if !required.contains(name)
+                    && let Some(Value::Array(alts)) = p.get("anyOf")
+                    && alts.len() == 2
+                    && let Some(Value::Object(one)) = alts
+                        .iter()
+                        .find(|a| a.get("type") != Some(&Value::from("null")))
+                        .cloned()
+                {
+                    p.remove("anyOf");
+                    for (k, v) in one {
+                        p.entry(k).or_insert(v);
+                    }
+                }
+                if !required.contains(name)
+                    && let Some(Value::Array(ts)) = p.get("type")
+                    && ts.len() == 2
+                    && ts.contains(&Value::from("null"))
+                    && let Some(t) = ts.iter().find(|t| *t != "null").cloned()
+                {
+                    p.insert("type".into(), t);
+                }
                 // schemars writes `default: null` for every Option: absence says it.
-                if p.get("default") == Some(&Value::Null) {
+                if matches!(p.get("default"), Some(Value::Null | Value::Bool(false)))
+                    || p.get("default") == Some(&Value::Array(Vec::new()))
+                {
                     p.remove("default");
                 }
             }
@@ -283,6 +348,17 @@ mod tests {
     }
 
     #[test]
+    fn tools_list_fits_in_30_kb() {
+        // What a client receives as the tools/list result, compact (issue 12):
+        // it sits in every model's context on every connection.
+        let list = serde_json::json!({ "tools": definitions() });
+        let bytes = serde_json::to_vec(&list)
+            .map(|v| v.len())
+            .unwrap_or(usize::MAX);
+        assert!(bytes <= 30_000, "tools/list is {bytes} bytes");
+    }
+
+    #[test]
     fn limits_are_in_the_schemas() {
         let tools = definitions();
         let prop = |tool: &str, p: &str| {
@@ -291,7 +367,7 @@ mod tests {
         };
         assert_eq!(
             prop("brain_session_start", "project")["pattern"],
-            "^[A-Za-z0-9._/-]{1,128}$"
+            "^[\\w./-]{1,128}$"
         );
         assert_eq!(prop("brain_remember", "tags")["maxItems"], 16);
         assert_eq!(prop("brain_receipts", "limit")["maximum"], 100);

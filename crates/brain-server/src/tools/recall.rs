@@ -12,31 +12,29 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_recall";
 
-const DESCRIPTION: &str = "Search a project's artifacts (what brain_remember recorded) by full text, best matches \
-first, each with a rank and a snippet (hits marked « »). Use it before deciding or redoing \
-work, and to find todo ids for brain_todo_ack; for the focus use brain_focus_get, for \
-documents brain_document_get. Query as in a web search: all words must match, `or` allows \
-either, a leading - excludes a word, \"quotes\" match a phrase; whole words, no stemming. Only \
-text is searched; kinds and tags narrow the results; acknowledged todos are still found. \
-Pages with cursor/next_cursor.";
+const DESCRIPTION: &str = "Search a project's artifacts by full text, best first, each with a rank (1 for the best) and a snippet (hits in « »); without query, list them newest first, e.g. the inbox. Use it before deciding or redoing work; the focus is brain_focus_get's, documents brain_document_get's. Query as in a web search: all words must match, or for either, -word excludes, \"quotes\" a phrase; whole words, no stemming.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
     /// Project to search.
     pub project: String,
-    /// What to look for in web-search syntax; a query without any word to search returns no results.
-    pub query: String,
+    /// Web-search syntax over artifact text; omit to list newest first.
+    #[serde(default)]
+    pub query: Option<String>,
     /// Results per page.
     #[serde(default)]
     pub limit: Option<i64>,
-    /// Only these artifact kinds. Default all.
+    /// Only these kinds.
     #[serde(default)]
     pub kinds: Vec<Kind>,
-    /// Only artifacts carrying every one of these tags, exactly as given to brain_remember.
+    /// Only artifacts with every one of these tags.
     #[serde(default)]
     pub tags: Vec<String>,
-    /// next_cursor from the previous page of the same query and filters; omit for the first page.
+    /// Only todos not yet acknowledged (the briefing's inbox_count).
+    #[serde(default)]
+    pub inbox: bool,
+    /// next_cursor of the previous page.
     #[serde(default)]
     pub cursor: Option<String>,
 }
@@ -45,8 +43,8 @@ pub fn definition() -> Tool {
     let hit = json!({
         "type": "object",
         "properties": {
-            "artifact": {"type": "object", "description": "Fields as in brain_remember's artifact."},
-            "rank": {"type": "number", "minimum": 0, "maximum": 1, "description": "1.0 for this query's best match."},
+            "artifact": {"type": "object", "description": "As in brain_remember."},
+            "rank": {"type": "number", "minimum": 0, "maximum": 1},
             "snippet": {"type": "string"}
         },
         "required": ["artifact", "rank", "snippet"]
@@ -72,8 +70,14 @@ pub fn definition() -> Tool {
 
 pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
     let a: Args = args::parse_tool(raw)?;
-    if a.query.trim().is_empty() || a.query.chars().count() > 1000 {
-        return Err(DomainError::invalid_argument("query", "must be 1 to 1000 characters").into());
+    if let Some(query) = &a.query
+        && (query.trim().is_empty() || query.chars().count() > 1000)
+    {
+        return Err(DomainError::invalid_argument(
+            "query",
+            "must be 1 to 1000 characters; omit it to list",
+        )
+        .into());
     }
     let limit = args::bounded("limit", a.limit, 10, 50)?;
     let offset = args::cursor_offset(a.cursor.as_deref())?;
@@ -85,6 +89,7 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
         query: a.query,
         kinds: a.kinds.into_iter().map(Into::into).collect(),
         tags: a.tags,
+        inbox: a.inbox,
         limit,
         offset,
     };

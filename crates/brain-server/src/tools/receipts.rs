@@ -10,12 +10,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_receipts";
 
-const DESCRIPTION: &str = "List your tenant's receipts, oldest first: one per mutating call that passed validation, \
-refused or not (none for reads, resume, dry runs or replays). Use it to audit who changed \
-what, e.g. the call behind brain_focus_history's receipt_seq; for current state use \
-brain_session_get or brain_focus_get. Each hash covers the receipt before it, so an edited \
-or removed receipt breaks the chain; ledger_tip is the tenant's newest seq and hash, whatever the filters. Pages with \
-since_seq/next_since.";
+const DESCRIPTION: &str = "List your tenant's receipts, oldest first: one per mutating call that passed validation, refused or not (none for reads, resume, dry runs, replays). Use it to audit who changed what; current state is in brain_session_get and brain_focus_get. Each hash covers the previous receipt, so edits break the chain; ledger_tip is the tenant's newest.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -23,10 +18,10 @@ pub struct Args {
     /// Only this project's receipts.
     #[serde(default)]
     pub project: Option<String>,
-    /// Only receipts filed under this session: an agent session, or a tracer session for a connection's other calls.
+    /// Only this session's, or a connection's tracer session's.
     #[serde(default)]
     pub session_id: Option<String>,
-    /// Only receipts with seq above this: next_since from the previous page. Default 0, from the first receipt.
+    /// Only seq above this: next_since of the previous page.
     #[serde(default)]
     pub since_seq: Option<i64>,
     /// Receipts per page.
@@ -50,16 +45,16 @@ pub fn definition() -> Tool {
                         "at": schemas::timestamp(),
                         "tool": {"type": "string"},
                         "project": {"type": ["string", "null"]},
-                        "session_id": {"type": ["string", "null"], "description": "Calls naming no session: the connection's tracer session."},
+                        "session_id": {"type": ["string", "null"], "description": "Else the connection's tracer session."},
                         "credential_kind": {"type": "string", "enum": ["jwt", "shared_token", "stdio"]},
                         "subject": {"type": "string"},
                         "token_id": {"type": ["string", "null"]},
-                        "connection_id": {"type": ["string", "null"], "description": "Another connection's is shown as its fp_ fingerprint."},
+                        "connection_id": {"type": ["string", "null"], "description": "Another connection's as fp_ fingerprint."},
                         "elevated": {"type": "boolean"},
                         "outcome": {"type": "string", "description": "ok, conflict or an error code."},
-                        "request_digest": {"type": "string", "description": "SHA-256 of the call's arguments as canonical JSON."},
+                        "request_digest": {"type": "string", "description": "SHA-256 of the canonical JSON arguments."},
                         "prev_hash": {"type": "string"},
-                        "hash": {"type": "string", "description": "SHA-256 over prev_hash and this receipt's fields."}
+                        "hash": {"type": "string", "description": "SHA-256 of prev_hash and the fields."}
                     },
                     "required": ["receipt_id", "tenant", "seq", "at", "tool", "project", "session_id", "credential_kind",
                                  "subject", "token_id", "connection_id", "elevated", "outcome", "request_digest", "prev_hash", "hash"]
@@ -69,7 +64,7 @@ pub fn definition() -> Tool {
                     "properties": {"seq": {"type": "integer"}, "hash": {"type": "string"}},
                     "required": ["seq", "hash"]
                 },
-                "next_since": {"type": ["integer", "null"], "description": "since_seq of the next page; null at the end."}
+                "next_since": {"type": ["integer", "null"]}
             })),
             &["receipts", "ledger_tip", "next_since"],
         ),

@@ -12,14 +12,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_remember";
 
-const DESCRIPTION: &str = "Record one artifact in a project, searchable with brain_recall; call it whenever you verify \
-a fact, make a decision or defer work. Kinds: fact (verified), note (context, an \
-observation), decision (a choice made, with its reason), todo (work for later; counted in \
-inbox_count until brain_todo_ack), link (a URL, file or other reference). With session_id it \
-joins that session's ledger; without, it belongs to no session. Each call adds a new \
-artifact; artifacts are never edited or deleted. Not for ending work or the focus \
-(brain_session_end), nor documents (brain_document_put). Errors: session_not_found, \
-tracer_session, client_key_mismatch, session_closed, invalid_argument.";
+const DESCRIPTION: &str = "Record one artifact in a project, searchable with brain_recall, whenever you verify a fact, make a decision or defer work. Kinds: fact (verified), note (context), decision (a choice, with why), todo (for later; in the inbox until brain_todo_ack), link (a reference). Each call adds one; artifacts are never edited. Not for the focus (brain_session_end) or documents (brain_document_put).";
 
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -46,19 +39,19 @@ impl From<Kind> for ArtifactKind {
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// Project the artifact belongs to; must be the session's project when session_id is given, else invalid_argument.
+    /// The artifact's project; with session_id, the session's.
     pub project: String,
-    /// fact, note, decision, todo or link; brain_recall can filter by it.
+    /// Which kind, as described above.
     pub kind: Kind,
-    /// The artifact's text; the only part brain_recall searches, so name the subject in words.
+    /// What brain_recall searches: name the subject in words.
     pub text: String,
-    /// Labels such as a component or mission; brain_recall's tags filter matches them exactly.
+    /// Labels such as a component; brain_recall's tags filter matches them exactly.
     #[serde(default)]
     pub tags: Vec<String>,
-    /// Your open session, whose ledger the artifact joins; needs expected_client_key. Omit for none.
+    /// Your open session, whose ledger it joins; omit for none.
     #[serde(default)]
     pub session_id: Option<String>,
-    /// The session's client_key; required with session_id and refused without it.
+    /// The session's client_key; only with session_id.
     #[serde(default)]
     pub expected_client_key: Option<String>,
 }

@@ -10,26 +10,21 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_abandon";
 
-const DESCRIPTION: &str = "Close an open session without writing any focus, recording why. Use when the work is \
-dropped, was started by mistake, or is a briefing.recovery leftover you will not resume; to \
-keep what was learned use brain_session_end. Preview with dry_run. The session becomes \
-abandoned for good; its artifacts stay. An exact repeat returns the stored result with \
-replayed: true. Errors: confirm_required (428), session_not_found, tracer_session, \
-client_key_mismatch, session_closed, invalid_argument.";
+const DESCRIPTION: &str = "Close an open session without writing any focus, recording why: for dropped work, a mistaken start, or a briefing.recovery you will not resume. To keep what was learned use brain_session_end. Needs confirm: true or dry_run, else confirm_required (428). Its artifacts stay.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// The open session to abandon, e.g. briefing.recovery.session_id.
+    /// The open session, e.g. briefing.recovery.session_id.
     pub session_id: String,
-    /// The client_key the session was started with; checked before anything else.
+    /// The session's client_key.
     pub expected_client_key: String,
-    /// Why the session is abandoned; kept on the session as abandon_reason.
+    /// Why; kept as abandon_reason.
     pub reason: String,
-    /// Must be true to abandon, unless dry_run; else confirm_required and nothing changes.
+    /// Must be true, unless dry_run.
     #[serde(default)]
     pub confirm: bool,
-    /// Run every check and answer would, writing nothing, not even a receipt.
+    /// Preview: answer would, write nothing.
     #[serde(default)]
     pub dry_run: bool,
 }
@@ -42,7 +37,7 @@ pub fn definition() -> Tool {
         schemas::output(
             schemas::props(json!({
                 "session": schemas::session_ref(),
-                "replayed": {"type": "boolean", "description": "A repeat of the closing call: nothing written."},
+                "replayed": {"type": "boolean"},
                 "dry_run": {"type": "boolean"},
                 "would": {"type": ["string", "null"], "enum": ["abandoned", null]}
             })),

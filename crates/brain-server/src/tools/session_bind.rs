@@ -10,22 +10,16 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_bind";
 
-const DESCRIPTION: &str = "Bind an open, unbound session to a slot, so its end or relay replaces that slot's body \
-instead of the base focus. Use when work narrows to one part of the project; to bind at the \
-outset pass slot to brain_session_start. An unknown name creates an empty slot at revision \
-0, so a misspelling binds an empty slot: brain_focus_get without slot lists the existing \
-ones. Returns the slot's body and revision (your end's expected_focus_revision). The same \
-slot again answers the same binding; another is refused (already_bound, 409). Errors: \
-session_not_found, tracer_session, client_key_mismatch, session_closed.";
+const DESCRIPTION: &str = "Bind an open, unbound session to a slot: its end or relay then replaces that slot's body, not the base focus. Use when work narrows to one part; to bind at the outset pass slot to brain_session_start. Returns the slot's body and revision, which your end expects. Rebinding the same slot answers the same; another is already_bound (409).";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// The open session to bind, as brain_session_start returned it.
+    /// The open session, as brain_session_start returned it.
     pub session_id: String,
-    /// The client_key the session was started with; checked first.
+    /// The session's client_key.
     pub expected_client_key: String,
-    /// Slot name, case-sensitive; an existing slot has revision 1 or more in brain_focus_get.
+    /// Case-sensitive; an unknown name creates an empty slot, so check brain_focus_get's slots first.
     pub slot: String,
 }
 

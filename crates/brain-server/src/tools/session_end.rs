@@ -7,16 +7,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_end";
 
-const DESCRIPTION: &str = "End a session with a summary and the next focus; it closes for good. Its next_focus replaces \
-the base focus (unbound) or slot body (bound) under compare-and-swap on \
-expected_focus_revision. Use brain_session_relay instead to hand a slot on, \
-brain_session_abandon to close without writing, brain_remember for single facts. \
-invalid_argument writes nothing; every other refusal writes only its receipt and leaves the \
-session as it was: session_not_found, tracer_session, client_key_mismatch, session_closed, \
-focus_shrink_override_refused, base_focus_shrink or slot_focus_shrink (409: next_focus under \
-70% of the current body). A stale revision closes the session as conflicted with the focus \
-unwritten: start a new session, merge your text into the body found (focus_at_end) and end \
-with current_focus_revision. An exact repeat returns the stored result with replayed: true.";
+const DESCRIPTION: &str = "End a session with a summary and the next focus; it closes for good. next_focus replaces the base focus (unbound) or slot body (bound) if expected_focus_revision is current; if not, the session closes as conflicted, focus unwritten: start anew, merge your text into focus_at_end.body, end with current_focus_revision. A next_focus under 70% of the current body is refused (base_focus_shrink or slot_focus_shrink, 409), the session left open: keep the content, call again. To hand a slot on use brain_session_relay; to close without writing, brain_session_abandon.";
 
 /// The arguments of an end; relay adds its own fields to the same list, so the
 /// two tools cannot drift apart.
@@ -27,21 +18,21 @@ macro_rules! end_args {
         pub struct $name {
             /// The open session to end.
             pub session_id: String,
-            /// The client_key the session was started with; checked first.
+            /// The session's client_key.
             pub expected_client_key: String,
-            /// What was done and learned in this session.
+            /// What was done and learned; later briefings show it.
             pub summary: String,
-            /// The whole next focus, REPLACING the base focus (unbound) or slot body (bound): carry forward every durable decision, commitment and deadline.
+            /// The WHOLE next focus, replacing the current body: carry over every durable decision, commitment and deadline.
             pub next_focus: String,
-            /// Unbound: the base focus revision you read. Bound: the slot revision from start, bind, resume or relay, never started_focus_revision.
+            /// The revision you read: briefing.base_focus.revision, or when bound the slot revision from start, bind, resume or relay.
             pub expected_focus_revision: i64,
-            /// Optional: when the session produced nothing durable, say why; kept on the session, no other effect.
+            /// If the session produced nothing durable, why; only stored.
             #[serde(default)]
             pub nothing_to_capture_reason: Option<String>,
-            /// Lifts the 70% shrink guard: needs an operator-role JWT with an active /brain-admin elevation, else focus_shrink_override_refused (403) and the focus is not written.
+            /// Lift the 70% guard: needs an operator-role JWT with an active elevation, else focus_shrink_override_refused (403).
             #[serde(default)]
             pub allow_focus_shrink: bool,
-            /// Run every check and answer would, writing nothing, not even a receipt.
+            /// Preview: answer would, write nothing, not even a receipt.
             #[serde(default)]
             pub dry_run: bool,
             $($extra)*

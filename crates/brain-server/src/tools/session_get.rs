@@ -9,16 +9,12 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_get";
 
-const DESCRIPTION: &str = "Read one session's full record by id, including summary, next_focus, focus outcome, whether \
-it is idle and its ledger size. Use it to check a session before resuming or abandoning it, \
-or to see what an earlier session concluded; it changes nothing, not even activity. To \
-reattach use brain_session_resume; to find sessions, brain_session_list. An id outside your \
-tenant gives session_not_found.";
+const DESCRIPTION: &str = "Read one session's full record by id: summary, next_focus, outcome, idle, ledger size. Use it before resuming or abandoning a session, or to see what it concluded; changes nothing. To reattach use brain_session_resume; to find sessions, brain_session_list.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// The session to read, e.g. from brain_session_list, a briefing or a receipt.
+    /// From brain_session_list, a briefing or a receipt.
     pub session_id: String,
 }
 
@@ -30,8 +26,8 @@ pub fn definition() -> Tool {
         schemas::output(
             schemas::props(json!({
                 "session": schemas::session(),
-                "idle": {"type": "boolean", "description": "Open but unused past the idle threshold; it stays open."},
-                "ledger_size": {"type": "integer", "description": "Artifacts in its ledger."}
+                "idle": {"type": "boolean"},
+                "ledger_size": {"type": "integer"}
             })),
             &["session", "idle", "ledger_size"],
         ),

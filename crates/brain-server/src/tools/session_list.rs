@@ -13,11 +13,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_list";
 
-const DESCRIPTION: &str = "List a project's agent sessions, newest first, optionally by status, each with idle and \
-ledger_size. Use it to find open or idle work to resume or abandon, or what recent sessions \
-concluded; for one session by id use brain_session_get. Idle means open without activity \
-past the server's threshold (6 h by default); such sessions stay open. Tracer sessions are \
-not listed. Pages with cursor/next_cursor, stable while sessions start.";
+const DESCRIPTION: &str = "List a project's agent sessions, newest first, optionally by status, with idle and ledger_size. Use it to find open or idle work to resume or abandon, or what recent sessions concluded; one by id is brain_session_get. Idle: open, inactive past the server's threshold (6 h by default); it stays open.";
 
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -34,13 +30,13 @@ pub enum Status {
 pub struct Args {
     /// Project to list.
     pub project: String,
-    /// Only sessions with this status: open, ended, conflicted, relayed or abandoned. Default all.
+    /// Only sessions with this status.
     #[serde(default)]
     pub status: Option<Status>,
     /// Sessions per page.
     #[serde(default)]
     pub limit: Option<i64>,
-    /// next_cursor from the previous page of the same project and status; omit for the first page.
+    /// next_cursor of the previous page.
     #[serde(default)]
     pub cursor: Option<String>,
 }
@@ -60,7 +56,7 @@ pub fn definition() -> Tool {
             "session": schemas::session_ref(),
             "idle": {"type": "boolean"},
             "ledger_size": {"type": "integer"},
-            "next_focus_chars": {"type": ["integer", "null"], "description": "next_focus is left out of lists; brain_session_get has it."}
+            "next_focus_chars": {"type": ["integer", "null"], "description": "Its length; brain_session_get has the body."}
         },
         "required": ["session", "idle", "ledger_size", "next_focus_chars"]
     });

@@ -7,13 +7,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_relay";
 
-const DESCRIPTION: &str = "Hand a bound session's slot to another client: this session closes as relayed, writing \
-next_focus into the slot with brain_session_end's checks, codes and compare-and-swap, and a \
-new session bound to the slot opens for to_client_key. To stop without a successor use \
-brain_session_end. The receiver resumes new_session.session_id and ends with the \
-slot.revision that resume returns. An unbound session is refused (relay_requires_slot, 409). \
-A stale revision closes this session as conflicted and opens none (new_session null; slot \
-holds the current body). An exact repeat returns the stored result with replayed: true.";
+const DESCRIPTION: &str = "Hand a bound session's slot to another client: this session closes as relayed, writing next_focus into the slot under brain_session_end's checks, and a new session bound to the slot opens for to_client_key, who resumes new_session.session_id. Unbound: relay_requires_slot (409). A stale revision closes this session as conflicted and opens none (new_session null; slot is the current one). To stop without a successor use brain_session_end.";
 
 session_end::end_args!(Args {
     /// The receiving client's client_key; the new session is opened for it.
@@ -44,59 +38,55 @@ const PARAMS: &[(&str, &str)] = &[
         "session_id",
         "The open, bound session whose slot is handed on.",
     ),
-    (
-        "expected_client_key",
-        "The client_key this session was started (or relayed) with; checked first.",
-    ),
-    (
-        "summary",
-        "What this session did and learned; shown in later briefings' recent_sessions.",
-    ),
+    ("expected_client_key", "This session's client_key."),
+    ("summary", "As for brain_session_end."),
     (
         "next_focus",
-        "The whole new slot body the receiver starts from: every durable decision, commitment and deadline, plus what to do next.",
+        "The whole new slot body the receiver starts from, including what to do next.",
     ),
     (
         "expected_focus_revision",
-        "The slot revision from start, bind, resume or a previous relay; never started_focus_revision.",
+        "The slot revision from start, bind, resume or the previous relay.",
     ),
     (
         "nothing_to_capture_reason",
-        "Optional: when the session produced nothing durable, say why; kept on the session, no other effect.",
+        "If the session produced nothing durable, why; only stored.",
     ),
     (
         "allow_focus_shrink",
-        "Lifts the 70% shrink guard: a relay needs an operator- or relay-role JWT (no elevation), else focus_shrink_override_refused (403).",
+        "Lift the 70% guard: needs an operator- or relay-role JWT, else focus_shrink_override_refused (403).",
     ),
-    (
-        "dry_run",
-        "Run every check and answer would, writing nothing: no receipt, no new session.",
-    ),
+    ("dry_run", "Preview: answer would, write nothing."),
     (
         "to_client_key",
-        "The receiver's client_key (may be your own); it passes it as expected_client_key to brain_session_resume and its end.",
+        "The receiver's client_key (may be yours); it passes it as expected_client_key.",
     ),
 ];
 
 pub fn definition() -> Tool {
-    let mut props = schemas::end_properties();
-    props.insert("new_session".into(), {
-        let mut s = schemas::session_ref();
-        s["type"] = json!(["object", "null"]);
-        s
-    });
-    props.insert("slot".into(), {
-        let mut s = schemas::slot_view();
-        s["type"] = json!(["object", "null"]);
-        s
-    });
-    let mut required = schemas::END_REQUIRED.to_vec();
+    // End's fields are typed once, in brain_session_end's schema; the slot
+    // carries the body and revision end's focus_at_end would, so it is left out.
+    let props = schemas::props(json!({
+        "session": schemas::session_ref(),
+        "new_session": {"type": ["object", "null"]},
+        "slot": schemas::slot_view(),
+    }));
+    let mut required: Vec<&str> = schemas::END_REQUIRED
+        .iter()
+        .copied()
+        .filter(|f| *f != "focus_at_end")
+        .collect();
     required.extend(["new_session", "slot"]);
+    let mut output = (*schemas::output(props, &required)).clone();
+    output.insert(
+        "description".into(),
+        json!("Also brain_session_end's fields but focus_at_end."),
+    );
     let mut tool = define::<Args>(
         NAME,
         "Relay a slot to another client",
         DESCRIPTION,
-        schemas::output(props, &required),
+        std::sync::Arc::new(output),
         Hints {
             read_only: false,
             destructive: true,

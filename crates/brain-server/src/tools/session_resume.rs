@@ -10,19 +10,14 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_resume";
 
-const DESCRIPTION: &str = "Reattach to an open session and get a fresh briefing: after a restart, on a new connection, \
-or to take over a slot relayed to you. Use it instead of brain_session_start whenever you \
-hold an open session_id. Changes only the session's last activity and writes no receipt. A \
-bound session's slot carries the current body and the revision brain_session_end expects. \
-Errors: session_not_found, tracer_session, client_key_mismatch, session_closed (over for \
-good: start a new one).";
+const DESCRIPTION: &str = "Reattach to an open session and get a fresh briefing: after a restart, on a new connection, or to take over a relayed slot. Use it, not brain_session_start, whenever you hold an open session_id. Writes no receipt, only the session's last activity. A bound session gets its slot's current body and revision. session_closed is final: start anew.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// The open session: your own, briefing.recovery.session_id, or a relay's new_session.session_id.
+    /// Your open session: yours, briefing.recovery's or a relay's new_session.
     pub session_id: String,
-    /// The client_key you started it with, or the to_client_key a relay opened it for; checked first.
+    /// The session's client_key (a relay's to_client_key).
     pub expected_client_key: String,
 }
 

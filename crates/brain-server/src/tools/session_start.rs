@@ -10,22 +10,16 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_start";
 
-const DESCRIPTION: &str = "Open a new working session in a project and get its briefing. Call once when work begins; if \
-you hold an open session (yours, or briefing.recovery) use brain_session_resume instead, or \
-brain_session_abandon to drop it; a second start leaves the first open. Your end passes \
-briefing.base_focus.revision (slot.revision when bound). Writes a receipt; project and slot \
-are created on first use. To hear while you work that another agent moved the focus, \
-resources/subscribe to brain://projects/{project}/focus (or .../slots/{slot}). Errors: \
-invalid_argument.";
+const DESCRIPTION: &str = "Open a working session in a project and get its briefing: focus, documents, recent sessions, inbox. Call once when work begins; holding an open session (yours, or briefing.recovery), resume or abandon it instead: a second start leaves the first open. Creates project and slot on first use.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// Project to work in; _mcp and _runtime are reserved. Created on first use, empty at revision 0.
+    /// Project to work in, created empty on first use; _mcp and _runtime are reserved.
     pub project: String,
-    /// Your stable client identity, chosen by you; a guard, not authentication. Later calls repeat it as expected_client_key; reuse it after a restart so briefing.recovery finds your open session.
+    /// Your stable identity, chosen by you (a guard, not authentication): pass it as expected_client_key later, and again after a restart so briefing.recovery finds your session.
     pub client_key: String,
-    /// Slot to bind now (case-sensitive; an unknown name creates an empty one). The end then replaces this slot's body, not the base focus, and expects slot.revision. Omit to stay unbound.
+    /// Slot to bind now: the end then replaces its body, not the base focus. An unknown name creates an empty slot.
     #[serde(default)]
     pub slot: Option<String>,
 }

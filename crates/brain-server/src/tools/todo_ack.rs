@@ -11,22 +11,17 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_todo_ack";
 
-const DESCRIPTION: &str = "Acknowledge todos of a project so they leave the briefing's inbox_count. Use after doing or \
-deliberately dismissing todos recorded with brain_remember (find them with brain_recall, \
-kinds [\"todo\"]). Acknowledges each once, with the note, and writes one receipt; ids already \
-acknowledged or not todos of this project come back in already_acknowledged or not_todos, \
-untouched, so a repeat changes nothing. There is no un-acknowledge. Errors: \
-invalid_argument.";
+const DESCRIPTION: &str = "Acknowledge todos so they leave the inbox, after doing or dismissing them (list them with brain_recall, inbox: true). Stores the note on each and writes one receipt; ids already acknowledged, or not todos of this project, come back untouched in already_acknowledged or not_todos. Cannot be undone.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// The project the todos belong to; ids of other projects come back in not_todos.
+    /// The todos' project.
     pub project: String,
-    /// Todo ids (artifact.artifact_id from brain_remember or brain_recall); duplicates count once.
+    /// Todo artifact_ids, from brain_remember or brain_recall.
     #[schemars(length(min = 1, max = 50))]
     pub artifact_ids: Vec<String>,
-    /// What was done, or why dismissed; stored with each todo this call acknowledges.
+    /// What was done, or why dismissed.
     #[serde(default)]
     pub note: Option<String>,
 }
@@ -42,7 +37,7 @@ pub fn definition() -> Tool {
                 "acknowledged": ids.clone(),
                 "already_acknowledged": ids.clone(),
                 "not_todos": ids,
-                "inbox_count": {"type": "integer", "description": "Unacknowledged todos left."}
+                "inbox_count": {"type": "integer"}
             })),
             &[
                 "acknowledged",
