@@ -29,7 +29,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use crate::auth::{Principal, Tracer};
 use crate::tools::{self, ToolCtx};
 
-pub const INSTRUCTIONS: &str = "brain keeps durable working sessions over a project's shared, revisioned focus. Words: focus = \
+pub const INSTRUCTIONS: &str = "brain keeps durable working sessions over a project's shared, revisioned focus. Words: tenant = your credential's organisation, whose data alone you see; focus = \
 the project's base text of what matters next, with a revision; slot = a named sub-focus with \
 its own body and revision; session = one unit of work, guarded by your client_key; artifact = \
 one record (fact, note, decision, todo, link); ledger = a session's artifacts; inbox = todos not \
@@ -44,7 +44,7 @@ Every tool: a refusal is an isError result whose structuredContent is {error: {c
 status (HTTP-like), details}}; invalid_argument (e.g. an unknown field) writes nothing, other refused writes record \
 only their receipt; a call naming a session may answer session_not_found, tracer_session, \
 client_key_mismatch or session_closed; an exact repeat of end, relay or abandon returns the \
-stored result with replayed: true; lists page with the cursor they return; a result's session \
+stored result with replayed: true; lists page with the next_* value they return; a result's session \
 object is brain_session_get's; times are RFC 3339 UTC. The focus and each \
 slot are resources (brain://projects/{project}/focus, .../slots/{slot}): subscribe to hear \
 when another agent changes them.";

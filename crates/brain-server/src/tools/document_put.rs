@@ -11,7 +11,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_document_put";
 
-const DESCRIPTION: &str = "Replace a whole project document under compare-and-swap; its revision becomes expected_revision + 1. executive_state: objective, missions, pending_decisions (open choices; decisions taken go to brain_remember); critique: a review of the approach; sync_note: notes to other agents; mental_model: operator-set background. A stale revision is refused (document_conflict, 409, details.current_revision), also on a retry whose answer was lost: reread, merge if not yours, put again.";
+const DESCRIPTION: &str = "Replace a whole project document under compare-and-swap; its revision becomes expected_revision + 1. Open choices go in executive_state's pending_decisions, decisions taken to brain_remember. A stale revision is refused (document_conflict, 409, details.current_revision), also on a retry whose answer was lost: reread, merge if not yours, put again. mental_model needs an operator-role JWT (no elevation), else forbidden (403); a malformed executive_state is invalid_argument.";
 
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -38,9 +38,9 @@ impl From<DocName> for DocumentKind {
 pub struct Args {
     /// The document's project; created on first use.
     pub project: String,
-    /// Which document; mental_model needs an operator-role JWT, else forbidden.
+    /// Which document.
     pub document: DocName,
-    /// mental_model only: its name.
+    /// Required for mental_model: its name; a new name creates one.
     #[serde(default)]
     pub name: Option<String>,
     /// The whole new body; for executive_state a JSON object as a string, {"objective": string, "missions": [string or {"title": string}], "pending_decisions": [same]}, whose first 3 missions drive the briefing's recall.

@@ -39,7 +39,7 @@ impl From<Kind> for ArtifactKind {
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// The artifact's project; with session_id, the session's.
+    /// The artifact's project; must be the session's when session_id is given.
     pub project: String,
     /// Which kind, as described above.
     pub kind: Kind,
@@ -51,7 +51,7 @@ pub struct Args {
     /// Your open session, whose ledger it joins; omit for none.
     #[serde(default)]
     pub session_id: Option<String>,
-    /// The session's client_key; only with session_id.
+    /// The session's client_key; required with session_id.
     #[serde(default)]
     pub expected_client_key: Option<String>,
 }

@@ -21,7 +21,7 @@ pub struct Args {
     pub expected_client_key: String,
     /// Why; kept as abandon_reason.
     pub reason: String,
-    /// Must be true, unless dry_run.
+    /// Consent to abandon.
     #[serde(default)]
     pub confirm: bool,
     /// Preview: answer would, write nothing.

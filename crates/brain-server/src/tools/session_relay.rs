@@ -54,7 +54,7 @@ const PARAMS: &[(&str, &str)] = &[
     ),
     (
         "allow_focus_shrink",
-        "Lift the 70% guard: needs an operator- or relay-role JWT, else focus_shrink_override_refused (403).",
+        "Lift the 70% guard: a relay may with an operator- or relay-role JWT, no elevation needed (unlike end); else focus_shrink_override_refused (403).",
     ),
     ("dry_run", "Preview: answer would, write nothing."),
     (
