@@ -31,7 +31,9 @@ use crate::tools::{self, ToolCtx};
 
 pub const INSTRUCTIONS: &str = "brain keeps durable working sessions over a project's shared, revisioned focus. Words: tenant = your credential's organisation, whose data alone you see; focus = \
 the project's base text of what matters next, with a revision; slot = a named sub-focus with \
-its own body and revision; session = one unit of work, guarded by your client_key; artifact = \
+its own body and revision (names are case-sensitive; a new name creates an empty slot, a new \
+project is created on first write); session = one unit of work, guarded by your client_key; idle = open but inactive past the \
+server's threshold (6 h by default), still open; artifact = \
 one record (fact, note, decision, todo, link); ledger = a session's artifacts; inbox = todos not \
 yet acknowledged; documents: executive_state (objective, missions, pending_decisions = choices \
 still open), critique (review of the approach), sync_note (notes to other agents), mental_model \
@@ -42,7 +44,7 @@ abandon its recovery; brain_remember with session_id as you learn; brain_session
 summary, the WHOLE next focus and the revision you read. Sessions never close on their own. \
 Every tool: a refusal is an isError result whose structuredContent is {error: {code, message, \
 status (HTTP-like), details}}; invalid_argument (e.g. an unknown field) writes nothing, other refused writes record \
-only their receipt; a call naming a session may answer session_not_found, tracer_session, \
+only their receipt; a call acting on a session may answer session_not_found, tracer_session, \
 client_key_mismatch or session_closed; an exact repeat of end, relay or abandon returns the \
 stored result with replayed: true; lists page with the next_* value they return; a result's session \
 object is brain_session_get's; times are RFC 3339 UTC. The focus and each \

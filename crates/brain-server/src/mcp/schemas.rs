@@ -162,7 +162,6 @@ pub fn briefing() -> Value {
             },
             "recovery": {
                 "type": ["object", "null"],
-                "description": "Your earlier open session: resume or abandon it.",
                 "properties": {
                     "session_id": {"type": "string"},
                     "opened_at": timestamp(),

@@ -19,7 +19,7 @@ pub struct Args {
     pub project: String,
     /// Which document.
     pub document: DocName,
-    /// Required for mental_model: its name, as in the briefing's mental_models.
+    /// Only for mental_model, where it is required: as in the briefing's mental_models.
     #[serde(default)]
     pub name: Option<String>,
 }

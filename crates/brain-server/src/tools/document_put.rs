@@ -36,11 +36,11 @@ impl From<DocName> for DocumentKind {
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// The document's project; created on first use.
+    /// The document's project.
     pub project: String,
     /// Which document.
     pub document: DocName,
-    /// Required for mental_model: its name; a new name creates one.
+    /// Only for mental_model, where it is required; a new name creates one.
     #[serde(default)]
     pub name: Option<String>,
     /// The whole new body; for executive_state a JSON object as a string, {"objective": string, "missions": [string or {"title": string}], "pending_decisions": [same]}, whose first 3 missions drive the briefing's recall.

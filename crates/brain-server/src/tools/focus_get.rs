@@ -9,7 +9,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_focus_get";
 
-const DESCRIPTION: &str = "Read a project's base focus or one slot's body, with its revision, time and writing session; without slot it also lists the slots. Use it for the revision an end expects, to check a slot name before binding, or after a conflict; briefings already hold it. Earlier revisions: brain_focus_history. Never written: empty at revision 0.";
+const DESCRIPTION: &str = "Read a project's base focus or one slot's body; without slot it also lists the slots. Use it for the revision an end expects or to check a slot name before binding; briefings already hold it. Earlier revisions: brain_focus_history. Never written: empty at revision 0.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

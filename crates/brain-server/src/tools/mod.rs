@@ -160,11 +160,9 @@ fn inline_defs(v: &mut Value, defs: &JsonObject) {
 
 fn constrained(tool: &str, mut schema: JsonObject) -> JsonObject {
     // tools/list is read by every model on every connection: no meta-schema
-    // URL, no Rust integer formats, no `$defs` indirection, and nothing the
-    // instructions say once for every tool (unknown fields are refused) or
-    // that goes without saying (flags default to false, lists to empty).
+    // URL, no Rust integer formats, no `$defs` indirection, nothing that goes
+    // without saying (flags default to false, lists to empty).
     schema.remove("$schema");
-    schema.remove("additionalProperties");
     if let Some(Value::Object(defs)) = schema.remove("$defs") {
         let mut whole = Value::Object(std::mem::take(&mut schema));
         inline_defs(&mut whole, &defs);

@@ -10,7 +10,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_receipts";
 
-const DESCRIPTION: &str = "List your tenant's receipts, oldest first: one per mutating call that passed validation, refused or not (none for reads, resume, dry runs, replays). Use it to audit who changed what; current state is in brain_session_get and brain_focus_get. Each hash covers the one before; ledger_tip is the tenant's newest.";
+const DESCRIPTION: &str = "List your tenant's receipts, oldest first: one per mutating call that passed validation, refused or not (none for reads, resume, dry runs, replays). Use it to audit who changed what; current state is in brain_session_get and brain_focus_get. ledger_tip is the tenant's newest receipt.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -54,7 +54,7 @@ pub fn definition() -> Tool {
                         "outcome": {"type": "string", "description": "ok, conflict or an error code."},
                         "request_digest": {"type": "string", "description": "SHA-256 of the canonical JSON arguments."},
                         "prev_hash": {"type": "string"},
-                        "hash": {"type": "string", "description": "SHA-256 of prev_hash and the fields."}
+                        "hash": {"type": "string", "description": "SHA-256 of this receipt's canonical JSON without hash."}
                     },
                     "required": ["receipt_id", "tenant", "seq", "at", "tool", "project", "session_id", "credential_kind",
                                  "subject", "token_id", "connection_id", "elevated", "outcome", "request_digest", "prev_hash", "hash"]

@@ -39,13 +39,13 @@ impl From<Kind> for ArtifactKind {
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// The artifact's project; must be the session's when session_id is given.
+    /// Must be the session's project when session_id is given.
     pub project: String,
     /// Which kind, as described above.
     pub kind: Kind,
     /// What brain_recall searches: name the subject in words.
     pub text: String,
-    /// Labels such as a component; brain_recall's tags filter matches them exactly.
+    /// Labels; brain_recall's tags filter matches them exactly.
     #[serde(default)]
     pub tags: Vec<String>,
     /// Your open session, whose ledger it joins; omit for none.

@@ -10,7 +10,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_bind";
 
-const DESCRIPTION: &str = "Bind an open, unbound session to a slot: its end or relay then replaces that slot's body, not the base focus; there is no unbind. At the outset pass slot to brain_session_start instead. Returns the slot's body and revision, which your end expects. Rebinding the same slot answers the same; another is already_bound (409). Sessions may share a slot: the revision guard arbitrates.";
+const DESCRIPTION: &str = "Bind an open session to a slot: its end or relay then replaces that slot's body, not the base focus; there is no unbind. At the outset pass slot to brain_session_start instead. Returns the slot's body and revision, which your end expects. Rebinding the same slot answers the same; another is already_bound (409). Sessions may share a slot: the revision guard arbitrates.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -19,14 +19,14 @@ pub struct Args {
     pub session_id: String,
     /// The session's client_key.
     pub expected_client_key: String,
-    /// Case-sensitive; an unknown name creates an empty slot, so check brain_focus_get's slots first.
+    /// The slot; brain_focus_get lists the existing ones.
     pub slot: String,
 }
 
 pub fn definition() -> Tool {
     define::<Args>(
         NAME,
-        "Bind a session to a slot",
+        "Bind to a slot",
         DESCRIPTION,
         schemas::output(
             schemas::props(

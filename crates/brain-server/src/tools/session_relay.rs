@@ -7,7 +7,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_relay";
 
-const DESCRIPTION: &str = "Hand a bound session's slot to another client: this session closes as relayed, writing next_focus into the slot under brain_session_end's checks, and a new session bound to the slot opens for to_client_key, who resumes new_session.session_id. Unbound: relay_requires_slot (409). A stale revision closes this session as conflicted and opens none (new_session null; slot is the current one). To stop without a successor use brain_session_end.";
+const DESCRIPTION: &str = "Hand a bound session's slot to another client: this session closes as relayed, writing next_focus into the slot under brain_session_end's checks, and a new session bound to the slot opens for to_client_key, who finds it as briefing.recovery when it starts, or resumes new_session.session_id. Unbound: relay_requires_slot (409). A stale revision closes this session as conflicted and opens none (new_session null; slot is the current one). To stop without a successor use brain_session_end.";
 
 session_end::end_args!(Args {
     /// The receiving client's client_key; the new session is opened for it.
@@ -48,13 +48,10 @@ const PARAMS: &[(&str, &str)] = &[
         "expected_focus_revision",
         "The slot revision from start, bind, resume or the previous relay.",
     ),
-    (
-        "nothing_to_capture_reason",
-        "If the session produced nothing durable, why; only stored.",
-    ),
+    ("nothing_to_capture_reason", "As for brain_session_end."),
     (
         "allow_focus_shrink",
-        "Lift the 70% guard: a relay may with an operator- or relay-role JWT, no elevation needed (unlike end); else focus_shrink_override_refused (403).",
+        "Lift the 70% guard: needs an operator- or relay-role JWT (no elevation), else focus_shrink_override_refused (403).",
     ),
     ("dry_run", "Preview: answer would, write nothing."),
     (
@@ -84,7 +81,7 @@ pub fn definition() -> Tool {
     );
     let mut tool = define::<Args>(
         NAME,
-        "Relay a slot to another client",
+        "Relay a slot",
         DESCRIPTION,
         std::sync::Arc::new(output),
         Hints {

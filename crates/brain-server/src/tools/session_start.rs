@@ -10,14 +10,14 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_start";
 
-const DESCRIPTION: &str = "Open a working session in a project and get its briefing: focus, documents, recent sessions, inbox. Call once when work begins; if you hold an open session, resume it instead. If briefing.recovery is set, your earlier session here is still open: resume it and abandon this one, or abandon it. Creates project and slot on first use.";
+const DESCRIPTION: &str = "Open a working session in a project and get its briefing: focus, documents, recent sessions, inbox. Call once when work begins; if you hold an open session, resume it instead. If briefing.recovery is set, your earlier session here is still open: resume it and abandon this one, or abandon it.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
     /// Project to work in; _mcp and _runtime are reserved (invalid_argument).
     pub project: String,
-    /// Your stable identity, chosen by you (a guard, not authentication): pass it as expected_client_key later, and again after a restart so briefing.recovery finds your session.
+    /// Your stable identity, chosen by you (a guard, not authentication): pass it as expected_client_key later; reuse it after a restart so briefing.recovery finds your session.
     pub client_key: String,
     /// Slot to bind now: the end then replaces its body, not the base focus.
     #[serde(default)]
