@@ -206,6 +206,12 @@ async fn history_lists_and_receipts_page() {
         [3, 2]
     );
     assert!(entries[0]["diff"].as_str().unwrap().contains("+three"));
+    // A list carries sizes, not bodies.
+    assert_eq!(
+        entries[0]["body_chars"],
+        json!("one\ntwo\nthree".chars().count())
+    );
+    assert!(entries[0].get("body").is_none());
     assert_eq!(h["next_before"], json!(2));
     let older = ok(
         &c,

@@ -186,16 +186,8 @@ async fn project(
         };
         let mut hist = at.clone();
         hist["limit"] = json!(50);
-        let mut history = tool(&state, &p, "brain_focus_history", hist).await?;
-        // The page shows each revision as its diff; the bodies would only
-        // double the answer.
-        if let Some(entries) = history["entries"].as_array_mut() {
-            for e in entries {
-                if let Some(m) = e.as_object_mut() {
-                    m.remove("body");
-                }
-            }
-        }
+        // The page shows each revision as its diff, as the tool answers it.
+        let history = tool(&state, &p, "brain_focus_history", hist).await?;
         let sessions = tool(
             &state,
             &p,

@@ -183,7 +183,7 @@ pub fn end_properties() -> serde_json::Map<String, Value> {
         "dry_run": {"type": "boolean"},
         "would": {"type": ["string", "null"], "enum": ["applied", "unchanged", "conflict", null]},
         "focus_outcome": {"type": "string", "enum": ["applied", "unchanged", "conflict"]},
-        "focus_at_end": focus_ref(Some("As this end left it; on conflict, the current body.")),
+        "focus_at_end": focus_ref(Some("As this end left it, or found it on conflict.")),
         "focus_revision_at_end": {"type": "integer"},
         "current_focus": {"type": ["string", "null"], "description": "Set on a replay after others wrote."},
         "current_focus_revision": {"type": "integer"},

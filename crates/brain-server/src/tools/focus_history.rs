@@ -33,13 +33,13 @@ pub fn definition() -> Tool {
         "type": "object",
         "properties": {
             "revision": {"type": "integer"},
-            "body": {"type": "string"},
+            "body_chars": {"type": "integer"},
             "session_id": {"type": "string"},
             "receipt_seq": {"type": "integer"},
             "created_at": {"type": "string"},
             "diff": {"type": "string"}
         },
-        "required": ["revision", "body", "session_id", "receipt_seq", "created_at", "diff"]
+        "required": ["revision", "body_chars", "session_id", "receipt_seq", "created_at", "diff"]
     });
     define::<Args>(
         NAME,
@@ -82,9 +82,11 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
             // Revision 1's predecessor is the empty body at revision 0.
             let prev = rows.get(i + 1).map_or("", |p| p.body.as_str());
             let prev_rev = rows.get(i + 1).map_or(e.revision - 1, |p| p.revision);
+            // A list carries sizes, not bodies (SPEC §2.8: session, receipt
+            // and diff): the diff holds the replaced wording.
             json!({
                 "revision": e.revision,
-                "body": e.body,
+                "body_chars": e.body.chars().count(),
                 "session_id": e.session_id,
                 "receipt_seq": e.receipt_seq,
                 "created_at": brain_core::model::rfc3339(&e.created_at),

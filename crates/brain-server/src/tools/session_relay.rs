@@ -77,7 +77,7 @@ pub fn definition() -> Tool {
     let mut output = (*schemas::output(props, &required)).clone();
     output.insert(
         "description".into(),
-        json!("Also brain_session_end's fields but focus_at_end."),
+        json!("Plus brain_session_end's fields but focus_at_end."),
     );
     let mut tool = define::<Args>(
         NAME,
