@@ -37,7 +37,7 @@ server's threshold (6 h by default), still open; artifact = \
 one record (fact, note, decision, todo, link); ledger = a session's artifacts; inbox = todos not \
 yet acknowledged; documents: executive_state (objective, missions, pending_decisions = choices \
 still open), critique (review of the approach), sync_note (notes to other agents), mental_model \
-(operator-set background); receipt = hash-chained audit record of a mutation; tracer = the \
+(operator-set background); receipt = hash-chained audit record of a mutation (the tenant's chain, whose newest is the ledger_tip: ledger's second sense); tracer = the \
 server's per-connection session, not yours; token roles: agent, operator (elevated at \
 /brain-admin for overrides), relay. Flow: brain_session_start, read the briefing, resume or \
 abandon its recovery; brain_remember with session_id as you learn; brain_session_end with a \

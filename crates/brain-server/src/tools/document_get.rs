@@ -17,9 +17,9 @@ const DESCRIPTION: &str = "Read one project document with its revision: executiv
 pub struct Args {
     /// The document's project.
     pub project: String,
-    /// Which document.
+    /// Which document; mental_model also needs name.
     pub document: DocName,
-    /// Only for mental_model, where it is required: as in the briefing's mental_models.
+    /// Only for mental_model: as in the briefing's mental_models.
     #[serde(default)]
     pub name: Option<String>,
 }

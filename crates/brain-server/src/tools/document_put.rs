@@ -11,7 +11,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_document_put";
 
-const DESCRIPTION: &str = "Replace a whole project document under compare-and-swap; its revision becomes expected_revision + 1. Open choices go in executive_state's pending_decisions, decisions taken to brain_remember. A stale revision is refused (document_conflict, 409, details.current_revision), also on a retry whose answer was lost: reread, merge if not yours, put again. mental_model needs an operator-role JWT (no elevation), else forbidden (403); a malformed executive_state is invalid_argument.";
+const DESCRIPTION: &str = "Replace a whole project document under compare-and-swap; its revision becomes expected_revision + 1. Open choices go in executive_state's pending_decisions, decisions taken to brain_remember. A stale revision is refused (document_conflict, 409, details.current_revision), also on a retry whose answer was lost: reread, merge if not yours, put again. A malformed executive_state is invalid_argument.";
 
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -38,7 +38,7 @@ impl From<DocName> for DocumentKind {
 pub struct Args {
     /// The document's project.
     pub project: String,
-    /// Which document.
+    /// Which document; mental_model needs an operator-role JWT (no elevation), else forbidden (403).
     pub document: DocName,
     /// Only for mental_model, where it is required; a new name creates one.
     #[serde(default)]
@@ -76,7 +76,9 @@ pub fn definition() -> Tool {
         Hints {
             read_only: false,
             destructive: true,
-            idempotent: false,
+            // A repeat changes nothing more: it meets its own revision and is
+            // refused (document_conflict), as a repeated end is replayed.
+            idempotent: true,
         },
     )
 }

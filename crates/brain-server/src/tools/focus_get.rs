@@ -9,14 +9,14 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_focus_get";
 
-const DESCRIPTION: &str = "Read a project's base focus or one slot's body; without slot it also lists the slots. Use it for the revision an end expects or to check a slot name before binding; briefings already hold it. Earlier revisions: brain_focus_history. Never written: empty at revision 0.";
+const DESCRIPTION: &str = "Read a project's base focus or one slot's body; without slot it also lists the slots. Use it for the revision an end expects or to check a slot name before binding; briefings hold the focus too. Earlier revisions: brain_focus_history. Never written: empty at revision 0.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
     /// Project to read.
     pub project: String,
-    /// A slot name, case-sensitive; omit for the base focus.
+    /// A slot name; omit for the base focus.
     #[serde(default)]
     pub slot: Option<String>,
 }

@@ -51,7 +51,7 @@ const PARAMS: &[(&str, &str)] = &[
     ("nothing_to_capture_reason", "As for brain_session_end."),
     (
         "allow_focus_shrink",
-        "Lift the 70% guard: needs an operator- or relay-role JWT (no elevation), else focus_shrink_override_refused (403).",
+        "Lift the 70% guard: a relay by an operator- or relay-role JWT needs no elevation (an end does); else focus_shrink_override_refused (403).",
     ),
     ("dry_run", "Preview: answer would, write nothing."),
     (
