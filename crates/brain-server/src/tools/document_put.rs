@@ -11,7 +11,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_document_put";
 
-const DESCRIPTION: &str = "Replace a whole project document under compare-and-swap; its revision becomes expected_revision + 1. Open choices go in executive_state's pending_decisions, decisions taken to brain_remember. A stale revision is refused (document_conflict, 409, details.current_revision), also on a retry whose answer was lost: reread, merge if not yours, put again. A malformed executive_state is invalid_argument.";
+const DESCRIPTION: &str = "Replace a whole project document under compare-and-swap. Open choices go in executive_state's pending_decisions, decisions taken to brain_remember. A stale revision is refused (document_conflict, 409, details.current_revision), also on a retry whose answer was lost: reread; if the body is yours it landed, else merge and put again. A malformed executive_state is invalid_argument.";
 
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]

@@ -10,7 +10,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_receipts";
 
-const DESCRIPTION: &str = "List your tenant's receipts, oldest first: one per mutating call that passed validation, refused or not (none for reads, resume, dry runs, replays). Use it to audit who changed what. ledger_tip is the chain's newest receipt, whatever the filters; prev_hash links across filters.";
+const DESCRIPTION: &str = "List your tenant's receipts, oldest first: one per mutating call that passed validation, refused or not (none for reads, resume, dry runs, replays). Audit who changed what (focus diffs: brain_focus_history). ledger_tip is the chain's newest receipt, whatever the filters; prev_hash links across filters.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

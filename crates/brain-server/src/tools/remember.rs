@@ -12,7 +12,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_remember";
 
-const DESCRIPTION: &str = "Record one artifact whenever you verify a fact, make a decision or defer work; a retry adds another. Kinds: fact (verified), note (context), decision (a choice, with why), todo (for later; in the inbox until brain_todo_ack), link (a reference). Each call adds one; artifacts are never edited. Not for the focus (brain_session_end) or documents (brain_document_put).";
+const DESCRIPTION: &str = "Record one artifact whenever you verify a fact, make a decision or defer work; a retry adds another. Artifacts are never edited. Not for the focus (brain_session_end) or documents (brain_document_put).";
 
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -41,7 +41,7 @@ impl From<Kind> for ArtifactKind {
 pub struct Args {
     /// Must be the session's project when session_id is given (else invalid_argument).
     pub project: String,
-    /// Which kind, as described above.
+    /// fact (verified), note (context), decision (a choice, with why), todo (for later; in the inbox until brain_todo_ack), link (a reference).
     pub kind: Kind,
     /// What brain_recall searches: name the subject in words.
     pub text: String,

@@ -10,7 +10,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_abandon";
 
-const DESCRIPTION: &str = "Close an open session without writing any focus: for dropped work, a mistaken start, or a briefing.recovery you will not resume. To keep what was learned use brain_session_end. Needs confirm: true or dry_run, else confirm_required (428). Its artifacts stay.";
+const DESCRIPTION: &str = "Close an open session without writing any focus: for dropped work, a mistaken start, or a briefing.recovery you will not resume. To write a summary or focus, use brain_session_end. Its artifacts stay.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -21,7 +21,7 @@ pub struct Args {
     pub expected_client_key: String,
     /// Why; kept as abandon_reason.
     pub reason: String,
-    /// Must be true unless dry_run.
+    /// Must be true unless dry_run, else confirm_required (428).
     #[serde(default)]
     pub confirm: bool,
     /// Preview: answer would, write nothing.

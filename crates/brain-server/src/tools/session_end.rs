@@ -7,7 +7,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_end";
 
-const DESCRIPTION: &str = "End a session with a summary and the next focus. next_focus replaces the base focus (unbound) or slot body (bound) if expected_focus_revision is current; if not, the session closes as conflicted, summary kept, focus unwritten: start anew (same slot) and merge your text into focus_at_end.body. A next_focus under 70% of the current body's characters is refused (base_focus_shrink or slot_focus_shrink, 409), the session left open: keep the content, call again. To hand a slot on use brain_session_relay; to close without writing, brain_session_abandon.";
+const DESCRIPTION: &str = "End a session with a summary and the next focus. next_focus replaces the base focus (unbound) or slot body (bound) if expected_focus_revision is current; if not, the session closes as conflicted (a result, not an error), summary kept: start anew (same slot) and merge your text into focus_at_end.body. A next_focus under 70% of the current body's characters is refused (base_focus_shrink or slot_focus_shrink, 409), the session left open: keep the content, call again. To hand a slot on use brain_session_relay; to close without writing, brain_session_abandon.";
 
 /// The arguments of an end; relay adds its own fields to the same list, so the
 /// two tools cannot drift apart.
@@ -24,9 +24,9 @@ macro_rules! end_args {
             pub summary: String,
             /// The WHOLE next focus: carry over every durable decision, commitment and deadline.
             pub next_focus: String,
-            /// The revision you read: briefing.base_focus.revision, or when bound the slot revision from start, bind, resume or relay.
+            /// The revision next_focus builds on: briefing.base_focus.revision; when bound, the slot's (start, bind, resume, relay); or a merged brain_focus_get's.
             pub expected_focus_revision: i64,
-            /// If the session produced nothing durable, why (stored, no effect).
+            /// If the session produced nothing durable, why (stored only; next_focus is still required).
             #[serde(default)]
             pub nothing_to_capture_reason: Option<String>,
             /// Lift the 70% guard: needs an operator-role JWT with an active elevation, else focus_shrink_override_refused (403).

@@ -7,7 +7,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_relay";
 
-const DESCRIPTION: &str = "Hand a bound session's slot to another client: this session closes as relayed, writing next_focus into the slot under brain_session_end's checks, and a new session bound to the slot opens for to_client_key, who finds it as briefing.recovery when it starts, or resumes new_session.session_id. Unbound: relay_requires_slot (409). A stale revision closes this session as conflicted and opens none (new_session null; slot is the current one). To stop without a successor use brain_session_end.";
+const DESCRIPTION: &str = "Hand a bound session's slot to a successor: this session closes as relayed, writing next_focus into the slot under brain_session_end's checks, and a new session bound to the slot opens for to_client_key (found as its briefing.recovery). Unbound: relay_requires_slot (409). A stale revision closes this session as conflicted and opens none (new_session null; slot is the current one): start anew and merge, as for end. To stop without a successor use brain_session_end.";
 
 session_end::end_args!(Args {
     /// The receiving client's client_key; the new session is opened for it.
@@ -53,7 +53,10 @@ const PARAMS: &[(&str, &str)] = &[
         "allow_focus_shrink",
         "Lift the 70% guard: a relay by an operator- or relay-role JWT needs no elevation (an end does); else focus_shrink_override_refused (403).",
     ),
-    ("dry_run", "Preview: answer would, write nothing."),
+    (
+        "dry_run",
+        "Preview: answer would and the would-be fields; write nothing.",
+    ),
     (
         "to_client_key",
         "The receiver's client_key (may be yours); it passes it as expected_client_key.",

@@ -10,7 +10,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_resume";
 
-const DESCRIPTION: &str = "Reattach to an open session and get a fresh briefing: after a restart, on a new connection, or to take over a relayed slot. Use it, not brain_session_start, whenever you hold an open session_id. Writes no receipt, only the session's last activity. A bound session gets its slot's current body and revision. session_closed is final: start anew.";
+const DESCRIPTION: &str = "Reattach to an open session and get a fresh briefing: after a restart, on a new connection, or to take over a relayed slot. Use it, not brain_session_start, whenever you hold an open session_id. If the revision moved since your draft, merge before ending. A bound session gets its slot's current body and revision. session_closed is final: start anew.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
