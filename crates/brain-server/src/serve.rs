@@ -33,6 +33,13 @@ pub async fn open_store(url: &str, settings: StoreSettings) -> anyhow::Result<Ar
                      (README, Security)"
                 );
             }
+            if store.autovacuum_off().await.unwrap_or(false) {
+                tracing::warn!(
+                    "PostgreSQL's autovacuum is off: nothing refreshes the planner's statistics \
+                     or removes dead rows, so writes slow down as the tables grow; turn it on, \
+                     or run VACUUM ANALYZE regularly (README, Performance)"
+                );
+            }
             Ok(Arc::new(store))
         }
         "sqlite" => {
