@@ -4,37 +4,51 @@
 //! (`PROPTEST_CASES` raises them for a longer hunt).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::OnceLock;
-
 use brain_server::http::limits::LimitSettings;
 use brain_testkit::app::{TestApp, jwt_config, spawn_app_limited, token, token_with};
 use proptest::prelude::*;
+use proptest::test_runner::{TestCaseError, TestRunner};
 use serde_json::{Map, Value, json};
 
-/// One server for every case: starting one per case would dominate the run.
-fn app() -> &'static (tokio::runtime::Runtime, TestApp, String) {
-    static APP: OnceLock<(tokio::runtime::Runtime, TestApp, String)> = OnceLock::new();
-    APP.get_or_init(|| {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        // Rate limits are tested elsewhere; here every case must reach the tools.
-        let app = rt.block_on(spawn_app_limited(
-            jwt_config(),
-            LimitSettings {
-                rate_per_sec: 100_000,
-                max_connections_per_credential: 64,
-                ..Default::default()
-            },
-        ));
-        let conn = rt.block_on(brain_testkit::app::raw_connect(
-            &format!("http://{}", app.addr),
-            &token("acme", "fuzz"),
-        ));
-        (rt, app, conn)
-    })
+/// One server per property, shared by its cases (one per case would dominate
+/// the run), and dropped with its database when the property is done.
+fn app() -> (tokio::runtime::Runtime, TestApp, String) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    // Rate limits are tested elsewhere; here every case must reach the tools.
+    let app = rt.block_on(spawn_app_limited(
+        jwt_config(),
+        LimitSettings {
+            rate_per_sec: 100_000,
+            max_connections_per_credential: 64,
+            ..Default::default()
+        },
+    ));
+    let conn = rt.block_on(brain_testkit::app::raw_connect(
+        &format!("http://{}", app.addr),
+        &token("acme", "fuzz"),
+    ));
+    (rt, app, conn)
+}
+
+/// Run `property` over `strategy` against one server, then drop the server and
+/// its database before reporting, so a failing property leaves nothing behind.
+fn check<S: Strategy>(
+    default_cases: u32,
+    strategy: S,
+    property: impl Fn(&tokio::runtime::Runtime, &TestApp, &str, S::Value) -> Result<(), TestCaseError>,
+) {
+    let (rt, app, conn) = app();
+    let outcome =
+        TestRunner::new(cases(default_cases)).run(&strategy, |v| property(&rt, &app, &conn, v));
+    drop(app);
+    drop(rt);
+    if let Err(e) = outcome {
+        panic!("{e}");
+    }
 }
 
 fn cases(default: u32) -> ProptestConfig {
@@ -140,82 +154,120 @@ fn arguments() -> impl Strategy<Value = Map<String, Value>> {
     prop::collection::btree_map(field, json_value(), 0..8).prop_map(|m| m.into_iter().collect())
 }
 
-proptest! {
-    #![proptest_config(cases(96))]
+/// Any arguments to any tool: a result or a tool error below 500, never a
+/// protocol-level failure or a 5xx.
+#[test]
+fn tool_arguments_never_yield_a_5xx() {
+    check(
+        96,
+        (prop::sample::select(TOOLS), arguments()),
+        |rt, app, conn, (tool, args)| {
+            let base = format!("http://{}", app.addr);
+            let (status, msg) = rt.block_on(brain_testkit::app::raw_rpc(
+                &base,
+                &token("acme", "fuzz"),
+                conn,
+                "tools/call",
+                json!({"name": tool, "arguments": Value::Object(args.clone())}),
+            ));
+            prop_assert!(status < 500, "HTTP {status} for {tool} {args:?}: {msg}");
+            let result = &msg["result"];
+            prop_assert!(
+                result.is_object(),
+                "no tool result for {tool} {args:?}: {msg}"
+            );
+            if result["isError"] == json!(true) {
+                let code = result["structuredContent"]["error"]["status"]
+                    .as_u64()
+                    .unwrap_or(0);
+                prop_assert!((400..500).contains(&code), "{tool} {args:?}: {msg}");
+            }
+            Ok(())
+        },
+    );
+}
 
-    /// Any arguments to any tool: a result or a tool error below 500, never a
-    /// protocol-level failure or a 5xx.
-    #[test]
-    fn tool_arguments_never_yield_a_5xx(tool in prop::sample::select(TOOLS), args in arguments()) {
-        let (rt, app, conn) = app();
-        let base = format!("http://{}", app.addr);
-        let (status, msg) = rt.block_on(brain_testkit::app::raw_rpc(
-            &base,
-            &token("acme", "fuzz"),
-            conn,
-            "tools/call",
-            json!({"name": tool, "arguments": Value::Object(args.clone())}),
-        ));
-        prop_assert!(status < 500, "HTTP {status} for {tool} {args:?}: {msg}");
-        let result = &msg["result"];
-        prop_assert!(result.is_object(), "no tool result for {tool} {args:?}: {msg}");
-        if result["isError"] == json!(true) {
-            let code = result["structuredContent"]["error"]["status"].as_u64().unwrap_or(0);
-            prop_assert!((400..500).contains(&code), "{tool} {args:?}: {msg}");
-        }
-    }
+/// Any bearer value and any claims: 401 (or a working call), never a 5xx.
+#[test]
+fn tokens_never_yield_a_5xx() {
+    let claim_names = prop::sample::select(
+        &[
+            "iss", "aud", "sub", "tenant", "role", "exp", "nbf", "iat", "jti",
+        ][..],
+    );
+    check(
+        96,
+        (
+            any::<String>(),
+            prop::collection::btree_map(claim_names, json_value(), 0..6),
+        ),
+        |rt, app, _, (raw, claims)| {
+            let patch: Map<String, Value> =
+                claims.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
+            for bearer in [raw.clone(), token_with(Value::Object(patch.clone()))] {
+                let status = rt.block_on(async {
+                    let Ok(value) =
+                        reqwest::header::HeaderValue::from_str(&format!("Bearer {bearer}"))
+                    else {
+                        return 401;
+                    };
+                    reqwest::Client::new()
+                        .post(app.mcp_url())
+                        .header("authorization", value)
+                        .header("accept", "application/json, text/event-stream")
+                        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
+                        .send()
+                        .await
+                        .unwrap()
+                        .status()
+                        .as_u16()
+                });
+                prop_assert!(status < 500, "HTTP {status} for claims {patch:?}");
+            }
+            Ok(())
+        },
+    );
+}
 
-    /// Any bearer value and any claims: 401 (or a working call), never a 5xx.
-    #[test]
-    fn tokens_never_yield_a_5xx(raw in any::<String>(), claims in prop::collection::btree_map(
-        prop::sample::select(&["iss", "aud", "sub", "tenant", "role", "exp", "nbf", "iat", "jti"][..]),
-        json_value(), 0..6)) {
-        let (rt, app, _) = app();
-        let patch: Map<String, Value> = claims.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
-        for bearer in [raw.clone(), token_with(Value::Object(patch.clone()))] {
+/// Any Host and Origin: 403 or on to authentication, never a 5xx, and a
+/// Host with userinfo never passes.
+#[test]
+fn host_and_origin_never_yield_a_5xx() {
+    check(
+        96,
+        ("\\PC{0,40}", proptest::option::of("\\PC{0,40}")),
+        |rt, app, _, (host, origin)| {
             let status = rt.block_on(async {
-                let Ok(value) = reqwest::header::HeaderValue::from_str(&format!("Bearer {bearer}")) else {
-                    return 401;
+                let Ok(h) = reqwest::header::HeaderValue::from_str(&host) else {
+                    return 403;
                 };
-                reqwest::Client::new()
+                let mut req = reqwest::Client::new()
                     .post(app.mcp_url())
-                    .header("authorization", value)
-                    .header("accept", "application/json, text/event-stream")
-                    .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
-                    .send()
-                    .await
-                    .unwrap()
-                    .status()
-                    .as_u16()
+                    .header("host", h)
+                    .json(&json!({}));
+                if let Some(o) = &origin {
+                    let Ok(o) = reqwest::header::HeaderValue::from_str(o) else {
+                        return 403;
+                    };
+                    req = req.header("origin", o);
+                }
+                match req.send().await {
+                    Ok(r) => r.status().as_u16(),
+                    // hyper refuses some Host values before brain sees them.
+                    Err(_) => 400,
+                }
             });
-            prop_assert!(status < 500, "HTTP {status} for claims {patch:?}");
-        }
-    }
-
-    /// Any Host and Origin: 403 or on to authentication, never a 5xx, and a
-    /// Host with userinfo never passes.
-    #[test]
-    fn host_and_origin_never_yield_a_5xx(host in "\\PC{0,40}", origin in proptest::option::of("\\PC{0,40}")) {
-        let (rt, app, _) = app();
-        let status = rt.block_on(async {
-            let Ok(h) = reqwest::header::HeaderValue::from_str(&host) else { return 403 };
-            let mut req = reqwest::Client::new()
-                .post(app.mcp_url())
-                .header("host", h)
-                .json(&json!({}));
-            if let Some(o) = &origin {
-                let Ok(o) = reqwest::header::HeaderValue::from_str(o) else { return 403 };
-                req = req.header("origin", o);
+            prop_assert!(
+                status < 500,
+                "HTTP {status} for Host {host:?} Origin {origin:?}"
+            );
+            if host.contains('@') {
+                prop_assert!(
+                    status == 403 || status == 400,
+                    "userinfo passed: {host:?} → {status}"
+                );
             }
-            match req.send().await {
-                Ok(r) => r.status().as_u16(),
-                // hyper refuses some Host values before brain sees them.
-                Err(_) => 400,
-            }
-        });
-        prop_assert!(status < 500, "HTTP {status} for Host {host:?} Origin {origin:?}");
-        if host.contains('@') {
-            prop_assert!(status == 403 || status == 400, "userinfo passed: {host:?} → {status}");
-        }
-    }
+            Ok(())
+        },
+    );
 }
