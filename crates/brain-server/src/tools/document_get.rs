@@ -17,9 +17,9 @@ const DESCRIPTION: &str = "Read one project document with its revision: executiv
 pub struct Args {
     /// The document's project.
     pub project: String,
-    /// Which document; mental_model also needs name.
+    /// Which document.
     pub document: DocName,
-    /// Only for mental_model: as in the briefing's mental_models.
+    /// Required for, and only for, mental_model; an unknown name reads as empty.
     #[serde(default)]
     pub name: Option<String>,
 }

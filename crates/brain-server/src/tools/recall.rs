@@ -12,7 +12,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_recall";
 
-const DESCRIPTION: &str = "Search a project's artifacts by full text, best first, with a rank (0 to 1, 1 the best match) and a snippet (hits in « »); without query, list them newest first, rank 1, snippet the text's start. Use it before deciding or redoing work; the focus is brain_focus_get's, documents brain_document_get's.";
+const DESCRIPTION: &str = "Search a project's artifacts by full text, best first, with a rank (1 best) and a snippet (hits in « »); without query, list them newest first, rank 1, snippet the text's start. Use it before deciding or redoing work; the focus is brain_focus_get's, documents brain_document_get's.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -28,13 +28,13 @@ pub struct Args {
     /// Only these kinds.
     #[serde(default)]
     pub kinds: Vec<Kind>,
-    /// Only artifacts with every one of these tags.
+    /// Only artifacts with all these tags.
     #[serde(default)]
     pub tags: Vec<String>,
     /// Only todos not yet acknowledged (the briefing's inbox_count).
     #[serde(default)]
     pub inbox: bool,
-    /// next_cursor of the previous page.
+    /// next_cursor; repeat the other arguments.
     #[serde(default)]
     pub cursor: Option<String>,
 }

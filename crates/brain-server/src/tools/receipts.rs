@@ -18,7 +18,7 @@ pub struct Args {
     /// Only this project's receipts.
     #[serde(default)]
     pub project: Option<String>,
-    /// Only this session's, or a connection's tracer session's.
+    /// Only this session's (a tracer's too).
     #[serde(default)]
     pub session_id: Option<String>,
     /// Only seq above this: next_since of the previous page.
@@ -54,7 +54,7 @@ pub fn definition() -> Tool {
                         "outcome": {"type": "string", "description": "ok, conflict or an error code."},
                         "request_digest": {"type": "string", "description": "SHA-256 of the canonical JSON arguments."},
                         "prev_hash": {"type": "string"},
-                        "hash": {"type": "string", "description": "SHA-256 of this receipt's canonical JSON without hash."}
+                        "hash": {"type": "string", "description": "SHA-256 of the stored receipt (raw connection_id) minus hash, as sorted-key JSON."}
                     },
                     "required": ["receipt_id", "tenant", "seq", "at", "tool", "project", "session_id", "credential_kind",
                                  "subject", "token_id", "connection_id", "elevated", "outcome", "request_digest", "prev_hash", "hash"]

@@ -41,7 +41,7 @@ impl From<Kind> for ArtifactKind {
 pub struct Args {
     /// Must be the session's project when session_id is given (else invalid_argument).
     pub project: String,
-    /// fact (verified), note (context), decision (a choice, with why), todo (for later; in the inbox until brain_todo_ack), link (a reference).
+    /// fact (verified), note (context), decision (a choice, with why), todo (for later; in the inbox until brain_todo_ack), link (a URL or path).
     pub kind: Kind,
     /// What brain_recall searches: name the subject in words.
     pub text: String,

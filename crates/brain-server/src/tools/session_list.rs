@@ -36,7 +36,7 @@ pub struct Args {
     /// Sessions per page.
     #[serde(default)]
     pub limit: Option<i64>,
-    /// next_cursor of the previous page.
+    /// next_cursor; repeat the other arguments.
     #[serde(default)]
     pub cursor: Option<String>,
 }

@@ -51,16 +51,13 @@ const PARAMS: &[(&str, &str)] = &[
     ("nothing_to_capture_reason", "As for brain_session_end."),
     (
         "allow_focus_shrink",
-        "Lift the 70% guard: a relay by an operator- or relay-role JWT needs no elevation (an end does); else focus_shrink_override_refused (403).",
+        "Lift the 70% guard: a relay by an operator- or relay-role JWT needs no elevation; else focus_shrink_override_refused (403).",
     ),
     (
         "dry_run",
         "Preview: answer would and the would-be fields; write nothing.",
     ),
-    (
-        "to_client_key",
-        "The receiver's client_key (may be yours); it passes it as expected_client_key.",
-    ),
+    ("to_client_key", "The receiver's client_key (may be yours)."),
 ];
 
 pub fn definition() -> Tool {

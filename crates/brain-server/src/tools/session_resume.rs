@@ -10,12 +10,12 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_resume";
 
-const DESCRIPTION: &str = "Reattach to an open session and get a fresh briefing: after a restart, on a new connection, or to take over a relayed slot. Use it, not brain_session_start, whenever you hold an open session_id. If the revision moved since your draft, merge before ending. A bound session gets its slot's current body and revision. session_closed is final: start anew.";
+const DESCRIPTION: &str = "Reattach to an open session and get a fresh briefing: after a restart, on a new connection or after a relay. Use it, not brain_session_start, whenever you hold an open session_id. Marks the session active; if the briefing's revision passed your draft's, merge and end with it. A bound session gets its slot's current body and revision. session_closed is final: start anew.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// Your open session: yours, briefing.recovery's or a relay's new_session.
+    /// From brain_session_start, briefing.recovery or a relay's new_session.
     pub session_id: String,
     /// The session's client_key (a relay's to_client_key).
     pub expected_client_key: String,

@@ -10,14 +10,14 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_start";
 
-const DESCRIPTION: &str = "Open a working session in a project and get its briefing. If you hold an open session, resume it instead. If briefing.recovery is set, your newest other open session here (maybe relayed to you) is waiting: resume it and abandon this one, or abandon it.";
+const DESCRIPTION: &str = "Open a working session in a project and get its briefing. If you hold an open session, resume it instead. If briefing.recovery is set, your newest other open session here (maybe relayed to you) is waiting: resume one and abandon the other.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
     /// Project to work in (a new name creates it); _mcp and _runtime are reserved (invalid_argument).
     pub project: String,
-    /// Your stable identity, chosen by you (a guard, not authentication): pass it as expected_client_key later; reuse it after a restart so briefing.recovery finds your session.
+    /// Your own stable identity (a guard, not authentication): pass it as expected_client_key later; reuse it after a restart so briefing.recovery finds your session.
     pub client_key: String,
     /// Slot to bind now: the end then replaces its body, not the base focus.
     #[serde(default)]
