@@ -302,6 +302,9 @@ pub async fn close<T: CloseTx>(
 
     if req.dry_run {
         drop(tx);
+        // As the real call would count: a relay that applies opens one more.
+        let would_open = kind == CloseKind::Relay
+            && matches!(outcome, FocusOutcome::Applied | FocusOutcome::Unchanged);
         let end = EndResult::build(
             session,
             outcome,
@@ -309,7 +312,7 @@ pub async fn close<T: CloseTx>(
             &req.next_focus,
             true,
             unattributed,
-            remaining,
+            remaining + i64::from(would_open),
         );
         // A relay's dry run shows the slot as it would leave it, as end's
         // dry run shows focus_at_end.
@@ -591,6 +594,7 @@ pub async fn briefing<T: CloseTx>(
                 tags: Vec::new(),
                 query: Some(any_word_query(&mission)),
                 inbox: false,
+                before: None,
                 kinds: Vec::new(),
                 limit: 3,
                 offset: 0,

@@ -576,6 +576,10 @@ pub struct RecallQuery {
     pub query: Option<String>,
     /// Only todos not yet acknowledged (the briefing's inbox).
     pub inbox: bool,
+    /// A listing's page: only artifacts older than this `(created_at,
+    /// artifact_id)`, the previous page's last (a keyset, so acknowledging the
+    /// todos of one page does not skip any of the next).
+    pub before: Option<(DateTime<Utc>, crate::ids::ArtifactId)>,
     pub kinds: Vec<ArtifactKind>,
     /// Only artifacts carrying every one of these tags (none: no filter).
     pub tags: Vec<String>,

@@ -91,6 +91,20 @@ async fn every_result_matches_its_declared_output_schema() {
         json!({"session_id": sid, "expected_client_key": "a"}),
     )
     .await;
+    // Bound from the start, and resumed bound: the slot's body once, in slot.
+    let sb = k
+        .call(
+            &c,
+            "brain_session_start",
+            json!({"project": "p", "client_key": "sb", "slot": "s2"}),
+        )
+        .await;
+    k.call(
+        &c,
+        "brain_session_resume",
+        json!({"session_id": sb["session"]["session_id"], "expected_client_key": "sb"}),
+    )
+    .await;
     k.call(
         &c,
         "brain_session_resume",
@@ -128,6 +142,24 @@ async fn every_result_matches_its_declared_output_schema() {
         &c,
         "brain_recall",
         json!({"project": "p", "query": "schemas", "tags": ["t"]}),
+    )
+    .await;
+    // Listings: newest first, the inbox, a keyset page.
+    let page = k
+        .call(&c, "brain_recall", json!({"project": "p", "limit": 2}))
+        .await;
+    k.call(
+        &c,
+        "brain_recall",
+        json!({"project": "p", "limit": 2, "cursor": page["next_cursor"]}),
+    )
+    .await;
+    k.call(&c, "brain_recall", json!({"project": "p", "inbox": true}))
+        .await;
+    k.call(
+        &c,
+        "brain_recall",
+        json!({"project": "p", "cursor": "not-a-cursor"}),
     )
     .await;
     k.call(
@@ -185,9 +217,22 @@ async fn every_result_matches_its_declared_output_schema() {
         "summary": "s", "next_focus": "x", "expected_focus_revision": 0}),
     )
     .await;
-    // Relay the bound one, abandon another.
-    k.call(&c, "brain_session_relay", json!({"session_id": bid, "expected_client_key": "b", "summary": "hand over",
-        "next_focus": "slot body", "expected_focus_revision": bound["slot"]["revision"], "to_client_key": "d"})).await;
+    // Relay the bound one (a dry run first), then a stale relay; abandon another.
+    let relay = json!({"session_id": bid, "expected_client_key": "b", "summary": "hand over",
+        "next_focus": "slot body", "expected_focus_revision": bound["slot"]["revision"], "to_client_key": "d"});
+    let mut dry = relay.clone();
+    dry["dry_run"] = json!(true);
+    k.call(&c, "brain_session_relay", dry).await;
+    let relayed = k.call(&c, "brain_session_relay", relay.clone()).await;
+    k.call(&c, "brain_session_relay", relay).await;
+    k.call(
+        &c,
+        "brain_session_relay",
+        json!({"session_id": relayed["new_session"]["session_id"],
+        "expected_client_key": "d", "summary": "stale", "next_focus": "stale body",
+        "expected_focus_revision": 0, "to_client_key": "e"}),
+    )
+    .await;
     let e = k
         .call(
             &c,

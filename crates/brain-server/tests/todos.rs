@@ -120,6 +120,12 @@ async fn recall_without_a_query_lists_newest_first_and_the_inbox() {
         .await;
         ids.push(a["artifact"]["artifact_id"].as_str().unwrap().to_owned());
     }
+    ok(
+        &c,
+        "brain_remember",
+        json!({"project": "q", "kind": "todo", "text": "another project's todo"}),
+    )
+    .await;
     let listed = |v: &Value| -> Vec<String> {
         v["results"]
             .as_array()
@@ -181,6 +187,34 @@ async fn recall_without_a_query_lists_newest_first_and_the_inbox() {
     .await;
     assert_eq!(listed(&rest), newest_first[3..].to_vec());
     assert_eq!(rest["next_cursor"], Value::Null);
+    // Another project lists its own artifact only (and p's lists above hold none of q's).
+    let q = ok(&c, "brain_recall", json!({"project": "q"})).await;
+    assert_eq!(q["results"].as_array().map(Vec::len), Some(1));
+    assert_eq!(q["results"][0]["artifact"]["project"], json!("q"));
+    // Paging the inbox while acknowledging it skips nothing: the cursor is a
+    // keyset, not an offset.
+    let one = ok(
+        &c,
+        "brain_recall",
+        json!({"project": "p", "inbox": true, "limit": 1}),
+    )
+    .await;
+    assert_eq!(listed(&one), vec![ids[3].clone()]);
+    ok(
+        &c,
+        "brain_todo_ack",
+        json!({"project": "p", "artifact_ids": [ids[3]], "note": "done"}),
+    )
+    .await;
+    let two = ok(
+        &c,
+        "brain_recall",
+        json!({"project": "p", "inbox": true, "limit": 1, "cursor": one["next_cursor"]}),
+    )
+    .await;
+    assert_eq!(listed(&two), vec![ids[2].clone()]);
+    let e = refused(&c, "brain_recall", json!({"project": "p", "cursor": "7"})).await;
+    assert_eq!(e["details"]["field"], json!("cursor"));
     // Another tenant lists nothing of acme's.
     let other = app.client(&token("globex", "g")).await;
     let none = ok(&other, "brain_recall", json!({"project": "p"})).await;

@@ -45,14 +45,16 @@ static RECALL_SEARCH: LazyLock<String> = LazyLock::new(|| {
     )
 });
 
-/// A listing: newest first, every rank 1, the text's start as snippet. The
-/// query ($3) is bound empty and only typed here, so both shapes bind alike.
+/// A listing: newest first, every rank 1, the text's start as snippet, paged
+/// by keyset ($9, $10: the previous page's last). The query ($3) is bound empty
+/// and only typed here, so both shapes share their first eight parameters.
 static RECALL_LIST: LazyLock<String> = LazyLock::new(|| {
     format!(
         "SELECT {cols}, 1.0::real AS rank, \
            CASE WHEN char_length(text) > {n} THEN left(text, {n}) || '…' ELSE text END AS snippet \
          FROM artifacts WHERE {RECALL_FILTERS} AND $3::text = '' \
-         ORDER BY created_at DESC, artifact_id LIMIT $5 OFFSET $6",
+           AND ($9::timestamptz IS NULL OR (created_at, artifact_id) < ($9, $10::uuid)) \
+         ORDER BY created_at DESC, artifact_id DESC LIMIT $5 OFFSET $6",
         cols = rows::ARTIFACT_COLUMNS,
         n = brain_core::memory::LIST_SNIPPET_CHARS,
     )
@@ -69,7 +71,7 @@ pub(crate) async fn recall_in(
     } else {
         &*RECALL_LIST
     };
-    let found = sqlx::query(sql)
+    let mut query = sqlx::query(sql)
         .bind(tenant.as_str())
         .bind(q.project.as_str())
         .bind(q.query.as_deref().unwrap_or(""))
@@ -77,10 +79,13 @@ pub(crate) async fn recall_in(
         .bind(q.limit)
         .bind(q.offset)
         .bind(&q.tags)
-        .bind(q.inbox)
-        .fetch_all(&mut *conn)
-        .await
-        .map_err(db)?;
+        .bind(q.inbox);
+    if q.query.is_none() {
+        query = query
+            .bind(q.before.map(|(at, _)| at))
+            .bind(q.before.map(|(_, id)| id.as_uuid()));
+    }
+    let found = query.fetch_all(&mut *conn).await.map_err(db)?;
     found
         .iter()
         .map(|r| {

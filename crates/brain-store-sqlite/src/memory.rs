@@ -85,7 +85,7 @@ fn qualified_artifact_columns() -> String {
 }
 
 /// A recall without a query: newest first, every rank 1, the text's start as
-/// snippet.
+/// snippet, paged by keyset (?9, ?10: the previous page's last).
 async fn list_in(
     conn: &mut SqliteConnection,
     tenant: &TenantId,
@@ -96,7 +96,8 @@ async fn list_in(
         "SELECT {cols}, 1.0 AS rank, \
            CASE WHEN length(a.text) > {n} THEN substr(a.text, 1, {n}) || '…' ELSE a.text END AS snippet \
          FROM artifacts a WHERE a.tenant_id = ?1 AND a.project = ?2 AND {filters} \
-         ORDER BY a.created_at DESC, a.artifact_id LIMIT ?5 OFFSET ?6",
+           AND (?9 IS NULL OR (a.created_at, a.artifact_id) < (?9, ?10)) \
+         ORDER BY a.created_at DESC, a.artifact_id DESC LIMIT ?5 OFFSET ?6",
         cols = qualified_artifact_columns(),
         filters = RECALL_FILTERS,
         n = brain_core::memory::LIST_SNIPPET_CHARS,
@@ -110,6 +111,8 @@ async fn list_in(
         .bind(q.offset)
         .bind(serde_json::to_string(&q.tags).map_err(StoreError::backend)?)
         .bind(q.inbox)
+        .bind(q.before.map(|(at, _)| at.timestamp_micros()))
+        .bind(q.before.map(|(_, id)| id.as_uuid()))
         .fetch_all(&mut *conn)
         .await
         .map_err(db)?;

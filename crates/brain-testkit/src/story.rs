@@ -434,10 +434,21 @@ pub async fn relay_hands_the_slot_over(s: &dyn Store) {
         end: end_req(id, key, next, rev),
         to_client_key: to.to_owned(),
     };
+    // A dry run answers as the relay will: the slot it leaves, the count it leaves open.
+    let mut dry = relay(a.session_id, "a", "0123456789", 0, "b");
+    dry.end.dry_run = true;
+    redigest(&mut dry.end);
+    let preview = s.relay_session(&c, dry).await.unwrap();
     let out = s
         .relay_session(&c, relay(a.session_id, "a", "0123456789", 0, "b"))
         .await
         .unwrap();
+    assert_eq!(preview["would"], json!("applied"));
+    assert_eq!(preview["slot"], out["slot"]);
+    assert_eq!(
+        preview["remaining_open_session_count"],
+        out["remaining_open_session_count"]
+    );
     assert_eq!(out["session"]["status"], json!("relayed"));
     assert_eq!(out["slot"]["revision"], json!(1));
     // Each body once: the slot carries what end's focus_at_end would.
@@ -624,6 +635,7 @@ fn recall_q(
         tags: Vec::new(),
         query: Some(query.to_owned()),
         inbox: false,
+        before: None,
         kinds,
         limit,
         offset,

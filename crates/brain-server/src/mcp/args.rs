@@ -194,13 +194,17 @@ pub fn bounded(
 }
 
 /// An offset cursor (recall's pages).
+/// The deepest offset a cursor may name: deeper pages of a ranked search are
+/// not worth their cost.
+pub const MAX_CURSOR_OFFSET: i64 = 10_000;
+
 pub fn cursor_offset(cursor: Option<&str>) -> Result<i64, DomainError> {
     match cursor {
         None => Ok(0),
         Some(c) => c
             .parse::<i64>()
             .ok()
-            .filter(|n| (0..=10_000).contains(n))
+            .filter(|n| (0..=MAX_CURSOR_OFFSET).contains(n))
             .ok_or_else(|| {
                 DomainError::invalid_argument("cursor", "is not a cursor from this tool")
             }),

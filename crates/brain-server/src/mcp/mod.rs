@@ -43,8 +43,8 @@ server's per-connection session, not yours; token roles: agent, operator (elevat
 abandon its recovery; brain_remember with session_id as you learn; brain_session_end with a \
 summary, the WHOLE next focus and the revision you read. Sessions never close on their own. \
 Every tool: a refusal is an isError result whose structuredContent is {error: {code, message, \
-status (HTTP-like), details}}; invalid_argument (e.g. an unknown field) writes nothing, other refused writes record \
-only their receipt; a call acting on a session may answer session_not_found, tracer_session, \
+status (HTTP-like), details}}; arguments the schema refuses (e.g. an unknown field) write nothing, every other refusal of a \
+write records only its receipt; a call acting on a session may answer session_not_found, tracer_session, \
 client_key_mismatch or session_closed; an exact repeat of end, relay or abandon returns the \
 stored result with replayed: true; lists page with the next_* value they return; a result's session \
 object is brain_session_get's; times are RFC 3339 UTC. The focus and each \

@@ -19,7 +19,7 @@ pub struct Args {
     pub project: String,
     /// Which document.
     pub document: DocName,
-    /// Required for, and only for, mental_model; an unknown name reads as empty.
+    /// Required for, and only for, mental_model; unknown names read as empty.
     #[serde(default)]
     pub name: Option<String>,
 }

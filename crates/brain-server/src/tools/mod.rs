@@ -96,10 +96,10 @@ fn constraint(tool: &str, property: &str) -> Option<Value> {
     let id = "^sess_[0-9a-f]{32}$";
     Some(match property {
         "project" => {
-            serde_json::json!({"pattern": "^[\\w./-]{1,128}$"})
+            serde_json::json!({"pattern": "^[A-Za-z0-9_./-]{1,128}$"})
         }
         "slot" => {
-            serde_json::json!({"pattern": "^[\\w./-]{1,64}$"})
+            serde_json::json!({"pattern": "^[A-Za-z0-9_./-]{1,64}$"})
         }
         "session_id" | "id" => serde_json::json!({"pattern": id}),
         "client_key" | "expected_client_key" | "to_client_key" => {
@@ -365,7 +365,7 @@ mod tests {
         };
         assert_eq!(
             prop("brain_session_start", "project")["pattern"],
-            "^[\\w./-]{1,128}$"
+            "^[A-Za-z0-9_./-]{1,128}$"
         );
         assert_eq!(prop("brain_remember", "tags")["maxItems"], 16);
         assert_eq!(prop("brain_receipts", "limit")["maximum"], 100);

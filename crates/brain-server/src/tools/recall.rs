@@ -1,5 +1,5 @@
 use brain_core::DomainError;
-use brain_core::ids::ProjectKey;
+use brain_core::ids::{ArtifactId, ProjectKey};
 use brain_core::store::RecallQuery;
 use rmcp::model::{JsonObject, Tool};
 use schemars::JsonSchema;
@@ -80,20 +80,53 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
         .into());
     }
     let limit = args::bounded("limit", a.limit, 10, 50)?;
-    let offset = args::cursor_offset(a.cursor.as_deref())?;
+    // A search pages by offset over its ranking; a listing by keyset, so the
+    // todos acknowledged from one page do not shift the next.
+    let (offset, before) = match (&a.query, a.cursor.as_deref()) {
+        (Some(_), cursor) => (args::cursor_offset(cursor)?, None),
+        (None, None) => (0, None),
+        (None, Some(c)) => (0, Some(list_cursor(c)?)),
+    };
     if a.tags.len() > brain_core::requests::limits::TAGS_MAX {
         return Err(DomainError::invalid_argument("tags", "at most 16 tags").into());
     }
+    let searching = a.query.is_some();
     let q = RecallQuery {
         project: ProjectKey::parse_for_caller(&a.project)?,
         query: a.query,
         kinds: a.kinds.into_iter().map(Into::into).collect(),
         tags: a.tags,
         inbox: a.inbox,
+        before,
         limit,
         offset,
     };
     let results = ctx.store.recall(&ctx.caller.tenant, &q).await?;
-    let next = (results.len() as i64 == limit).then(|| (offset + limit).to_string());
+    let full = results.len() as i64 == limit;
+    let next = match results.last() {
+        Some(last) if full && !searching => Some(format!(
+            "{}_{}",
+            last.artifact.created_at.timestamp_micros(),
+            last.artifact.artifact_id
+        )),
+        // An offset past what cursor_offset takes would be refused: end there.
+        _ if full && searching && offset + limit <= args::MAX_CURSOR_OFFSET => {
+            Some((offset + limit).to_string())
+        }
+        _ => None,
+    };
     to_result(&json!({ "results": results, "next_cursor": next }))
+}
+
+/// A listing's cursor: `<created_at µs>_<artifact_id>` of the previous page's last.
+fn list_cursor(c: &str) -> Result<(chrono::DateTime<chrono::Utc>, ArtifactId), DomainError> {
+    let bad = || DomainError::invalid_argument("cursor", "is not a cursor from this tool");
+    let (micros, id) = c.split_once('_').ok_or_else(bad)?;
+    let at = micros
+        .parse::<i64>()
+        .ok()
+        .and_then(chrono::DateTime::from_timestamp_micros)
+        .ok_or_else(bad)?;
+    let id = ArtifactId::parse(id).map_err(|_| bad())?;
+    Ok((at, id))
 }

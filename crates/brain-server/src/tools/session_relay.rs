@@ -7,7 +7,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_relay";
 
-const DESCRIPTION: &str = "Hand a bound session's slot to a successor: this session closes as relayed, writing next_focus into the slot under brain_session_end's checks, and a new session bound to the slot opens for to_client_key (found as its briefing.recovery). Unbound: relay_requires_slot (409). A stale revision closes this session as conflicted and opens none (new_session null; slot is the current one): start anew and merge, as for end. To stop without a successor use brain_session_end.";
+const DESCRIPTION: &str = "Hand a bound session's slot to a successor: this session closes as relayed, writing next_focus into the slot under brain_session_end's checks, and a new session bound to the slot opens for to_client_key (found as its briefing.recovery). Unbound: relay_requires_slot (409). A stale revision closes this session as conflicted and opens none (new_session null): start anew and merge into slot.body. To stop without a successor use brain_session_end.";
 
 session_end::end_args!(Args {
     /// The receiving client's client_key; the new session is opened for it.
@@ -42,7 +42,7 @@ const PARAMS: &[(&str, &str)] = &[
     ("summary", "As for brain_session_end."),
     (
         "next_focus",
-        "The whole new slot body the receiver starts from, including what to do next.",
+        "The whole new slot body the receiver starts from, with what to do next.",
     ),
     (
         "expected_focus_revision",

@@ -15,7 +15,7 @@ const DESCRIPTION: &str = "Open a working session in a project and get its brief
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// Project to work in (a new name creates it); _mcp and _runtime are reserved (invalid_argument).
+    /// Project to work in; _mcp and _runtime are reserved (invalid_argument).
     pub project: String,
     /// Your own stable identity (a guard, not authentication): pass it as expected_client_key later; reuse it after a restart so briefing.recovery finds your session.
     pub client_key: String,

@@ -18,7 +18,7 @@ const DESCRIPTION: &str = "Acknowledge todos so they leave the inbox, after doin
 pub struct Args {
     /// The todos' project.
     pub project: String,
-    /// Todo artifact_ids, from brain_remember or brain_recall.
+    /// The todos' ids, from brain_remember or brain_recall.
     #[schemars(length(min = 1, max = 50))]
     pub artifact_ids: Vec<String>,
     /// Kept on each todo acknowledged: what was done or why dismissed.
