@@ -46,7 +46,8 @@ Every tool: a refusal is an isError result whose structuredContent is {error: {c
 status (HTTP-like), details}}; arguments the schema refuses (e.g. an unknown field) write nothing, every other refusal of a \
 write records only its receipt; a call acting on a session may answer session_not_found, tracer_session, \
 client_key_mismatch or session_closed; an exact repeat of end, relay or abandon returns the \
-stored result with replayed: true; lists page with the next_* value they return; a result's session \
+stored result with replayed: true; lists page with the next_* value they return; idempotentHint means no further effect on data, a \
+receipt aside; resume only marks activity and writes none; a result's session \
 object is brain_session_get's; times are RFC 3339 UTC. The focus and each \
 slot are resources (brain://projects/{project}/focus, .../slots/{slot}): subscribe to hear \
 when another agent changes them.";

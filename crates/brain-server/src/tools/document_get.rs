@@ -10,14 +10,14 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_document_get";
 
-const DESCRIPTION: &str = "Read one project document with its revision: executive_state, critique, sync_note or a mental_model. Use it for the revision brain_document_put needs, after document_conflict, or for the critique, which briefings leave out. Never written: empty at revision 0.";
+const DESCRIPTION: &str = "Read one project document with its revision. Use it for the revision brain_document_put needs, after document_conflict, or for the critique, which briefings leave out. Never written: empty at revision 0.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
     /// The document's project.
     pub project: String,
-    /// Which document.
+    /// Which one; mental_model also needs name.
     pub document: DocName,
     /// Required for, and only for, mental_model; unknown names read as empty.
     #[serde(default)]

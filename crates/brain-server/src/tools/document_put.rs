@@ -38,7 +38,7 @@ impl From<DocName> for DocumentKind {
 pub struct Args {
     /// The document's project.
     pub project: String,
-    /// Which document; mental_model needs an operator-role JWT (no elevation), else forbidden (403).
+    /// Which document; mental_model needs an operator-role JWT (no elevation needed), else forbidden (403).
     pub document: DocName,
     /// Only for mental_model, where it is required; a new name creates one.
     #[serde(default)]

@@ -21,7 +21,7 @@ pub struct Args {
     /// Only this session's (a tracer's too).
     #[serde(default)]
     pub session_id: Option<String>,
-    /// Only seq above this: next_since of the previous page.
+    /// Seq above this: next_since of the previous page.
     #[serde(default)]
     pub since_seq: Option<i64>,
     /// Receipts per page.

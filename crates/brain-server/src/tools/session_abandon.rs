@@ -17,14 +17,14 @@ const DESCRIPTION: &str = "Close an open session, keeping its artifacts, without
 pub struct Args {
     /// The open session, e.g. briefing.recovery.session_id.
     pub session_id: String,
-    /// The session's client_key.
+    /// The session's client_key (a relay's to_client_key).
     pub expected_client_key: String,
-    /// Why; kept as abandon_reason.
+    /// Kept as abandon_reason.
     pub reason: String,
     /// Must be true unless dry_run, else confirm_required (428).
     #[serde(default)]
     pub confirm: bool,
-    /// Preview: answer would, write nothing.
+    /// Preview: writes nothing; would holds the outcome.
     #[serde(default)]
     pub dry_run: bool,
 }

@@ -30,7 +30,7 @@ pub enum Status {
 pub struct Args {
     /// Project to list.
     pub project: String,
-    /// Only sessions with this status.
+    /// Only this status (idle ones are open).
     #[serde(default)]
     pub status: Option<Status>,
     /// Sessions per page.

@@ -55,7 +55,7 @@ const PARAMS: &[(&str, &str)] = &[
     ),
     (
         "dry_run",
-        "Preview: answer would and the would-be fields; write nothing.",
+        "Preview: writes nothing; would is the outcome, the rest as it would be.",
     ),
     ("to_client_key", "The receiver's client_key (may be yours)."),
 ];
