@@ -46,7 +46,7 @@ const PARAMS: &[(&str, &str)] = &[
     ),
     (
         "expected_focus_revision",
-        "The slot revision from start, bind, resume or the previous relay.",
+        "The slot revision from start, bind, resume, the previous relay or a merged brain_focus_get.",
     ),
     ("nothing_to_capture_reason", "As for brain_session_end."),
     (

@@ -21,7 +21,7 @@ pub struct Args {
     /// The todos' ids, from brain_remember or brain_recall.
     #[schemars(length(min = 1, max = 50))]
     pub artifact_ids: Vec<String>,
-    /// Kept on each todo acknowledged: what was done or why dismissed.
+    /// What was done or why dismissed, kept on each todo.
     #[serde(default)]
     pub note: Option<String>,
 }
