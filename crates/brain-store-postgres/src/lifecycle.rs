@@ -63,34 +63,43 @@ pub(crate) async fn load_focus(
     }
 }
 
+/// The columns every session insert writes; both inserts below bind them in
+/// this order, ending with `opened_tail`'s seven.
+const SESSION_INSERT_COLUMNS: &str = "tenant_id, session_id, project, client_key, kind, bound_slot, \
+     started_focus_revision, status, opened_at, last_activity_at, opened_by_kind, opened_by_subject, \
+     opened_by_role, opened_by_credential";
+
+type PgQuery<'q> = sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments>;
+
+/// The last seven of `SESSION_INSERT_COLUMNS`: status, times and who opened it.
+fn opened_tail<'q>(q: PgQuery<'q>, s: &'q Session) -> PgQuery<'q> {
+    q.bind(s.status.as_str())
+        .bind(s.opened_at)
+        .bind(s.last_activity_at)
+        .bind(s.opened_by.kind.as_str())
+        .bind(&s.opened_by.subject)
+        .bind(s.opened_by.role.as_str())
+        .bind(&s.opened_by.credential_id)
+}
+
 pub(crate) async fn insert_session(
     conn: &mut PgConnection,
     tenant: &TenantId,
     s: &Session,
 ) -> Result<(), StoreError> {
-    sqlx::query(
-        "INSERT INTO sessions (tenant_id, session_id, project, client_key, kind, bound_slot, \
-         started_focus_revision, status, opened_at, last_activity_at, opened_by_kind, opened_by_subject, \
-         opened_by_role, opened_by_credential) \
-         VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14)",
-    )
-    .bind(tenant.as_str())
-    .bind(s.session_id.as_uuid())
-    .bind(s.project.as_str())
-    .bind(s.client_key.as_str())
-    .bind(s.kind.as_str())
-    .bind(s.bound_slot.as_ref().map(SlotName::as_str))
-    .bind(s.started_focus_revision)
-    .bind(s.status.as_str())
-    .bind(s.opened_at)
-    .bind(s.last_activity_at)
-    .bind(s.opened_by.kind.as_str())
-    .bind(&s.opened_by.subject)
-    .bind(s.opened_by.role.as_str())
-    .bind(&s.opened_by.credential_id)
-    .execute(&mut *conn)
-    .await
-    .map_err(db)?;
+    let sql = format!(
+        "INSERT INTO sessions ({SESSION_INSERT_COLUMNS}) \
+         VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14)"
+    );
+    let q = sqlx::query(&sql)
+        .bind(tenant.as_str())
+        .bind(s.session_id.as_uuid())
+        .bind(s.project.as_str())
+        .bind(s.client_key.as_str())
+        .bind(s.kind.as_str())
+        .bind(s.bound_slot.as_ref().map(SlotName::as_str))
+        .bind(s.started_focus_revision);
+    opened_tail(q, s).execute(&mut *conn).await.map_err(db)?;
     Ok(())
 }
 
@@ -137,9 +146,7 @@ pub(crate) async fn open_session(
         "{ENSURE_PROJECT}, \
          ensure_s AS (INSERT INTO focus_bodies (tenant_id, project, slot) SELECT $1, $3, $5 \
                       WHERE $5 IS NOT NULL ON CONFLICT DO NOTHING) \
-         INSERT INTO sessions (tenant_id, session_id, project, client_key, kind, bound_slot, \
-         started_focus_revision, status, opened_at, last_activity_at, opened_by_kind, opened_by_subject, \
-         opened_by_role, opened_by_credential) \
+         INSERT INTO sessions ({SESSION_INSERT_COLUMNS}) \
          VALUES ($1, $6, $3, $7, $8, $5, \
            COALESCE((SELECT revision FROM focus_bodies WHERE tenant_id = $1 AND project = $3 AND slot = ''), 0), \
            $9, $10, $11, $12, $13, $14, $15) \
@@ -149,7 +156,7 @@ pub(crate) async fn open_session(
            (SELECT updated_at FROM focus_bodies WHERE tenant_id = $1 AND project = $3 AND slot = $5) AS updated_at, \
            (SELECT updated_by_session FROM focus_bodies WHERE tenant_id = $1 AND project = $3 AND slot = $5) AS updated_by_session"
     );
-    let row = sqlx::query(&sql)
+    let q = sqlx::query(&sql)
         .bind(tenant.as_str())
         .bind(GENESIS_HASH)
         .bind(s.project.as_str())
@@ -157,17 +164,8 @@ pub(crate) async fn open_session(
         .bind(s.bound_slot.as_ref().map(SlotName::as_str))
         .bind(s.session_id.as_uuid())
         .bind(s.client_key.as_str())
-        .bind(s.kind.as_str())
-        .bind(s.status.as_str())
-        .bind(s.opened_at)
-        .bind(s.last_activity_at)
-        .bind(s.opened_by.kind.as_str())
-        .bind(&s.opened_by.subject)
-        .bind(s.opened_by.role.as_str())
-        .bind(&s.opened_by.credential_id)
-        .fetch_one(&mut *conn)
-        .await
-        .map_err(db)?;
+        .bind(s.kind.as_str());
+    let row = opened_tail(q, s).fetch_one(&mut *conn).await.map_err(db)?;
     s.started_focus_revision = row.try_get("started_focus_revision").map_err(db)?;
     if s.bound_slot.is_none() {
         return Ok(None);
