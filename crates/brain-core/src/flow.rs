@@ -541,6 +541,8 @@ pub async fn remember<T: CloseTx>(
         text: req.text,
         tags: req.tags,
         created_at: now,
+        acknowledged_at: None,
+        ack_note: None,
     };
     tx.insert_artifact(tenant, &artifact).await?;
     tx.append_receipt(
@@ -594,6 +596,7 @@ pub async fn briefing<T: CloseTx>(
                 tags: Vec::new(),
                 query: Some(any_word_query(&mission)),
                 inbox: false,
+                session_id: None,
                 before: None,
                 kinds: Vec::new(),
                 limit: 3,

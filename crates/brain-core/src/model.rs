@@ -253,4 +253,8 @@ pub struct Artifact {
     pub tags: Vec<String>,
     #[serde(serialize_with = "ser_time")]
     pub created_at: DateTime<Utc>,
+    /// When a todo left the inbox (brain_todo_ack), and the note given then.
+    #[serde(serialize_with = "ser_opt_time")]
+    pub acknowledged_at: Option<DateTime<Utc>>,
+    pub ack_note: Option<String>,
 }

@@ -558,7 +558,7 @@ pub trait Store: Send + Sync + 'static {
         tenant: &TenantId,
         q: &SessionListQuery,
     ) -> Result<Vec<SessionDetail>, StoreError>;
-    /// Receipts with `seq > after_seq`, oldest first, filtered by project or session.
+    /// Receipts with `seq > after_seq`, oldest first (newest first below `before_seq`), filtered by project or session.
     async fn receipts_page(
         &self,
         tenant: &TenantId,
@@ -576,6 +576,8 @@ pub struct RecallQuery {
     pub query: Option<String>,
     /// Only todos not yet acknowledged (the briefing's inbox).
     pub inbox: bool,
+    /// Only this session's ledger.
+    pub session_id: Option<crate::ids::SessionId>,
     /// A listing's page: only artifacts older than this `(created_at,
     /// artifact_id)`, the previous page's last (a keyset, so acknowledging the
     /// todos of one page does not skip any of the next).
@@ -601,5 +603,7 @@ pub struct ReceiptQuery {
     pub project: Option<ProjectKey>,
     pub session_id: Option<SessionId>,
     pub after_seq: i64,
+    /// `Some`: only `seq` below this, newest first.
+    pub before_seq: Option<i64>,
     pub limit: i64,
 }

@@ -66,6 +66,29 @@ async fn todos_leave_the_inbox_once_acknowledged() {
     assert_eq!(again["acknowledged"], json!([]));
     assert_eq!(again["already_acknowledged"], json!([todos[0]]));
     assert_eq!(again["inbox_count"], json!(1));
+    // The acknowledgement is on the artifact: when, and the note.
+    let listed = ok(
+        &c,
+        "brain_recall",
+        json!({"project": "p", "kinds": ["todo"]}),
+    )
+    .await;
+    let by_id = |id: &str| {
+        listed["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| &h["artifact"])
+            .find(|a| a["artifact_id"] == json!(id))
+            .cloned()
+            .unwrap()
+    };
+    let acked = by_id(&todos[0]);
+    assert_eq!(acked["ack_note"], json!("done in #12"));
+    assert!(acked["acknowledged_at"].as_str().unwrap().ends_with('Z'));
+    let open = by_id(&todos[1]);
+    assert_eq!(open["acknowledged_at"], Value::Null);
+    assert_eq!(open["ack_note"], Value::Null);
     // Another tenant's id, or another project's, is not a todo of this project.
     let other = app.client(&token("globex", "g")).await;
     let out = ok(
@@ -94,6 +117,116 @@ async fn todos_leave_the_inbox_once_acknowledged() {
         .await;
         assert_eq!(e["code"], json!("invalid_argument"));
     }
+    other.cancel().await.unwrap();
+    c.cancel().await.unwrap();
+}
+
+/// `session_id` narrows recall to one session's ledger (what brain_session_get
+/// only counts), and receipts read newest first below `before_seq`.
+#[tokio::test]
+async fn recall_lists_a_sessions_ledger_and_receipts_read_newest_first() {
+    let app = spawn_app().await;
+    let c = app.client(&token("acme", "a")).await;
+    let start = |key: &'static str| {
+        let c = &c;
+        async move {
+            let s = ok(
+                c,
+                "brain_session_start",
+                json!({"project": "p", "client_key": key}),
+            )
+            .await;
+            s["session"]["session_id"].as_str().unwrap().to_owned()
+        }
+    };
+    let (s1, s2) = (start("k1").await, start("k2").await);
+    let mut mine = Vec::new();
+    for (sid, key, text) in [
+        (Some(&s1), "k1", "alpha finding"),
+        (Some(&s2), "k2", "alpha elsewhere"),
+        (Some(&s1), "k1", "beta finding"),
+        (None, "", "alpha loose"),
+    ] {
+        let mut args = json!({"project": "p", "kind": "note", "text": text});
+        if let Some(sid) = sid {
+            args["session_id"] = json!(sid);
+            args["expected_client_key"] = json!(key);
+        }
+        let a = ok(&c, "brain_remember", args).await;
+        if sid == Some(&s1) {
+            mine.push(a["artifact"]["artifact_id"].as_str().unwrap().to_owned());
+        }
+    }
+    let ids = |v: &Value| {
+        v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["artifact"]["artifact_id"].as_str().unwrap().to_owned())
+            .collect::<Vec<_>>()
+    };
+    let ledger = ok(
+        &c,
+        "brain_recall",
+        json!({"project": "p", "session_id": s1}),
+    )
+    .await;
+    assert_eq!(
+        ids(&ledger),
+        [mine[1].clone(), mine[0].clone()],
+        "newest first, s1's only"
+    );
+    let searched = ok(
+        &c,
+        "brain_recall",
+        json!({"project": "p", "session_id": s1, "query": "alpha"}),
+    )
+    .await;
+    assert_eq!(ids(&searched), [mine[0].clone()]);
+    // Another tenant naming the session sees nothing of it.
+    let other = app.client(&token("globex", "g")).await;
+    let theirs = ok(
+        &other,
+        "brain_recall",
+        json!({"project": "p", "session_id": s1}),
+    )
+    .await;
+    assert_eq!(ids(&theirs), Vec::<String>::new());
+    let e = refused(
+        &c,
+        "brain_recall",
+        json!({"project": "p", "session_id": "sess_nope"}),
+    )
+    .await;
+    assert_eq!(e["code"], json!("invalid_argument"));
+
+    // Receipts: two starts and three session-bound remembers and one loose: 6.
+    let seqs = |v: &Value| {
+        v["receipts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["seq"].as_i64().unwrap())
+            .collect::<Vec<_>>()
+    };
+    let newest = ok(
+        &c,
+        "brain_receipts",
+        json!({"before_seq": 1000, "limit": 4}),
+    )
+    .await;
+    assert_eq!(seqs(&newest), [6, 5, 4, 3]);
+    assert_eq!(newest["next_before"], json!(3));
+    assert_eq!(newest["next_since"], Value::Null);
+    let rest = ok(&c, "brain_receipts", json!({"before_seq": 3, "limit": 4})).await;
+    assert_eq!(seqs(&rest), [2, 1]);
+    assert_eq!(rest["next_before"], Value::Null);
+    let oldest = ok(&c, "brain_receipts", json!({"limit": 4})).await;
+    assert_eq!(seqs(&oldest), [1, 2, 3, 4]);
+    assert_eq!(oldest["next_since"], json!(4));
+    assert_eq!(oldest["next_before"], Value::Null);
+    let e = refused(&c, "brain_receipts", json!({"before_seq": 0})).await;
+    assert_eq!(e["code"], json!("invalid_argument"));
     other.cancel().await.unwrap();
     c.cancel().await.unwrap();
 }

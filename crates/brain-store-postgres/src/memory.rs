@@ -28,10 +28,12 @@ pub(crate) async fn recall(
     Ok(hits)
 }
 
-/// What every recall filters on: kinds ($4), tags ($7), the inbox ($8).
+/// What every recall filters on: kinds ($4), tags ($7), the inbox ($8), a
+/// session's ledger ($9).
 const RECALL_FILTERS: &str = "tenant_id = $1 AND project = $2 \
     AND (cardinality($4::text[]) = 0 OR kind = ANY($4)) AND tags @> $7::text[] \
-    AND (NOT $8 OR (kind = 'todo' AND acknowledged_at IS NULL))";
+    AND (NOT $8 OR (kind = 'todo' AND acknowledged_at IS NULL)) \
+    AND ($9::uuid IS NULL OR session_id = $9)";
 
 static RECALL_SEARCH: LazyLock<String> = LazyLock::new(|| {
     format!(
@@ -46,14 +48,14 @@ static RECALL_SEARCH: LazyLock<String> = LazyLock::new(|| {
 });
 
 /// A listing: newest first, every rank 1, the text's start as snippet, paged
-/// by keyset ($9, $10: the previous page's last). The query ($3) is bound empty
-/// and only typed here, so both shapes share their first eight parameters.
+/// by keyset ($10, $11: the previous page's last). The query ($3) is bound empty
+/// and only typed here, so both shapes share their first nine parameters.
 static RECALL_LIST: LazyLock<String> = LazyLock::new(|| {
     format!(
         "SELECT {cols}, 1.0::real AS rank, \
            CASE WHEN char_length(text) > {n} THEN left(text, {n}) || '…' ELSE text END AS snippet \
          FROM artifacts WHERE {RECALL_FILTERS} AND $3::text = '' \
-           AND ($9::timestamptz IS NULL OR (created_at, artifact_id) < ($9, $10::uuid)) \
+           AND ($10::timestamptz IS NULL OR (created_at, artifact_id) < ($10, $11::uuid)) \
          ORDER BY created_at DESC, artifact_id DESC LIMIT $5 OFFSET $6",
         cols = rows::ARTIFACT_COLUMNS,
         n = brain_core::memory::LIST_SNIPPET_CHARS,
@@ -79,7 +81,8 @@ pub(crate) async fn recall_in(
         .bind(q.limit)
         .bind(q.offset)
         .bind(&q.tags)
-        .bind(q.inbox);
+        .bind(q.inbox)
+        .bind(q.session_id.map(|s| s.as_uuid()));
     if q.query.is_none() {
         query = query
             .bind(q.before.map(|(at, _)| at))
@@ -296,8 +299,13 @@ pub(crate) async fn receipts_page(
     let sql = format!(
         "SELECT {} FROM receipts WHERE tenant_id = $1 AND seq > $2 \
          AND ($3::text IS NULL OR project = $3) AND ($4::uuid IS NULL OR session_id = $4) \
-         ORDER BY seq LIMIT $5",
-        rows::RECEIPT_COLUMNS
+         AND ($6::bigint IS NULL OR seq < $6) ORDER BY seq {} LIMIT $5",
+        rows::RECEIPT_COLUMNS,
+        if q.before_seq.is_some() {
+            "DESC"
+        } else {
+            "ASC"
+        }
     );
     let mut tx = store.scoped(tenant).await?;
     let found = sqlx::query(&sql)
@@ -306,6 +314,7 @@ pub(crate) async fn receipts_page(
         .bind(q.project.as_ref().map(ProjectKey::as_str))
         .bind(q.session_id.map(|s| s.as_uuid()))
         .bind(q.limit)
+        .bind(q.before_seq)
         .fetch_all(&mut *tx)
         .await
         .map_err(db)?;

@@ -111,7 +111,7 @@ pub(crate) fn receipt(row: &PgRow) -> Result<Receipt, StoreError> {
 }
 
 pub(crate) const ARTIFACT_COLUMNS: &str =
-    "artifact_id, project, session_id, kind, text, tags, created_at";
+    "artifact_id, project, session_id, kind, text, tags, created_at, acknowledged_at, ack_note";
 
 pub(crate) fn artifact(row: &PgRow) -> Result<brain_core::model::Artifact, StoreError> {
     let project: String = row.try_get("project").map_err(db)?;
@@ -130,5 +130,7 @@ pub(crate) fn artifact(row: &PgRow) -> Result<brain_core::model::Artifact, Store
         text: row.try_get("text").map_err(db)?,
         tags: row.try_get("tags").map_err(db)?,
         created_at: row.try_get("created_at").map_err(db)?,
+        acknowledged_at: row.try_get("acknowledged_at").map_err(db)?,
+        ack_note: row.try_get("ack_note").map_err(db)?,
     })
 }

@@ -63,6 +63,7 @@ pub(crate) async fn recall_in(
         .bind(q.offset)
         .bind(serde_json::to_string(&q.tags).map_err(StoreError::backend)?)
         .bind(q.inbox)
+        .bind(q.session_id.map(|s| s.as_uuid()))
         .fetch_all(&mut *conn)
         .await
         .map_err(db)?;
@@ -70,11 +71,12 @@ pub(crate) async fn recall_in(
 }
 
 /// What every recall filters on besides tenant and project: kinds (?4), tags
-/// (?7), the inbox (?8).
+/// (?7), the inbox (?8), a session's ledger (?9).
 const RECALL_FILTERS: &str = "(json_array_length(?4) = 0 OR a.kind IN (SELECT value FROM json_each(?4))) \
     AND NOT EXISTS (SELECT 1 FROM json_each(?7) w \
                     WHERE w.value NOT IN (SELECT t.value FROM json_each(a.tags) t)) \
-    AND (NOT ?8 OR (a.kind = 'todo' AND a.acknowledged_at IS NULL))";
+    AND (NOT ?8 OR (a.kind = 'todo' AND a.acknowledged_at IS NULL)) \
+    AND (?9 IS NULL OR a.session_id = ?9)";
 
 fn qualified_artifact_columns() -> String {
     rows::ARTIFACT_COLUMNS
@@ -85,7 +87,7 @@ fn qualified_artifact_columns() -> String {
 }
 
 /// A recall without a query: newest first, every rank 1, the text's start as
-/// snippet, paged by keyset (?9, ?10: the previous page's last).
+/// snippet, paged by keyset (?10, ?11: the previous page's last).
 async fn list_in(
     conn: &mut SqliteConnection,
     tenant: &TenantId,
@@ -96,7 +98,7 @@ async fn list_in(
         "SELECT {cols}, 1.0 AS rank, \
            CASE WHEN length(a.text) > {n} THEN substr(a.text, 1, {n}) || '…' ELSE a.text END AS snippet \
          FROM artifacts a WHERE a.tenant_id = ?1 AND a.project = ?2 AND {filters} \
-           AND (?9 IS NULL OR (a.created_at, a.artifact_id) < (?9, ?10)) \
+           AND (?10 IS NULL OR (a.created_at, a.artifact_id) < (?10, ?11)) \
          ORDER BY a.created_at DESC, a.artifact_id DESC LIMIT ?5 OFFSET ?6",
         cols = qualified_artifact_columns(),
         filters = RECALL_FILTERS,
@@ -111,6 +113,7 @@ async fn list_in(
         .bind(q.offset)
         .bind(serde_json::to_string(&q.tags).map_err(StoreError::backend)?)
         .bind(q.inbox)
+        .bind(q.session_id.map(|s| s.as_uuid()))
         .bind(q.before.map(|(at, _)| at.timestamp_micros()))
         .bind(q.before.map(|(_, id)| id.as_uuid()))
         .fetch_all(&mut *conn)
@@ -329,8 +332,13 @@ pub(crate) async fn receipts_page(
     let sql = format!(
         "SELECT {} FROM receipts WHERE tenant_id = ?1 AND seq > ?2 \
          AND (?3 IS NULL OR project = ?3) AND (?4 IS NULL OR session_id = ?4) \
-         ORDER BY seq LIMIT ?5",
-        rows::RECEIPT_COLUMNS
+         AND (?6 IS NULL OR seq < ?6) ORDER BY seq {} LIMIT ?5",
+        rows::RECEIPT_COLUMNS,
+        if q.before_seq.is_some() {
+            "DESC"
+        } else {
+            "ASC"
+        }
     );
     let found = sqlx::query(&sql)
         .bind(tenant.as_str())
@@ -338,6 +346,7 @@ pub(crate) async fn receipts_page(
         .bind(q.project.as_ref().map(ProjectKey::as_str))
         .bind(q.session_id.map(|s| s.as_uuid()))
         .bind(q.limit)
+        .bind(q.before_seq)
         .fetch_all(&store.pool)
         .await
         .map_err(db)?;

@@ -132,7 +132,7 @@ pub(crate) fn receipt(row: &SqliteRow) -> Result<Receipt, StoreError> {
 }
 
 pub(crate) const ARTIFACT_COLUMNS: &str =
-    "artifact_id, project, session_id, kind, text, tags, created_at";
+    "artifact_id, project, session_id, kind, text, tags, created_at, acknowledged_at, ack_note";
 
 pub(crate) fn artifact(row: &SqliteRow) -> Result<brain_core::model::Artifact, StoreError> {
     let project: String = row.try_get("project").map_err(db)?;
@@ -149,5 +149,7 @@ pub(crate) fn artifact(row: &SqliteRow) -> Result<brain_core::model::Artifact, S
         text: row.try_get("text").map_err(db)?,
         tags: serde_json::from_str(&tags).map_err(|_| corrupt("tags"))?,
         created_at: time(row, "created_at")?,
+        acknowledged_at: opt_time(row, "acknowledged_at")?,
+        ack_note: row.try_get("ack_note").map_err(db)?,
     })
 }

@@ -635,6 +635,7 @@ fn recall_q(
         tags: Vec::new(),
         query: Some(query.to_owned()),
         inbox: false,
+        session_id: None,
         before: None,
         kinds,
         limit,
@@ -916,6 +917,7 @@ pub async fn history_and_lists_page_newest_first(s: &dyn Store) {
                 project: None,
                 session_id: None,
                 after_seq: 0,
+                before_seq: None,
                 limit: 100,
             },
         )
@@ -929,12 +931,28 @@ pub async fn history_and_lists_page_newest_first(s: &dyn Store) {
                 project: None,
                 session_id: None,
                 after_seq: 5,
+                before_seq: None,
                 limit: 100,
             },
         )
         .await
         .unwrap();
     assert_eq!(tail.iter().map(|r| r.seq).collect::<Vec<_>>(), [6, 7]);
+    // Newest first below a seq: the page an auditor reads first.
+    let newest = s
+        .receipts_page(
+            &c.tenant,
+            &ReceiptQuery {
+                project: None,
+                session_id: None,
+                after_seq: 0,
+                before_seq: Some(6),
+                limit: 2,
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(newest.iter().map(|r| r.seq).collect::<Vec<_>>(), [5, 4]);
     let one = s
         .receipts_page(
             &c.tenant,
@@ -942,6 +960,7 @@ pub async fn history_and_lists_page_newest_first(s: &dyn Store) {
                 project: Some(p.clone()),
                 session_id: all[0].session_id,
                 after_seq: 0,
+                before_seq: None,
                 limit: 100,
             },
         )

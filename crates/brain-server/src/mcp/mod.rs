@@ -32,7 +32,7 @@ use crate::tools::{self, ToolCtx};
 pub const INSTRUCTIONS: &str = "brain keeps durable working sessions over a project's shared, revisioned focus. Words: tenant = your credential's organisation, whose data alone you see; focus = \
 the project's base text of what matters next, with a revision; slot = a named sub-focus with \
 its own body and revision (names are case-sensitive; a new name creates an empty slot, a new \
-project is created on first write); session = one unit of work, guarded by your client_key; idle = open but inactive past the \
+project is created on first write); session = one unit of work, guarded by your client_key (expected_client_key; a relayed session's is the relay's to_client_key); idle = open but inactive past the \
 server's threshold (6 h by default), still open; artifact = \
 one record (fact, note, decision, todo, link); ledger = a session's artifacts; inbox = todos not \
 yet acknowledged; documents: executive_state (objective, missions, pending_decisions = choices \
@@ -46,7 +46,7 @@ Every tool: a refusal is an isError result whose structuredContent is {error: {c
 status (HTTP-like), details}}; arguments the schema refuses (e.g. an unknown field) write nothing, every other refusal of a \
 write records only its receipt; a call acting on a session may answer session_not_found, tracer_session, \
 client_key_mismatch or session_closed; an exact repeat of end, relay or abandon returns the \
-stored result with replayed: true; lists page with the next_* value they return; idempotentHint means no further effect on data, a \
+stored result with replayed: true; lists page with the next_* value they return; a dry_run writes nothing and answers as the call would, with its outcome in would; idempotentHint means no further effect on data, a \
 receipt aside; resume only marks activity and writes none; a result's session \
 object is brain_session_get's; times are RFC 3339 UTC. The focus and each \
 slot are resources (brain://projects/{project}/focus, .../slots/{slot}): subscribe to hear \

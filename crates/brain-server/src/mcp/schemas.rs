@@ -66,11 +66,7 @@ pub fn session_ref() -> Value {
 
 /// The briefing where a second tool returns it (brain_session_start declares it whole).
 pub fn briefing_ref() -> Value {
-    json!({
-        "type": "object",
-        "description": "As in brain_session_start.",
-        "required": BRIEFING_REQUIRED
-    })
+    json!({"type": "object", "description": "As in brain_session_start."})
 }
 
 pub fn focus_ref(desc: Option<&str>) -> Value {

@@ -19,7 +19,7 @@ pub struct Args {
     pub project: String,
     /// Which one; mental_model also needs name.
     pub document: DocName,
-    /// Required for, and only for, mental_model; unknown names read as empty.
+    /// Required for, and only for, mental_model (names: briefing.mental_models); unknown names read as empty.
     #[serde(default)]
     pub name: Option<String>,
 }

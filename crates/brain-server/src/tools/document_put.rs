@@ -40,7 +40,7 @@ pub struct Args {
     pub project: String,
     /// Which document; mental_model needs an operator-role JWT (no elevation needed), else forbidden (403).
     pub document: DocName,
-    /// Only for mental_model, where it is required; a new name creates one.
+    /// Only for mental_model, where it is required; a name not in briefing.mental_models creates one.
     #[serde(default)]
     pub name: Option<String>,
     /// The whole new body; for executive_state a JSON object as a string, {"objective": string, "missions": [string or {"title": string}], "pending_decisions": [same]}, whose first 3 missions drive the briefing's recall.
@@ -70,7 +70,9 @@ pub fn definition() -> Tool {
         "Replace a document",
         DESCRIPTION,
         schemas::output(
-            schemas::props(json!({"document": document_schema()})),
+            schemas::props(
+                json!({"document": {"type": "object", "description": "As in brain_document_get."}}),
+            ),
             &["document"],
         ),
         Hints {

@@ -1,5 +1,5 @@
 use brain_core::DomainError;
-use brain_core::ids::{ArtifactId, ProjectKey};
+use brain_core::ids::{ArtifactId, ProjectKey, SessionId};
 use brain_core::store::RecallQuery;
 use rmcp::model::{JsonObject, Tool};
 use schemars::JsonSchema;
@@ -34,6 +34,9 @@ pub struct Args {
     /// Only todos not yet acknowledged (the briefing's inbox_count).
     #[serde(default)]
     pub inbox: bool,
+    /// Only this session's ledger.
+    #[serde(default)]
+    pub session_id: Option<String>,
     /// next_cursor; repeat the other arguments.
     #[serde(default)]
     pub cursor: Option<String>,
@@ -97,6 +100,7 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
         kinds: a.kinds.into_iter().map(Into::into).collect(),
         tags: a.tags,
         inbox: a.inbox,
+        session_id: a.session_id.as_deref().map(SessionId::parse).transpose()?,
         before,
         limit,
         offset,

@@ -10,7 +10,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_receipts";
 
-const DESCRIPTION: &str = "List your tenant's receipts, oldest first: one per mutating call that passed validation, refused or not (none for reads, resume, dry runs, replays). Audit who changed what (focus diffs: brain_focus_history). ledger_tip is the chain's newest receipt, whatever the filters; prev_hash links across filters.";
+const DESCRIPTION: &str = "List your tenant's receipts, oldest first (newest with before_seq): one per mutating call that passed validation, refused or not (none for reads, resume, dry runs, replays). Audit who changed what (focus diffs: brain_focus_history). ledger_tip is the chain's newest receipt, whatever the filters; prev_hash links across filters.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -24,6 +24,9 @@ pub struct Args {
     /// Seq above this: next_since of the previous page.
     #[serde(default)]
     pub since_seq: Option<i64>,
+    /// Newest first, seq below this: next_before, or above the tip for the newest page.
+    #[serde(default)]
+    pub before_seq: Option<i64>,
     /// Receipts per page.
     #[serde(default)]
     pub limit: Option<i64>,
@@ -64,9 +67,10 @@ pub fn definition() -> Tool {
                     "properties": {"seq": {"type": "integer"}, "hash": {"type": "string"}},
                     "required": ["seq", "hash"]
                 },
-                "next_since": {"type": ["integer", "null"]}
+                "next_since": {"type": ["integer", "null"]},
+                "next_before": {"type": ["integer", "null"]}
             })),
-            &["receipts", "ledger_tip", "next_since"],
+            &["receipts", "ledger_tip", "next_since", "next_before"],
         ),
         Hints {
             read_only: true,
@@ -96,6 +100,16 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
             }
             n => n.unwrap_or(0),
         },
+        before_seq: match a.before_seq {
+            Some(n) if n < 1 => {
+                return Err(brain_core::DomainError::invalid_argument(
+                    "before_seq",
+                    "must be 1 or more",
+                )
+                .into());
+            }
+            n => n,
+        },
         limit,
     };
     let mut receipts = ctx.store.receipts_page(&ctx.caller.tenant, &q).await?;
@@ -112,8 +126,17 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
     let (seq, hash) = ctx.store.ledger_tip(&ctx.caller.tenant).await?;
     let next = (receipts.len() as i64 == limit)
         .then(|| receipts.last().map(|r| r.seq))
-        .flatten();
-    to_result(
-        &json!({ "receipts": receipts, "ledger_tip": {"seq": seq, "hash": hash}, "next_since": next }),
-    )
+        .flatten()
+        // Newest first, the page below seq 1 would be empty.
+        .filter(|&n| q.before_seq.is_none() || n > 1);
+    let (next_since, next_before) = match q.before_seq {
+        None => (next, None),
+        Some(_) => (None, next),
+    };
+    to_result(&json!({
+        "receipts": receipts,
+        "ledger_tip": {"seq": seq, "hash": hash},
+        "next_since": next_since,
+        "next_before": next_before,
+    }))
 }

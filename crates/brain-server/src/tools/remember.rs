@@ -66,9 +66,11 @@ pub fn definition() -> Tool {
             "kind": {"type": "string", "enum": ["fact", "note", "decision", "todo", "link"]},
             "text": {"type": "string"},
             "tags": {"type": "array", "items": {"type": "string"}},
-            "created_at": schemas::timestamp()
+            "created_at": schemas::timestamp(),
+            "acknowledged_at": {"type": ["string", "null"], "description": "Set by brain_todo_ack."},
+            "ack_note": {"type": ["string", "null"]}
         },
-        "required": ["artifact_id", "project", "session_id", "kind", "text", "tags", "created_at"]
+        "required": ["artifact_id", "project", "session_id", "kind", "text", "tags", "created_at", "acknowledged_at", "ack_note"]
     });
     define::<Args>(
         NAME,

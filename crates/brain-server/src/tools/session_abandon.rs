@@ -17,7 +17,7 @@ const DESCRIPTION: &str = "Close an open session, keeping its artifacts, without
 pub struct Args {
     /// The open session, e.g. briefing.recovery.session_id.
     pub session_id: String,
-    /// The session's client_key (a relay's to_client_key).
+    /// The session's client_key.
     pub expected_client_key: String,
     /// Kept as abandon_reason.
     pub reason: String,

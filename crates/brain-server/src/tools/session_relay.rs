@@ -55,7 +55,7 @@ const PARAMS: &[(&str, &str)] = &[
     ),
     (
         "dry_run",
-        "Preview: writes nothing; would is the outcome, the rest as it would be.",
+        "Preview: writes nothing; would holds the outcome.",
     ),
     ("to_client_key", "The receiver's client_key (may be yours)."),
 ];

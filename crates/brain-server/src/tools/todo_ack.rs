@@ -21,7 +21,7 @@ pub struct Args {
     /// The todos' ids, from brain_remember or brain_recall.
     #[schemars(length(min = 1, max = 50))]
     pub artifact_ids: Vec<String>,
-    /// What was done or why dismissed, kept on each todo.
+    /// What was done or why dismissed, kept as each todo's ack_note.
     #[serde(default)]
     pub note: Option<String>,
 }
