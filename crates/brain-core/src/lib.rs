@@ -16,6 +16,7 @@
 //! - [`requests`]: what each tool asks of a store, already parsed.
 //! - [`store`]: the `Store` trait every backend implements.
 //! - [`text`]: text hygiene: no NUL or other C0 control in anything a caller sends.
+//! - [`writes`]: the session calls of every store, over its [`writes::Backend`].
 //!
 //! A backend only opens a transaction and implements [`flow::CloseTx`]'s loads
 //! and writes; [`flow`] loads and locks state through it, asks [`rules`] to
@@ -37,5 +38,6 @@ pub mod requests;
 pub mod rules;
 pub mod store;
 pub mod text;
+pub mod writes;
 
 pub use error::{DomainError, ErrorCode};

@@ -235,6 +235,38 @@ pub struct DayActivity {
 }
 
 impl DayActivity {
+    /// From a store's rows: `(status, summary)` of closed sessions, `(slot,
+    /// revision)` of focus writes (`""` is the base focus), `(kind, count)`.
+    pub fn from_rows(
+        closed: Vec<(String, Option<String>)>,
+        focus: Vec<(String, Revision)>,
+        kinds: Vec<(String, i64)>,
+        open_sessions: i64,
+    ) -> Self {
+        let slot_name = |slot: String| {
+            if slot.is_empty() {
+                "base".to_owned()
+            } else {
+                slot
+            }
+        };
+        Self {
+            closed: closed
+                .into_iter()
+                .map(|(s, sum)| (s, sum.unwrap_or_default()))
+                .collect(),
+            focus_changes: focus
+                .into_iter()
+                .map(|(slot, rev)| (slot_name(slot), rev))
+                .collect(),
+            artifacts: kinds
+                .into_iter()
+                .filter_map(|(k, n)| ArtifactKind::parse(&k).map(|k| (k, n)))
+                .collect(),
+            open_sessions,
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.closed.is_empty() && self.focus_changes.is_empty() && self.artifacts.is_empty()
     }

@@ -7,18 +7,14 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub use crate::error::StoreError;
-use crate::ids::{ArtifactId, ElevationId, ProjectKey, SessionId, SlotName, TenantId};
-use crate::memory::{Brief, Document, DocumentKind, DocumentPut, HistoryEntry, RecallHit};
+use crate::ids::{ArtifactId, ProjectKey, SessionId, SlotName, TenantId};
+use crate::memory::{Brief, Document, DocumentKind, HistoryEntry, RecallHit};
 use crate::model::ArtifactKind;
 use crate::model::{
     Artifact, Caller, CredentialKind, Focus, Revision, Role, Session, SessionStatus,
 };
-use crate::operators::{Elevation, ElevationRequest, SharedToken};
+use crate::operators::{Elevation, SharedToken};
 use crate::receipt::Receipt;
-use crate::requests::{
-    AbandonRequest, BindRequest, EndRequest, RelayRequest, RememberRequest, ResumeRequest,
-    StartRequest,
-};
 
 /// Settings every backend honours.
 #[derive(Debug, Clone, Copy)]
@@ -330,11 +326,12 @@ pub(crate) fn ser_opt_time<S: serde::Serializer>(
 }
 
 /// Storage behind one async trait; the server holds an `Arc<dyn Store>` chosen at boot.
+/// Its session calls come from [`crate::writes::SessionWrites`], written once.
 ///
 /// Closing calls (end, relay, abandon) answer the tool's output JSON, because a
 /// replay must answer the stored result of the first call (SPEC §3.5).
 #[async_trait]
-pub trait Store: Send + Sync + 'static {
+pub trait Store: crate::writes::SessionWrites + Send + Sync + 'static {
     /// Readiness: the database answers.
     async fn ping(&self) -> Result<(), StoreError>;
     /// Gauges for `/metrics`, across all tenants (operators' view, never a tool's).
@@ -342,40 +339,6 @@ pub trait Store: Send + Sync + 'static {
     /// Close the pool after in-flight calls have finished (graceful shutdown).
     async fn close(&self);
 
-    async fn start_session(
-        &self,
-        caller: &Caller,
-        req: StartRequest,
-    ) -> Result<SessionBriefing, StoreError>;
-    async fn bind_session(
-        &self,
-        caller: &Caller,
-        req: BindRequest,
-    ) -> Result<BindOutcome, StoreError>;
-    async fn resume_session(
-        &self,
-        caller: &Caller,
-        req: ResumeRequest,
-    ) -> Result<SessionBriefing, StoreError>;
-    /// End a session. Whether `allow_focus_shrink` is authorized (an active
-    /// elevation for this credential on this connection) is decided inside the
-    /// same transaction, so a revoked or expired elevation never counts.
-    async fn end_session(&self, caller: &Caller, req: EndRequest) -> Result<Value, StoreError>;
-    async fn relay_session(&self, caller: &Caller, req: RelayRequest) -> Result<Value, StoreError>;
-    async fn abandon_session(
-        &self,
-        caller: &Caller,
-        req: AbandonRequest,
-    ) -> Result<Value, StoreError>;
-    async fn remember(&self, caller: &Caller, req: RememberRequest)
-    -> Result<Artifact, StoreError>;
-
-    /// `brain_todo_ack` (SPEC §2.7).
-    async fn todo_ack(
-        &self,
-        caller: &Caller,
-        req: crate::requests::TodoAckRequest,
-    ) -> Result<crate::requests::TodoAckOutcome, StoreError>;
     async fn focus_get(
         &self,
         tenant: &TenantId,
@@ -490,21 +453,8 @@ pub trait Store: Send + Sync + 'static {
         limit: i64,
     ) -> Result<Vec<Artifact>, StoreError>;
 
-    /// Grant an elevation (SPEC §4), writing a receipt whatever the outcome.
-    async fn elevation_grant(
-        &self,
-        caller: &Caller,
-        req: ElevationRequest,
-    ) -> Result<Elevation, StoreError>;
     /// The caller's active elevations.
     async fn elevation_list(&self, caller: &Caller) -> Result<Vec<Elevation>, StoreError>;
-    /// Revoke one of the caller's elevations, with a receipt.
-    async fn elevation_revoke(
-        &self,
-        caller: &Caller,
-        id: ElevationId,
-        digest: &str,
-    ) -> Result<Elevation, StoreError>;
 
     /// Create a shared token; the secret is returned once and stored only as a hash.
     async fn shared_token_create(
@@ -532,9 +482,6 @@ pub trait Store: Send + Sync + 'static {
         tenant: &TenantId,
         q: &RecallQuery,
     ) -> Result<Vec<RecallHit>, StoreError>;
-    /// Replace a document under compare-and-swap on its revision, with a receipt.
-    async fn document_put(&self, caller: &Caller, put: DocumentPut)
-    -> Result<Document, StoreError>;
     async fn document_get(
         &self,
         tenant: &TenantId,

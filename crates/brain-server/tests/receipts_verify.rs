@@ -17,7 +17,7 @@ async fn ledger() -> TestDb {
     let c = agent("acme");
     for i in 0..3 {
         let s = start(&store, &c, "p", &format!("k{i}"), None).await.session;
-        let _ = brain_core::store::Store::end_session(
+        let _ = brain_core::writes::SessionWrites::end_session(
             &store,
             &c,
             end_req(s.session_id, &format!("k{i}"), "focus", i),

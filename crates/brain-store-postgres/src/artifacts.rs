@@ -2,24 +2,10 @@
 
 use brain_core::error::StoreError;
 use brain_core::ids::TenantId;
-use brain_core::model::{Artifact, Caller};
-use brain_core::requests::RememberRequest;
+use brain_core::model::Artifact;
 use sqlx::PgConnection;
 
-use crate::{PgStore, db};
-
-pub(crate) async fn remember(
-    store: &PgStore,
-    caller: &Caller,
-    req: RememberRequest,
-) -> Result<Artifact, StoreError> {
-    brain_core::flow::remember(
-        crate::tx::Tx(store.scoped(&caller.tenant).await?),
-        caller,
-        req,
-    )
-    .await
-}
+use crate::db;
 
 pub(crate) async fn insert_artifact(
     conn: &mut PgConnection,
@@ -42,17 +28,4 @@ pub(crate) async fn insert_artifact(
     .await
     .map_err(db)?;
     Ok(())
-}
-
-pub(crate) async fn todo_ack(
-    store: &PgStore,
-    caller: &Caller,
-    req: brain_core::requests::TodoAckRequest,
-) -> Result<brain_core::requests::TodoAckOutcome, StoreError> {
-    brain_core::flow::todo_ack(
-        crate::tx::Tx(store.scoped(&caller.tenant).await?),
-        caller,
-        &req,
-    )
-    .await
 }

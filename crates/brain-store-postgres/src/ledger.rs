@@ -81,19 +81,8 @@ pub(crate) async fn ensure_slot(
     Ok(())
 }
 
-/// Append a receipt after the tenant's tip. Locking the tip row serializes the
-/// tenant's writers at this point only, so the chain stays linear and gap-free;
-/// callers take it last, after their session and focus locks.
-pub(crate) async fn append(
-    tx: &mut PgConnection,
-    caller: &Caller,
-    draft: ReceiptDraft,
-) -> Result<Receipt, StoreError> {
-    append_with(tx, caller, draft, None).await
-}
-
-/// [`append`], and with `history` the focus history row that names the
-/// receipt, in the same statement as the receipt and the new tip.
+/// Append a receipt after the tenant's tip, and with `history` the focus
+/// history row that names it, in the same statement as the receipt and the new tip.
 pub(crate) async fn append_with(
     tx: &mut PgConnection,
     caller: &Caller,
@@ -158,5 +147,3 @@ pub(crate) async fn append_with(
     metrics::counter!("brain_receipts_written_total").increment(1);
     Ok(r)
 }
-
-pub(crate) use brain_core::flow::draft;

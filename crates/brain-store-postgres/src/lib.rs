@@ -29,20 +29,17 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use brain_core::error::StoreError;
-use brain_core::ids::{ElevationId, ProjectKey, SessionId, SlotName, TenantId};
-use brain_core::memory::{Document, DocumentKind, DocumentPut, HistoryEntry, RecallHit};
+use brain_core::ids::{ProjectKey, SessionId, SlotName, TenantId};
+use brain_core::memory::{Document, DocumentKind, HistoryEntry, RecallHit};
 use brain_core::model::Revision;
 use brain_core::model::{Artifact, Caller, CredentialKind, Focus, Role};
-use brain_core::operators::{Elevation, ElevationRequest, SharedToken};
+use brain_core::operators::{Elevation, SharedToken};
 use brain_core::receipt::Receipt;
-use brain_core::requests::{
-    AbandonRequest, BindRequest, EndRequest, RelayRequest, RememberRequest, ResumeRequest,
-    StartRequest,
-};
 use brain_core::store::{
-    BindOutcome, ConnectionRecord, RecallQuery, ReceiptQuery, SessionBriefing, SessionDetail,
-    SessionListQuery, Store, StoreSettings, StoreStats,
+    ConnectionRecord, RecallQuery, ReceiptQuery, SessionDetail, SessionListQuery, Store,
+    StoreSettings, StoreStats,
 };
+use brain_core::writes::Backend;
 use serde_json::Value;
 use std::str::FromStr;
 
@@ -199,6 +196,20 @@ pub(crate) fn db(e: sqlx::Error) -> StoreError {
     StoreError::backend(e)
 }
 
+/// The session calls run `brain_core::flow` on a tenant-scoped transaction.
+#[async_trait]
+impl Backend for PgStore {
+    type Tx = tx::Tx;
+
+    async fn write(&self, tenant: &TenantId) -> Result<tx::Tx, StoreError> {
+        Ok(tx::Tx(self.scoped(tenant).await?))
+    }
+
+    fn idle_secs(&self) -> i64 {
+        self.settings.idle_secs
+    }
+}
+
 #[async_trait]
 impl Store for PgStore {
     async fn stats(&self) -> Result<StoreStats, StoreError> {
@@ -230,62 +241,6 @@ impl Store for PgStore {
             .await
             .map_err(db)?;
         Ok(())
-    }
-
-    async fn start_session(
-        &self,
-        caller: &Caller,
-        req: StartRequest,
-    ) -> Result<SessionBriefing, StoreError> {
-        lifecycle::start(self, caller, req).await
-    }
-
-    async fn bind_session(
-        &self,
-        caller: &Caller,
-        req: BindRequest,
-    ) -> Result<BindOutcome, StoreError> {
-        lifecycle::bind(self, caller, req).await
-    }
-
-    async fn resume_session(
-        &self,
-        caller: &Caller,
-        req: ResumeRequest,
-    ) -> Result<SessionBriefing, StoreError> {
-        lifecycle::resume(self, caller, req).await
-    }
-
-    async fn end_session(&self, caller: &Caller, req: EndRequest) -> Result<Value, StoreError> {
-        tx::end(self, caller, req).await
-    }
-
-    async fn relay_session(&self, caller: &Caller, req: RelayRequest) -> Result<Value, StoreError> {
-        tx::relay(self, caller, req).await
-    }
-
-    async fn abandon_session(
-        &self,
-        caller: &Caller,
-        req: AbandonRequest,
-    ) -> Result<Value, StoreError> {
-        tx::abandon(self, caller, req).await
-    }
-
-    async fn remember(
-        &self,
-        caller: &Caller,
-        req: RememberRequest,
-    ) -> Result<Artifact, StoreError> {
-        artifacts::remember(self, caller, req).await
-    }
-
-    async fn todo_ack(
-        &self,
-        caller: &Caller,
-        req: brain_core::requests::TodoAckRequest,
-    ) -> Result<brain_core::requests::TodoAckOutcome, StoreError> {
-        artifacts::todo_ack(self, caller, req).await
     }
 
     async fn focus_get(
@@ -480,25 +435,8 @@ impl Store for PgStore {
         reads::session_ledger(self, tenant, session_id, limit).await
     }
 
-    async fn elevation_grant(
-        &self,
-        caller: &Caller,
-        req: ElevationRequest,
-    ) -> Result<Elevation, StoreError> {
-        operators::grant(self, caller, req).await
-    }
-
     async fn elevation_list(&self, caller: &Caller) -> Result<Vec<Elevation>, StoreError> {
         operators::list(self, caller).await
-    }
-
-    async fn elevation_revoke(
-        &self,
-        caller: &Caller,
-        id: ElevationId,
-        digest: &str,
-    ) -> Result<Elevation, StoreError> {
-        operators::revoke(self, caller, id, digest).await
     }
 
     async fn shared_token_create(
@@ -538,14 +476,6 @@ impl Store for PgStore {
         q: &RecallQuery,
     ) -> Result<Vec<RecallHit>, StoreError> {
         memory::recall(self, tenant, q).await
-    }
-
-    async fn document_put(
-        &self,
-        caller: &Caller,
-        put: DocumentPut,
-    ) -> Result<Document, StoreError> {
-        memory::document_put(self, caller, put).await
     }
 
     async fn document_get(

@@ -3,18 +3,15 @@
 use brain_core::error::StoreError;
 use brain_core::ids::{ProjectKey, SessionId, SlotName, TenantId};
 use brain_core::memory::Brief;
-use brain_core::model::{Caller, Focus, Session, SessionStatus, now_micros};
+use brain_core::model::{Focus, Session, SessionStatus, now_micros};
 use brain_core::receipt::GENESIS_HASH;
-use brain_core::requests::{BindRequest, ResumeRequest, StartRequest};
 use brain_core::rules::CloseRecord;
-use brain_core::store::{
-    BindOutcome, BriefingSources, FocusRef, NamedBody, RecentSession, SessionBriefing,
-};
+use brain_core::store::{BriefingSources, FocusRef, NamedBody, RecentSession};
 use chrono::{DateTime, Utc};
 use sqlx::{PgConnection, Row};
 
 use crate::ledger::{ENSURE_PROJECT, slot_key};
-use crate::{PgStore, db, rows};
+use crate::{db, rows};
 
 /// Load a session of this tenant, locking its row when `lock` is set.
 pub(crate) async fn load_session(
@@ -302,33 +299,6 @@ pub(crate) async fn briefing_sources(
     Ok(out)
 }
 
-pub(crate) async fn start(
-    store: &PgStore,
-    caller: &Caller,
-    req: StartRequest,
-) -> Result<SessionBriefing, StoreError> {
-    brain_core::flow::start(
-        crate::tx::Tx(store.scoped(&caller.tenant).await?),
-        caller,
-        req,
-        store.settings.idle_secs,
-    )
-    .await
-}
-
-pub(crate) async fn bind(
-    store: &PgStore,
-    caller: &Caller,
-    req: BindRequest,
-) -> Result<BindOutcome, StoreError> {
-    brain_core::flow::bind(
-        crate::tx::Tx(store.scoped(&caller.tenant).await?),
-        caller,
-        &req,
-    )
-    .await
-}
-
 pub(crate) async fn set_binding(
     conn: &mut PgConnection,
     tenant: &TenantId,
@@ -365,19 +335,4 @@ pub(crate) async fn touch_session(
     .await
     .map_err(db)?;
     Ok(())
-}
-
-/// Reattach to an open session: read-only apart from `last_activity_at`, so no receipt.
-pub(crate) async fn resume(
-    store: &PgStore,
-    caller: &Caller,
-    req: ResumeRequest,
-) -> Result<SessionBriefing, StoreError> {
-    brain_core::flow::resume(
-        crate::tx::Tx(store.scoped(&caller.tenant).await?),
-        caller,
-        &req,
-        store.settings.idle_secs,
-    )
-    .await
 }

@@ -4,18 +4,14 @@ use brain_core::error::{DomainError, ErrorCode, StoreError};
 use brain_core::ids::{ElevationId, SessionId, SharedTokenId, TenantId};
 use brain_core::model::{Caller, Role, now_micros};
 use brain_core::operators::{
-    ConnectionOwner, Elevation, ElevationRequest, ElevationTarget, SharedToken,
-    check_elevation_request, may_elevate_connection, may_elevate_session, new_shared_token_secret,
-    shared_token_hash, target_not_found,
+    ConnectionOwner, Elevation, SharedToken, new_shared_token_secret, shared_token_hash,
 };
+use chrono::{DateTime, Utc};
 use sqlx::postgres::PgRow;
 use sqlx::{PgConnection, Row};
 
-use crate::lifecycle::load_session;
 use crate::{PgStore, db, ledger};
 
-const GRANT: &str = "brain_admin_elevation_grant";
-const REVOKE: &str = "brain_admin_elevation_revoke";
 const ELEVATION_COLUMNS: &str =
     "elevation_id, subject, connection_id, session_id, reason, granted_at, expires_at, revoked_at";
 
@@ -61,70 +57,37 @@ pub(crate) async fn elevation_active(
     .map_err(db)
 }
 
-pub(crate) async fn grant(
-    store: &PgStore,
+/// The tenant's MCP connection an elevation would name.
+pub(crate) async fn connection_owner(
+    conn: &mut PgConnection,
+    tenant: &TenantId,
+    id: &str,
+) -> Result<Option<ConnectionOwner>, StoreError> {
+    let row = sqlx::query(
+        "SELECT credential_id, role, closed_at IS NOT NULL AS closed FROM mcp_connections \
+         WHERE tenant_id = $1 AND connection_id = $2",
+    )
+    .bind(tenant.as_str())
+    .bind(id)
+    .fetch_optional(&mut *conn)
+    .await
+    .map_err(db)?;
+    row.map(|r| {
+        let role: String = r.try_get("role").map_err(db)?;
+        Ok(ConnectionOwner {
+            credential_id: r.try_get("credential_id").map_err(db)?,
+            role: Role::parse(&role).unwrap_or(Role::Agent),
+            closed: r.try_get("closed").map_err(db)?,
+        })
+    })
+    .transpose()
+}
+
+pub(crate) async fn insert_elevation(
+    conn: &mut PgConnection,
     caller: &Caller,
-    req: ElevationRequest,
-) -> Result<Elevation, StoreError> {
-    let mut tx = store.scoped(&caller.tenant).await?;
-    let target_session = match &req.target {
-        ElevationTarget::Session(id) => Some(*id),
-        ElevationTarget::Connection(_) => None,
-    };
-    let draft =
-        |r: Result<(), &DomainError>| ledger::draft(GRANT, None, target_session, &req.digest, r);
-    if let Err(e) = check_elevation_request(caller, &req) {
-        return brain_core::flow::refuse(crate::tx::Tx(tx), caller, false, draft(Err(&e)), e).await;
-    }
-    let target_ok = match &req.target {
-        ElevationTarget::Connection(id) => {
-            let row = sqlx::query(
-                "SELECT credential_id, role, closed_at IS NOT NULL AS closed FROM mcp_connections \
-                 WHERE tenant_id = $1 AND connection_id = $2",
-            )
-            .bind(caller.tenant.as_str())
-            .bind(id)
-            .fetch_optional(&mut *tx)
-            .await
-            .map_err(db)?;
-            match row {
-                Some(r) => {
-                    let role: String = r.try_get("role").map_err(db)?;
-                    let owner = ConnectionOwner {
-                        credential_id: r.try_get("credential_id").map_err(db)?,
-                        role: Role::parse(&role).unwrap_or(Role::Agent),
-                        closed: r.try_get("closed").map_err(db)?,
-                    };
-                    may_elevate_connection(caller, &owner)
-                }
-                None => false,
-            }
-        }
-        ElevationTarget::Session(id) => {
-            match load_session(&mut tx, &caller.tenant, *id, false).await? {
-                Some((s, _)) => may_elevate_session(caller, &s),
-                None => false,
-            }
-        }
-    };
-    if !target_ok {
-        let e = target_not_found();
-        return brain_core::flow::refuse(crate::tx::Tx(tx), caller, false, draft(Err(&e)), e).await;
-    }
-    let now = now_micros();
-    let e = Elevation {
-        id: ElevationId::new_random(),
-        subject: caller.subject.clone(),
-        mcp_session_id: match &req.target {
-            ElevationTarget::Connection(id) => Some(id.clone()),
-            ElevationTarget::Session(_) => None,
-        },
-        session_id: target_session,
-        reason: req.reason.clone(),
-        granted_at: now,
-        expires_at: now + chrono::Duration::seconds(req.ttl_secs),
-        revoked_at: None,
-    };
+    e: &Elevation,
+) -> Result<(), StoreError> {
     sqlx::query(
         "INSERT INTO elevations (tenant_id, elevation_id, credential_id, subject, connection_id, \
          session_id, reason, granted_at, expires_at) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9)",
@@ -138,12 +101,31 @@ pub(crate) async fn grant(
     .bind(&e.reason)
     .bind(e.granted_at)
     .bind(e.expires_at)
-    .execute(&mut *tx)
+    .execute(&mut *conn)
     .await
     .map_err(db)?;
-    ledger::append(&mut tx, caller, draft(Ok(()))).await?;
-    tx.commit().await.map_err(db)?;
-    Ok(e)
+    Ok(())
+}
+
+pub(crate) async fn revoke_elevation(
+    conn: &mut PgConnection,
+    caller: &Caller,
+    id: ElevationId,
+    at: DateTime<Utc>,
+) -> Result<Option<Elevation>, StoreError> {
+    let sql = format!(
+        "UPDATE elevations SET revoked_at = COALESCE(revoked_at, $4) \
+         WHERE tenant_id = $1 AND elevation_id = $2 AND credential_id = $3 RETURNING {ELEVATION_COLUMNS}"
+    );
+    let row = sqlx::query(&sql)
+        .bind(caller.tenant.as_str())
+        .bind(id.as_uuid())
+        .bind(&caller.credential_id)
+        .bind(at)
+        .fetch_optional(&mut *conn)
+        .await
+        .map_err(db)?;
+    row.as_ref().map(elevation).transpose()
 }
 
 pub(crate) async fn list(store: &PgStore, caller: &Caller) -> Result<Vec<Elevation>, StoreError> {
@@ -161,48 +143,6 @@ pub(crate) async fn list(store: &PgStore, caller: &Caller) -> Result<Vec<Elevati
         .map_err(db)?;
     tx.commit().await.map_err(db)?;
     rows.iter().map(elevation).collect()
-}
-
-pub(crate) async fn revoke(
-    store: &PgStore,
-    caller: &Caller,
-    id: ElevationId,
-    digest: &str,
-) -> Result<Elevation, StoreError> {
-    let mut tx = store.scoped(&caller.tenant).await?;
-    if let Err(e) = brain_core::operators::check_operator(caller) {
-        let d = ledger::draft(REVOKE, None, None, digest, Err(&e));
-        return brain_core::flow::refuse(crate::tx::Tx(tx), caller, false, d, e).await;
-    }
-    let sql = format!(
-        "UPDATE elevations SET revoked_at = COALESCE(revoked_at, $4) \
-         WHERE tenant_id = $1 AND elevation_id = $2 AND credential_id = $3 RETURNING {ELEVATION_COLUMNS}"
-    );
-    let row = sqlx::query(&sql)
-        .bind(caller.tenant.as_str())
-        .bind(id.as_uuid())
-        .bind(&caller.credential_id)
-        .bind(now_micros())
-        .fetch_optional(&mut *tx)
-        .await
-        .map_err(db)?;
-    let Some(row) = row else {
-        let e = DomainError::new(
-            ErrorCode::NotFound,
-            "no elevation with this id was granted to your credential",
-        );
-        let d = ledger::draft(REVOKE, None, None, digest, Err(&e));
-        return brain_core::flow::refuse(crate::tx::Tx(tx), caller, false, d, e).await;
-    };
-    let e = elevation(&row)?;
-    ledger::append(
-        &mut tx,
-        caller,
-        ledger::draft(REVOKE, None, e.session_id, digest, Ok(())),
-    )
-    .await?;
-    tx.commit().await.map_err(db)?;
-    Ok(e)
 }
 
 // --- shared tokens ------------------------------------------------------

@@ -4,11 +4,12 @@
 
 use async_trait::async_trait;
 use brain_core::error::StoreError;
-use brain_core::flow::{self, CloseTx, FocusWrite};
-use brain_core::ids::{ArtifactId, ProjectKey, SessionId, SlotName, TenantId};
+use brain_core::flow::{CloseTx, FocusWrite};
+use brain_core::ids::{ArtifactId, ElevationId, ProjectKey, SessionId, SlotName, TenantId};
+use brain_core::memory::{Document, DocumentKind};
 use brain_core::model::{ArtifactKind, Caller, Focus, FocusOutcome, Session};
+use brain_core::operators::{ConnectionOwner, Elevation};
 use brain_core::receipt::{Receipt, ReceiptDraft};
-use brain_core::requests::{AbandonRequest, EndRequest, RelayRequest};
 use brain_core::rules::CloseRecord;
 use brain_core::store::{BriefingSources, LockedClose, Unattributed};
 use chrono::{DateTime, Utc};
@@ -16,40 +17,10 @@ use serde_json::Value;
 use sqlx::{PgConnection, Postgres, Row, Transaction};
 
 use crate::lifecycle::{insert_session, load_focus, load_session};
-use crate::{PgStore, db, ledger, operators, rows};
-
-pub(crate) async fn end(
-    store: &PgStore,
-    caller: &Caller,
-    req: EndRequest,
-) -> Result<Value, StoreError> {
-    flow::close(Tx(store.scoped(&caller.tenant).await?), caller, &req, None).await
-}
-
-pub(crate) async fn relay(
-    store: &PgStore,
-    caller: &Caller,
-    req: RelayRequest,
-) -> Result<Value, StoreError> {
-    flow::close(
-        Tx(store.scoped(&caller.tenant).await?),
-        caller,
-        &req.end,
-        Some(&req.to_client_key),
-    )
-    .await
-}
-
-pub(crate) async fn abandon(
-    store: &PgStore,
-    caller: &Caller,
-    req: AbandonRequest,
-) -> Result<Value, StoreError> {
-    flow::abandon(Tx(store.scoped(&caller.tenant).await?), caller, &req).await
-}
+use crate::{db, ledger, memory, operators, rows};
 
 /// A write transaction, as `brain_core::flow` needs it.
-pub(crate) struct Tx(pub(crate) Transaction<'static, Postgres>);
+pub struct Tx(pub(crate) Transaction<'static, Postgres>);
 
 #[async_trait]
 impl CloseTx for Tx {
@@ -251,6 +222,46 @@ impl CloseTx for Tx {
         .await
         .map_err(db)?;
         Ok(())
+    }
+
+    async fn lock_document(
+        &mut self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+        kind: DocumentKind,
+        name: &str,
+    ) -> Result<Document, StoreError> {
+        memory::document_get_in(&mut self.0, tenant, project, kind, name, true).await
+    }
+
+    async fn write_document(
+        &mut self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+        doc: &Document,
+    ) -> Result<(), StoreError> {
+        memory::write_document(&mut self.0, tenant, project, doc).await
+    }
+
+    async fn connection_owner(
+        &mut self,
+        tenant: &TenantId,
+        connection_id: &str,
+    ) -> Result<Option<ConnectionOwner>, StoreError> {
+        operators::connection_owner(&mut self.0, tenant, connection_id).await
+    }
+
+    async fn insert_elevation(&mut self, caller: &Caller, e: &Elevation) -> Result<(), StoreError> {
+        operators::insert_elevation(&mut self.0, caller, e).await
+    }
+
+    async fn revoke_elevation(
+        &mut self,
+        caller: &Caller,
+        id: ElevationId,
+        at: DateTime<Utc>,
+    ) -> Result<Option<Elevation>, StoreError> {
+        operators::revoke_elevation(&mut self.0, caller, id, at).await
     }
 
     async fn commit(self) -> Result<(), StoreError> {

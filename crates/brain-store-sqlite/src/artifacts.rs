@@ -2,20 +2,11 @@
 
 use brain_core::error::StoreError;
 use brain_core::ids::TenantId;
-use brain_core::model::{Artifact, Caller};
-use brain_core::requests::RememberRequest;
+use brain_core::model::Artifact;
 use sqlx::SqliteConnection;
 
+use crate::db;
 use crate::rows::micros;
-use crate::{SqliteStore, db};
-
-pub(crate) async fn remember(
-    store: &SqliteStore,
-    caller: &Caller,
-    req: RememberRequest,
-) -> Result<Artifact, StoreError> {
-    brain_core::flow::remember(crate::tx::Tx(store.write().await?), caller, req).await
-}
 
 pub(crate) async fn insert_artifact(
     conn: &mut SqliteConnection,
@@ -38,12 +29,4 @@ pub(crate) async fn insert_artifact(
     .await
     .map_err(db)?;
     Ok(())
-}
-
-pub(crate) async fn todo_ack(
-    store: &SqliteStore,
-    caller: &Caller,
-    req: brain_core::requests::TodoAckRequest,
-) -> Result<brain_core::requests::TodoAckOutcome, StoreError> {
-    brain_core::flow::todo_ack(crate::tx::Tx(store.write().await?), caller, &req).await
 }

@@ -141,5 +141,3 @@ pub(crate) async fn append(
     metrics::counter!("brain_receipts_written_total").increment(1);
     Ok(r)
 }
-
-pub(crate) use brain_core::flow::draft;

@@ -34,20 +34,17 @@ use std::time::Duration;
 use async_trait::async_trait;
 use brain_core::error::StoreError;
 use brain_core::feed::{FocusChange, FocusListener};
-use brain_core::ids::{ElevationId, ProjectKey, SessionId, SlotName, TenantId};
-use brain_core::memory::{Document, DocumentKind, DocumentPut, HistoryEntry, RecallHit};
+use brain_core::ids::{ProjectKey, SessionId, SlotName, TenantId};
+use brain_core::memory::{Document, DocumentKind, HistoryEntry, RecallHit};
 use brain_core::model::Revision;
 use brain_core::model::{Artifact, Caller, CredentialKind, Focus, Role};
-use brain_core::operators::{Elevation, ElevationRequest, SharedToken};
+use brain_core::operators::{Elevation, SharedToken};
 use brain_core::receipt::Receipt;
-use brain_core::requests::{
-    AbandonRequest, BindRequest, EndRequest, RelayRequest, RememberRequest, ResumeRequest,
-    StartRequest,
-};
 use brain_core::store::{
-    BindOutcome, ConnectionRecord, RecallQuery, ReceiptQuery, SessionBriefing, SessionDetail,
-    SessionListQuery, Store, StoreSettings, StoreStats,
+    ConnectionRecord, RecallQuery, ReceiptQuery, SessionDetail, SessionListQuery, Store,
+    StoreSettings, StoreStats,
 };
+use brain_core::writes::Backend;
 use serde_json::Value;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
@@ -110,7 +107,7 @@ impl SqliteStore {
     }
 
     /// Start a write transaction holding the write lock from its first statement.
-    pub(crate) async fn write(
+    pub(crate) async fn write_tx(
         &self,
     ) -> Result<sqlx::Transaction<'static, sqlx::Sqlite>, StoreError> {
         self.writer.begin_with("BEGIN IMMEDIATE").await.map_err(db)
@@ -137,6 +134,27 @@ impl SqliteStore {
 /// sqlx errors become backend errors; their text stays on the server side.
 pub(crate) fn db(e: sqlx::Error) -> StoreError {
     StoreError::backend(e)
+}
+
+/// The session calls run `brain_core::flow` on the one writer's transaction;
+/// the tenant wall is each statement's `tenant_id`.
+#[async_trait]
+impl Backend for SqliteStore {
+    type Tx = tx::Tx;
+
+    async fn write(&self, _tenant: &TenantId) -> Result<tx::Tx, StoreError> {
+        Ok(tx::Tx(self.write_tx().await?))
+    }
+
+    fn idle_secs(&self) -> i64 {
+        self.settings.idle_secs
+    }
+
+    /// SQLite has no NOTIFY: the listeners hear of a body an end or relay
+    /// wrote from here, after its commit.
+    fn announce_close(&self, tenant: &TenantId, out: &Value) {
+        self.announce(FocusChange::from_close(tenant, out));
+    }
 }
 
 #[async_trait]
@@ -168,62 +186,6 @@ impl Store for SqliteStore {
             .await
             .map_err(db)?;
         Ok(())
-    }
-
-    async fn start_session(
-        &self,
-        caller: &Caller,
-        req: StartRequest,
-    ) -> Result<SessionBriefing, StoreError> {
-        lifecycle::start(self, caller, req).await
-    }
-
-    async fn bind_session(
-        &self,
-        caller: &Caller,
-        req: BindRequest,
-    ) -> Result<BindOutcome, StoreError> {
-        lifecycle::bind(self, caller, req).await
-    }
-
-    async fn resume_session(
-        &self,
-        caller: &Caller,
-        req: ResumeRequest,
-    ) -> Result<SessionBriefing, StoreError> {
-        lifecycle::resume(self, caller, req).await
-    }
-
-    async fn end_session(&self, caller: &Caller, req: EndRequest) -> Result<Value, StoreError> {
-        tx::end(self, caller, req).await
-    }
-
-    async fn relay_session(&self, caller: &Caller, req: RelayRequest) -> Result<Value, StoreError> {
-        tx::relay(self, caller, req).await
-    }
-
-    async fn abandon_session(
-        &self,
-        caller: &Caller,
-        req: AbandonRequest,
-    ) -> Result<Value, StoreError> {
-        tx::abandon(self, caller, req).await
-    }
-
-    async fn remember(
-        &self,
-        caller: &Caller,
-        req: RememberRequest,
-    ) -> Result<Artifact, StoreError> {
-        artifacts::remember(self, caller, req).await
-    }
-
-    async fn todo_ack(
-        &self,
-        caller: &Caller,
-        req: brain_core::requests::TodoAckRequest,
-    ) -> Result<brain_core::requests::TodoAckOutcome, StoreError> {
-        artifacts::todo_ack(self, caller, req).await
     }
 
     async fn focus_get(
@@ -410,25 +372,8 @@ impl Store for SqliteStore {
     ) -> Result<Vec<Artifact>, StoreError> {
         reads::session_ledger(&self.pool, tenant, session_id, limit).await
     }
-    async fn elevation_grant(
-        &self,
-        caller: &Caller,
-        req: ElevationRequest,
-    ) -> Result<Elevation, StoreError> {
-        operators::grant(self, caller, req).await
-    }
-
     async fn elevation_list(&self, caller: &Caller) -> Result<Vec<Elevation>, StoreError> {
         operators::list(self, caller).await
-    }
-
-    async fn elevation_revoke(
-        &self,
-        caller: &Caller,
-        id: ElevationId,
-        digest: &str,
-    ) -> Result<Elevation, StoreError> {
-        operators::revoke(self, caller, id, digest).await
     }
 
     async fn shared_token_create(
@@ -467,14 +412,6 @@ impl Store for SqliteStore {
         q: &RecallQuery,
     ) -> Result<Vec<RecallHit>, StoreError> {
         memory::recall(self, tenant, q).await
-    }
-
-    async fn document_put(
-        &self,
-        caller: &Caller,
-        put: DocumentPut,
-    ) -> Result<Document, StoreError> {
-        memory::document_put(self, caller, put).await
     }
 
     async fn document_get(

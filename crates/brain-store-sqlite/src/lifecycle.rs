@@ -3,19 +3,16 @@
 use brain_core::error::StoreError;
 use brain_core::ids::{ProjectKey, SessionId, SlotName, TenantId};
 use brain_core::memory::{Document, DocumentKind};
-use brain_core::model::{Caller, Focus, Session, SessionStatus};
-use brain_core::requests::{BindRequest, ResumeRequest, StartRequest};
+use brain_core::model::{Focus, Session, SessionStatus};
 use brain_core::rules::CloseRecord;
-use brain_core::store::{
-    BindOutcome, BriefingSources, FocusRef, NamedBody, RecentSession, SessionBriefing,
-};
+use brain_core::store::{BriefingSources, FocusRef, NamedBody, RecentSession};
 use sqlx::{Row, SqliteConnection};
 
 use crate::memory::{brief_in, document_get_in, inbox_count_in, mental_models_in};
 
 use crate::ledger::slot_key;
 use crate::rows::micros;
-use crate::{SqliteStore, db, rows};
+use crate::{db, rows};
 
 /// Load a session of this tenant. Writers already hold the database lock.
 pub(crate) async fn load_session(
@@ -229,28 +226,6 @@ pub(crate) async fn briefing_sources(
     })
 }
 
-pub(crate) async fn start(
-    store: &SqliteStore,
-    caller: &Caller,
-    req: StartRequest,
-) -> Result<SessionBriefing, StoreError> {
-    brain_core::flow::start(
-        crate::tx::Tx(store.write().await?),
-        caller,
-        req,
-        store.settings.idle_secs,
-    )
-    .await
-}
-
-pub(crate) async fn bind(
-    store: &SqliteStore,
-    caller: &Caller,
-    req: BindRequest,
-) -> Result<BindOutcome, StoreError> {
-    brain_core::flow::bind(crate::tx::Tx(store.write().await?), caller, &req).await
-}
-
 pub(crate) async fn set_binding(
     conn: &mut SqliteConnection,
     tenant: &TenantId,
@@ -287,19 +262,4 @@ pub(crate) async fn touch_session(
     .await
     .map_err(db)?;
     Ok(())
-}
-
-/// Reattach to an open session: read-only apart from `last_activity_at`, so no receipt.
-pub(crate) async fn resume(
-    store: &SqliteStore,
-    caller: &Caller,
-    req: ResumeRequest,
-) -> Result<SessionBriefing, StoreError> {
-    brain_core::flow::resume(
-        crate::tx::Tx(store.write().await?),
-        caller,
-        &req,
-        store.settings.idle_secs,
-    )
-    .await
 }

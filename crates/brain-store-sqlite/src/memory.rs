@@ -1,13 +1,12 @@
 //! Recall (SQLite FTS5), documents, history, listings,
 //! receipt pages and daily briefs.
 
-use brain_core::error::{DomainError, StoreError};
+use brain_core::error::StoreError;
 use brain_core::ids::{ProjectKey, SessionId, SlotName, TenantId};
 use brain_core::memory::{
-    Brief, DayActivity, Document, DocumentKind, DocumentPut, HistoryEntry, RecallHit,
-    check_document_put, daily_brief_text, document_conflict,
+    Brief, DayActivity, Document, DocumentKind, HistoryEntry, RecallHit, daily_brief_text,
 };
-use brain_core::model::{ArtifactKind, Caller, Revision, now_micros};
+use brain_core::model::{Revision, now_micros};
 use brain_core::receipt::Receipt;
 use brain_core::store::{RecallQuery, ReceiptQuery, SessionDetail, SessionListQuery};
 use chrono::{DateTime, Utc};
@@ -200,54 +199,30 @@ pub(crate) async fn mental_models_in(
     found.iter().map(document).collect()
 }
 
-pub(crate) async fn document_put(
-    store: &SqliteStore,
-    caller: &Caller,
-    put: DocumentPut,
-) -> Result<Document, StoreError> {
-    const TOOL: &str = "brain_document_put";
-    let mut tx = store.write().await?;
-    let draft =
-        |r: Result<(), &DomainError>| ledger::draft(TOOL, Some(&put.project), None, &put.digest, r);
-    if let Err(e) = check_document_put(caller, &put) {
-        return brain_core::flow::refuse(crate::tx::Tx(tx), caller, false, draft(Err(&e)), e).await;
-    }
-    ledger::ensure_tenant(&mut tx, &caller.tenant).await?;
-    ledger::ensure_project(&mut tx, &caller.tenant, &put.project).await?;
-    let current =
-        document_get_in(&mut tx, &caller.tenant, &put.project, put.kind, &put.name).await?;
-    if current.revision != put.expected_revision {
-        let e = document_conflict(current.revision);
-        return brain_core::flow::refuse(crate::tx::Tx(tx), caller, false, draft(Err(&e)), e).await;
-    }
-    let doc = Document {
-        kind: put.kind,
-        name: put.name.clone(),
-        body: put.body.clone(),
-        revision: current.revision + 1,
-        updated_at: Some(now_micros()),
-        updated_by: Some(caller.subject.clone()),
-    };
+pub(crate) async fn write_document(
+    conn: &mut SqliteConnection,
+    tenant: &TenantId,
+    project: &ProjectKey,
+    doc: &Document,
+) -> Result<(), StoreError> {
     sqlx::query(
         "INSERT INTO documents (tenant_id, project, kind, name, body, revision, updated_at, updated_by) \
          VALUES (?1,?2,?3,?4,?5,?6,?7,?8) ON CONFLICT (tenant_id, project, kind, name) DO UPDATE \
          SET body = EXCLUDED.body, revision = EXCLUDED.revision, updated_at = EXCLUDED.updated_at, \
              updated_by = EXCLUDED.updated_by",
     )
-    .bind(caller.tenant.as_str())
-    .bind(put.project.as_str())
+    .bind(tenant.as_str())
+    .bind(project.as_str())
     .bind(doc.kind.as_str())
     .bind(&doc.name)
     .bind(&doc.body)
     .bind(doc.revision)
     .bind(doc.updated_at.map(micros))
     .bind(&doc.updated_by)
-    .execute(&mut *tx)
+    .execute(&mut *conn)
     .await
     .map_err(db)?;
-    ledger::append(&mut tx, caller, draft(Ok(()))).await?;
-    tx.commit().await.map_err(db)?;
-    Ok(doc)
+    Ok(())
 }
 
 pub(crate) async fn focus_history(
@@ -532,28 +507,5 @@ async fn activity(
     .await
     .map_err(db)?;
     let open_sessions = crate::lifecycle::open_agent_sessions(conn, tenant, project).await?;
-    Ok(DayActivity {
-        closed: closed
-            .into_iter()
-            .map(|(s, sum)| (s, sum.unwrap_or_default()))
-            .collect(),
-        focus_changes: focus
-            .into_iter()
-            .map(|(slot, rev)| {
-                (
-                    if slot.is_empty() {
-                        "base".to_owned()
-                    } else {
-                        slot
-                    },
-                    rev,
-                )
-            })
-            .collect(),
-        artifacts: kinds
-            .into_iter()
-            .filter_map(|(k, n)| ArtifactKind::parse(&k).map(|k| (k, n)))
-            .collect(),
-        open_sessions,
-    })
+    Ok(DayActivity::from_rows(closed, focus, kinds, open_sessions))
 }

@@ -61,7 +61,7 @@ pub(crate) async fn connection_open(
     connection_id: &str,
     init_params: Option<serde_json::Value>,
 ) -> Result<(), StoreError> {
-    let mut tx = store.write().await?;
+    let mut tx = store.write_tx().await?;
     ledger::ensure_tenant(&mut tx, &caller.tenant).await?;
     let tracer = Session::open_tracer(caller, connection_id);
     ledger::ensure_project(&mut tx, &caller.tenant, &tracer.project).await?;
@@ -271,7 +271,7 @@ pub(crate) async fn runtime_expire(
     max_idle_secs: i64,
 ) -> Result<u64, StoreError> {
     let now = now_micros();
-    let mut tx = store.write().await?;
+    let mut tx = store.write_tx().await?;
     let done = sqlx::query(
         "UPDATE sessions SET status = 'abandoned', ended_at = ?1, last_activity_at = ?1, \
          abandon_reason = 'expired: no close within the runtime session lifetime' \

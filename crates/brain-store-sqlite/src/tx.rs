@@ -4,12 +4,12 @@
 
 use async_trait::async_trait;
 use brain_core::error::StoreError;
-use brain_core::feed::FocusChange;
-use brain_core::flow::{self, CloseTx, FocusWrite};
-use brain_core::ids::{ArtifactId, ProjectKey, SessionId, SlotName, TenantId};
+use brain_core::flow::{CloseTx, FocusWrite};
+use brain_core::ids::{ArtifactId, ElevationId, ProjectKey, SessionId, SlotName, TenantId};
+use brain_core::memory::{Document, DocumentKind};
 use brain_core::model::{ArtifactKind, Caller, Focus, FocusOutcome, Session};
+use brain_core::operators::{ConnectionOwner, Elevation};
 use brain_core::receipt::{Receipt, ReceiptDraft};
-use brain_core::requests::{AbandonRequest, EndRequest, RelayRequest};
 use brain_core::rules::CloseRecord;
 use brain_core::store::{BriefingSources, LockedClose, Unattributed};
 use chrono::{DateTime, Utc};
@@ -18,44 +18,10 @@ use sqlx::{Row, Sqlite, SqliteConnection, Transaction};
 
 use crate::lifecycle::{insert_session, load_focus, load_session, open_agent_sessions};
 use crate::rows::micros;
-use crate::{SqliteStore, db, ledger, operators};
-
-pub(crate) async fn end(
-    store: &SqliteStore,
-    caller: &Caller,
-    req: EndRequest,
-) -> Result<Value, StoreError> {
-    let out = flow::close(Tx(store.write().await?), caller, &req, None).await?;
-    store.announce(FocusChange::from_close(&caller.tenant, &out));
-    Ok(out)
-}
-
-pub(crate) async fn relay(
-    store: &SqliteStore,
-    caller: &Caller,
-    req: RelayRequest,
-) -> Result<Value, StoreError> {
-    let out = flow::close(
-        Tx(store.write().await?),
-        caller,
-        &req.end,
-        Some(&req.to_client_key),
-    )
-    .await?;
-    store.announce(FocusChange::from_close(&caller.tenant, &out));
-    Ok(out)
-}
-
-pub(crate) async fn abandon(
-    store: &SqliteStore,
-    caller: &Caller,
-    req: AbandonRequest,
-) -> Result<Value, StoreError> {
-    flow::abandon(Tx(store.write().await?), caller, &req).await
-}
+use crate::{db, ledger, memory, operators};
 
 /// A write transaction, as `brain_core::flow` needs it.
-pub(crate) struct Tx(pub(crate) Transaction<'static, Sqlite>);
+pub struct Tx(pub(crate) Transaction<'static, Sqlite>);
 
 #[async_trait]
 impl CloseTx for Tx {
@@ -301,6 +267,47 @@ impl CloseTx for Tx {
             .map_err(db)?;
         }
         Ok(())
+    }
+
+    async fn lock_document(
+        &mut self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+        kind: DocumentKind,
+        name: &str,
+    ) -> Result<Document, StoreError> {
+        // The one writer's transaction already excludes every other write.
+        memory::document_get_in(&mut self.0, tenant, project, kind, name).await
+    }
+
+    async fn write_document(
+        &mut self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+        doc: &Document,
+    ) -> Result<(), StoreError> {
+        memory::write_document(&mut self.0, tenant, project, doc).await
+    }
+
+    async fn connection_owner(
+        &mut self,
+        tenant: &TenantId,
+        connection_id: &str,
+    ) -> Result<Option<ConnectionOwner>, StoreError> {
+        operators::connection_owner(&mut self.0, tenant, connection_id).await
+    }
+
+    async fn insert_elevation(&mut self, caller: &Caller, e: &Elevation) -> Result<(), StoreError> {
+        operators::insert_elevation(&mut self.0, caller, e).await
+    }
+
+    async fn revoke_elevation(
+        &mut self,
+        caller: &Caller,
+        id: ElevationId,
+        at: DateTime<Utc>,
+    ) -> Result<Option<Elevation>, StoreError> {
+        operators::revoke_elevation(&mut self.0, caller, id, at).await
     }
 
     async fn commit(self) -> Result<(), StoreError> {

@@ -47,8 +47,8 @@ status (HTTP-like), details}}; arguments the schema refuses (e.g. an unknown fie
 write records only its receipt; a call acting on a session may answer session_not_found, tracer_session, \
 client_key_mismatch or session_closed; an exact repeat of end, relay or abandon returns the \
 stored result with replayed: true; lists page with the next_* value they return; a dry_run writes nothing and answers as the call would, with its outcome in would; idempotentHint means no further effect on data, a \
-receipt aside; resume only marks activity and writes none; a result's session \
-object is brain_session_get's; times are RFC 3339 UTC. The focus and each \
+receipt aside; resume only marks activity and, like reads, dry runs and replays, writes no receipt; a result's session \
+object is brain_session_get's; times are RFC 3339 UTC; a focus, slot or document never written reads as empty at revision 0. The focus and each \
 slot are resources (brain://projects/{project}/focus, .../slots/{slot}): subscribe to hear \
 when another agent changes them.";
 

@@ -20,6 +20,12 @@ fn nullable(mut v: Value) -> Value {
 
 /// An RFC 3339 time (the instructions say so once); its field name says
 /// what happened then.
+/// `v` with a description.
+pub fn described(mut v: Value, text: &str) -> Value {
+    v["description"] = json!(text);
+    v
+}
+
 pub fn timestamp() -> Value {
     json!({"type": "string"})
 }
@@ -33,7 +39,7 @@ pub fn session() -> Value {
             "client_key": {"type": "string"},
             "kind": {"type": "string", "enum": ["agent", "tracer"]},
             "bound_slot": {"type": ["string", "null"]},
-            "started_focus_revision": {"type": "integer"},
+            "started_focus_revision": {"type": "integer", "description": "The base focus's, even if bound."},
             "status": {"type": "string", "enum": ["open", "ended", "conflicted", "relayed", "abandoned"]},
             "opened_at": timestamp(),
             "last_activity_at": timestamp(),
@@ -138,11 +144,12 @@ pub fn briefing() -> Value {
             },
             "recall": {
                 "type": "array",
+                "description": "For executive_state's first 3 missions.",
                 "items": {"type": "object", "properties": {"mission": {"type": "string"}, "artifacts": {"type": "array"}}, "required": ["mission", "artifacts"]}
             },
             "inbox_count": {"type": "integer"},
             "sync_note": {"type": ["string", "null"]},
-            "open_sessions": {"type": "integer", "description": "This one included."},
+            "open_sessions": {"type": "integer", "description": "The project's, this one included."},
             "recent_sessions": {
                 "type": "array",
                 "items": {
@@ -182,7 +189,7 @@ pub fn end_properties() -> serde_json::Map<String, Value> {
         "focus_at_end": focus_ref(Some("As this end left it, or found it on conflict.")),
         "focus_revision_at_end": {"type": "integer"},
         "current_focus": {"type": ["string", "null"], "description": "Set on a replay after others wrote."},
-        "current_focus_revision": {"type": "integer"},
+        "current_focus_revision": {"type": "integer", "description": "Now; moved only on a replay."},
         "focus_diff": {"type": "string", "description": "Old to new; on conflict yours to current."},
         "unattributed_in_window": {
             "type": "object",
@@ -193,7 +200,7 @@ pub fn end_properties() -> serde_json::Map<String, Value> {
             },
             "required": ["count", "ids"]
         },
-        "remaining_open_session_count": {"type": "integer"}
+        "remaining_open_session_count": {"type": "integer", "description": "In the project."}
     });
     match v {
         Value::Object(m) => m,

@@ -10,7 +10,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_receipts";
 
-const DESCRIPTION: &str = "List your tenant's receipts, oldest first (newest with before_seq): one per mutating call that passed validation, refused or not (none for reads, resume, dry runs, replays). Audit who changed what (focus diffs: brain_focus_history). ledger_tip is the chain's newest receipt, whatever the filters; prev_hash links across filters.";
+const DESCRIPTION: &str = "List your tenant's receipts, oldest first (newest with before_seq): one per mutating call that passed validation, refused or not. Audit who changed what (focus diffs: brain_focus_history). ledger_tip is the chain's newest receipt, whatever the filters; prev_hash links across filters.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -24,7 +24,7 @@ pub struct Args {
     /// Seq above this: next_since of the previous page.
     #[serde(default)]
     pub since_seq: Option<i64>,
-    /// Newest first, seq below this: next_before, or above the tip for the newest page.
+    /// Newest first, seq below this: next_before, or 2^53 for the newest page.
     #[serde(default)]
     pub before_seq: Option<i64>,
     /// Receipts per page.
@@ -67,8 +67,8 @@ pub fn definition() -> Tool {
                     "properties": {"seq": {"type": "integer"}, "hash": {"type": "string"}},
                     "required": ["seq", "hash"]
                 },
-                "next_since": {"type": ["integer", "null"]},
-                "next_before": {"type": ["integer", "null"]}
+                "next_since": {"type": ["integer", "null"], "description": "Oldest first; null at the end."},
+                "next_before": {"type": ["integer", "null"], "description": "Newest first."}
             })),
             &["receipts", "ledger_tip", "next_since", "next_before"],
         ),

@@ -24,7 +24,7 @@ pub struct Args {
     /// Must be true unless dry_run, else confirm_required (428).
     #[serde(default)]
     pub confirm: bool,
-    /// Preview: writes nothing; would holds the outcome.
+    /// Preview only.
     #[serde(default)]
     pub dry_run: bool,
 }

@@ -10,7 +10,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_bind";
 
-const DESCRIPTION: &str = "Bind an open session to a slot: its end or relay then replaces that slot's body, not the base focus; there is no unbind. Returns the slot's body and revision, which your end expects. Rebinding the same slot returns its current body and revision; a different slot is already_bound (409). Sessions may share a slot: the revision guard arbitrates.";
+const DESCRIPTION: &str = "Bind an open session to a slot: its end or relay then replaces that slot's body, not the base focus; there is no unbind (or start with slot). Returns the slot's body and revision, which your end expects. Rebinding the same slot returns its current body and revision; a different slot is already_bound (409). Sessions may share a slot: the revision guard arbitrates.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

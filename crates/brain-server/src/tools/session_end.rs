@@ -7,7 +7,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_end";
 
-const DESCRIPTION: &str = "End a session with a summary and the next focus. next_focus replaces the base focus (unbound) or slot body (bound) if expected_focus_revision is current (same text: unchanged); if not, the session closes as conflicted (a result, not an error), summary kept: start anew (same slot) and merge your text into focus_at_end.body. A next_focus under 70% of the current body's characters is refused (base_focus_shrink or slot_focus_shrink, 409), the session left open: keep the content, call again. To hand a slot on use brain_session_relay; to close without writing, brain_session_abandon.";
+const DESCRIPTION: &str = "End a session with a summary and the next focus. next_focus replaces the base focus, or the bound slot's body, if expected_focus_revision is current (identical text: unchanged); if not, the session closes as conflicted (a result, not an error), summary kept: start anew (same slot) and merge your text into focus_at_end.body. A next_focus under 70% of the current body's characters is refused (base_focus_shrink or slot_focus_shrink, 409), the session left open: restore what was dropped and call again. Hand a slot on: brain_session_relay; close without writing: brain_session_abandon.";
 
 /// The arguments of an end; relay adds its own fields to the same list, so the
 /// two tools cannot drift apart.
@@ -32,7 +32,7 @@ macro_rules! end_args {
             /// Lift the 70% guard: needs an operator-role JWT with an active elevation, else focus_shrink_override_refused (403).
             #[serde(default)]
             pub allow_focus_shrink: bool,
-            /// Preview: writes nothing; would holds the outcome.
+            /// Preview only.
             #[serde(default)]
             pub dry_run: bool,
             $($extra)*

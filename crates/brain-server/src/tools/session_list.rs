@@ -56,7 +56,7 @@ pub fn definition() -> Tool {
             "session": schemas::session_ref(),
             "idle": {"type": "boolean"},
             "ledger_size": {"type": "integer"},
-            "next_focus_chars": {"type": ["integer", "null"], "description": "Its length."}
+            "next_focus_chars": {"type": ["integer", "null"]}
         },
         "required": ["session", "idle", "ledger_size", "next_focus_chars"]
     });

@@ -17,7 +17,7 @@ const DESCRIPTION: &str = "Open a new working session in a project and get its b
 pub struct Args {
     /// Project to work in; _mcp and _runtime are reserved (invalid_argument).
     pub project: String,
-    /// Your own stable identity (a guard, not authentication), passed as expected_client_key later; reuse it after a restart so briefing.recovery finds you.
+    /// Your stable identity (a guard, not authentication), expected_client_key later; reuse it after a restart so briefing.recovery finds you.
     pub client_key: String,
     /// Slot to bind now: the end then replaces its body, not the base focus.
     #[serde(default)]

@@ -1,20 +1,30 @@
 //! The session calls (start, resume with its briefing, bind, remember, end,
-//! relay, abandon) as one algorithm each, over the operations a backend's transaction offers. A
+//! relay, abandon; documents and elevations in their own modules) as one algorithm each, over the operations a backend's transaction offers. A
 //! backend supplies SQL (the [`CloseTx`] methods); the order of checks, what is
 //! written and what is answered live here once.
+
+mod documents;
+mod elevations;
+
+pub use documents::document_put;
+pub use elevations::{elevation_grant, elevation_revoke};
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use crate::error::{DomainError, StoreError};
+use crate::ids::ElevationId;
 use crate::ids::{ArtifactId, ClientKey, ProjectKey, SessionId, SlotName, TenantId};
-use crate::memory::{RecallHit, any_word_query, parse_executive_state, top_missions};
+use crate::memory::{
+    Document, DocumentKind, RecallHit, any_word_query, parse_executive_state, top_missions,
+};
 use crate::model::idle_since;
 use crate::model::{
     Artifact, ArtifactKind, Caller, Focus, FocusOutcome, Revision, Session, SessionStatus,
     now_micros,
 };
+use crate::operators::{ConnectionOwner, Elevation};
 use crate::outcome::{AbandonResult, EndResult, RelayResult, as_replay, slot_after_relay};
 use crate::receipt::{Receipt, ReceiptDraft};
 use crate::requests::{AbandonRequest, BindRequest, EndRequest, OverrideGrant, RememberRequest};
@@ -173,6 +183,37 @@ pub trait CloseTx: Send + Sized {
         note: Option<&str>,
         at: DateTime<Utc>,
     ) -> Result<(), StoreError>;
+    /// A project document, locked for the rest of the transaction; one never
+    /// written reads as empty at revision 0.
+    async fn lock_document(
+        &mut self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+        kind: DocumentKind,
+        name: &str,
+    ) -> Result<Document, StoreError>;
+    /// Insert or replace a project document.
+    async fn write_document(
+        &mut self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+        doc: &Document,
+    ) -> Result<(), StoreError>;
+    /// The tenant's MCP connection an elevation would name, if it exists.
+    async fn connection_owner(
+        &mut self,
+        tenant: &TenantId,
+        connection_id: &str,
+    ) -> Result<Option<ConnectionOwner>, StoreError>;
+    async fn insert_elevation(&mut self, caller: &Caller, e: &Elevation) -> Result<(), StoreError>;
+    /// Revoke one of the caller's credential's elevations at `at` (one revoked
+    /// before keeps its first time); `None` if it has no such elevation.
+    async fn revoke_elevation(
+        &mut self,
+        caller: &Caller,
+        id: ElevationId,
+        at: DateTime<Utc>,
+    ) -> Result<Option<Elevation>, StoreError>;
     async fn commit(self) -> Result<(), StoreError>;
 }
 

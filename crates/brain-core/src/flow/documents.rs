@@ -1,0 +1,42 @@
+//! `brain_document_put` (SPEC §2.9): compare-and-swap on a document's revision.
+
+use super::{CloseTx, draft, refuse};
+use crate::error::StoreError;
+use crate::memory::{Document, DocumentPut, check_document_put, document_conflict};
+use crate::model::{Caller, now_micros};
+
+const TOOL: &str = "brain_document_put";
+
+/// Replace the document if `expected_revision` is its current one; a refusal
+/// (a caller who may not write it, a stale revision) writes only its receipt.
+pub async fn document_put<T: CloseTx>(
+    mut tx: T,
+    caller: &Caller,
+    put: &DocumentPut,
+) -> Result<Document, StoreError> {
+    let tenant = &caller.tenant;
+    let receipt = |r| draft(TOOL, Some(&put.project), None, &put.digest, r);
+    if let Err(e) = check_document_put(caller, put) {
+        return refuse(tx, caller, false, receipt(Err(&e)), e).await;
+    }
+    tx.ensure_project(tenant, &put.project).await?;
+    let current = tx
+        .lock_document(tenant, &put.project, put.kind, &put.name)
+        .await?;
+    if current.revision != put.expected_revision {
+        let e = document_conflict(current.revision);
+        return refuse(tx, caller, false, receipt(Err(&e)), e).await;
+    }
+    let doc = Document {
+        kind: put.kind,
+        name: put.name.clone(),
+        body: put.body.clone(),
+        revision: current.revision + 1,
+        updated_at: Some(now_micros()),
+        updated_by: Some(caller.subject.clone()),
+    };
+    tx.write_document(tenant, &put.project, &doc).await?;
+    tx.append_receipt(caller, receipt(Ok(())), None).await?;
+    tx.commit().await?;
+    Ok(doc)
+}

@@ -1,0 +1,176 @@
+//! The writes of every store (session calls, documents, elevations), written once. A store offers a write
+//! transaction scoped to a tenant ([`Backend::write`]) whose SQL is
+//! [`CloseTx`]; [`SessionWrites`] runs [`flow`] on it, so no store forwards a
+//! call it does not shape.
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+use crate::error::StoreError;
+use crate::flow::{self, CloseTx};
+use crate::ids::{ElevationId, TenantId};
+use crate::memory::{Document, DocumentPut};
+use crate::model::{Artifact, Caller};
+use crate::operators::{Elevation, ElevationRequest};
+use crate::requests::{AbandonRequest, BindRequest, EndRequest, RelayRequest, RememberRequest};
+use crate::requests::{ResumeRequest, StartRequest, TodoAckOutcome, TodoAckRequest};
+use crate::store::{BindOutcome, SessionBriefing};
+
+/// What a store supplies for the session calls.
+#[async_trait]
+pub trait Backend: Send + Sync + 'static {
+    type Tx: CloseTx + 'static;
+    /// A write transaction that sees and writes only `tenant`'s rows.
+    async fn write(&self, tenant: &TenantId) -> Result<Self::Tx, StoreError>;
+    /// After this long without activity an open session reads as idle.
+    fn idle_secs(&self) -> i64;
+    /// After an end or relay committed `out`: tell this process's listeners.
+    /// A database that notifies by itself (PostgreSQL's trigger) needs nothing.
+    fn announce_close(&self, _tenant: &TenantId, _out: &Value) {}
+}
+
+/// The mutations of SPEC §2, for every [`Backend`].
+#[async_trait]
+pub trait SessionWrites: Send + Sync {
+    async fn start_session(
+        &self,
+        caller: &Caller,
+        req: StartRequest,
+    ) -> Result<SessionBriefing, StoreError>;
+    async fn bind_session(
+        &self,
+        caller: &Caller,
+        req: BindRequest,
+    ) -> Result<BindOutcome, StoreError>;
+    /// Reattach: read-only apart from `last_activity_at`, so no receipt.
+    async fn resume_session(
+        &self,
+        caller: &Caller,
+        req: ResumeRequest,
+    ) -> Result<SessionBriefing, StoreError>;
+    /// End a session. Whether `allow_focus_shrink` is authorized (an active
+    /// elevation for this credential on this connection) is decided inside the
+    /// same transaction, so a revoked or expired elevation never counts.
+    async fn end_session(&self, caller: &Caller, req: EndRequest) -> Result<Value, StoreError>;
+    async fn relay_session(&self, caller: &Caller, req: RelayRequest) -> Result<Value, StoreError>;
+    async fn abandon_session(
+        &self,
+        caller: &Caller,
+        req: AbandonRequest,
+    ) -> Result<Value, StoreError>;
+    async fn remember(&self, caller: &Caller, req: RememberRequest)
+    -> Result<Artifact, StoreError>;
+    /// `brain_todo_ack` (SPEC §2.7).
+    async fn todo_ack(
+        &self,
+        caller: &Caller,
+        req: TodoAckRequest,
+    ) -> Result<TodoAckOutcome, StoreError>;
+    /// Replace a document under compare-and-swap on its revision, with a receipt.
+    async fn document_put(&self, caller: &Caller, put: DocumentPut)
+    -> Result<Document, StoreError>;
+    /// Grant an elevation (SPEC §4), writing a receipt whatever the outcome.
+    async fn elevation_grant(
+        &self,
+        caller: &Caller,
+        req: ElevationRequest,
+    ) -> Result<Elevation, StoreError>;
+    /// Revoke one of the caller's elevations, with a receipt.
+    async fn elevation_revoke(
+        &self,
+        caller: &Caller,
+        id: ElevationId,
+        digest: &str,
+    ) -> Result<Elevation, StoreError>;
+}
+
+#[async_trait]
+impl<B: Backend> SessionWrites for B {
+    async fn start_session(
+        &self,
+        caller: &Caller,
+        req: StartRequest,
+    ) -> Result<SessionBriefing, StoreError> {
+        let tx = self.write(&caller.tenant).await?;
+        flow::start(tx, caller, req, self.idle_secs()).await
+    }
+
+    async fn bind_session(
+        &self,
+        caller: &Caller,
+        req: BindRequest,
+    ) -> Result<BindOutcome, StoreError> {
+        flow::bind(self.write(&caller.tenant).await?, caller, &req).await
+    }
+
+    async fn resume_session(
+        &self,
+        caller: &Caller,
+        req: ResumeRequest,
+    ) -> Result<SessionBriefing, StoreError> {
+        let tx = self.write(&caller.tenant).await?;
+        flow::resume(tx, caller, &req, self.idle_secs()).await
+    }
+
+    async fn end_session(&self, caller: &Caller, req: EndRequest) -> Result<Value, StoreError> {
+        let out = flow::close(self.write(&caller.tenant).await?, caller, &req, None).await?;
+        self.announce_close(&caller.tenant, &out);
+        Ok(out)
+    }
+
+    async fn relay_session(&self, caller: &Caller, req: RelayRequest) -> Result<Value, StoreError> {
+        let tx = self.write(&caller.tenant).await?;
+        let out = flow::close(tx, caller, &req.end, Some(&req.to_client_key)).await?;
+        self.announce_close(&caller.tenant, &out);
+        Ok(out)
+    }
+
+    async fn abandon_session(
+        &self,
+        caller: &Caller,
+        req: AbandonRequest,
+    ) -> Result<Value, StoreError> {
+        flow::abandon(self.write(&caller.tenant).await?, caller, &req).await
+    }
+
+    async fn remember(
+        &self,
+        caller: &Caller,
+        req: RememberRequest,
+    ) -> Result<Artifact, StoreError> {
+        flow::remember(self.write(&caller.tenant).await?, caller, req).await
+    }
+
+    async fn todo_ack(
+        &self,
+        caller: &Caller,
+        req: TodoAckRequest,
+    ) -> Result<TodoAckOutcome, StoreError> {
+        flow::todo_ack(self.write(&caller.tenant).await?, caller, &req).await
+    }
+
+    async fn document_put(
+        &self,
+        caller: &Caller,
+        put: DocumentPut,
+    ) -> Result<Document, StoreError> {
+        flow::document_put(self.write(&caller.tenant).await?, caller, &put).await
+    }
+
+    async fn elevation_grant(
+        &self,
+        caller: &Caller,
+        req: ElevationRequest,
+    ) -> Result<Elevation, StoreError> {
+        flow::elevation_grant(self.write(&caller.tenant).await?, caller, &req).await
+    }
+
+    async fn elevation_revoke(
+        &self,
+        caller: &Caller,
+        id: ElevationId,
+        digest: &str,
+    ) -> Result<Elevation, StoreError> {
+        flow::elevation_revoke(self.write(&caller.tenant).await?, caller, id, digest).await
+    }
+}
