@@ -221,6 +221,15 @@ async fn recall_lists_a_sessions_ledger_and_receipts_read_newest_first() {
     let rest = ok(&c, "brain_receipts", json!({"before_seq": 3, "limit": 4})).await;
     assert_eq!(seqs(&rest), [2, 1]);
     assert_eq!(rest["next_before"], Value::Null);
+    // Both bounds: newest first between them, and no cursor to an empty page.
+    let window = ok(
+        &c,
+        "brain_receipts",
+        json!({"since_seq": 2, "before_seq": 6, "limit": 3}),
+    )
+    .await;
+    assert_eq!(seqs(&window), [5, 4, 3]);
+    assert_eq!(window["next_before"], Value::Null);
     let oldest = ok(&c, "brain_receipts", json!({"limit": 4})).await;
     assert_eq!(seqs(&oldest), [1, 2, 3, 4]);
     assert_eq!(oldest["next_since"], json!(4));

@@ -136,14 +136,15 @@ pub(crate) fn db(e: sqlx::Error) -> StoreError {
     StoreError::backend(e)
 }
 
-/// The session calls run `brain_core::flow` on the one writer's transaction;
-/// the tenant wall is each statement's `tenant_id`.
+/// The writes run `brain_core::flow` on the one writer's transaction; the
+/// tenant wall is each statement's `tenant_id` and the transaction's own
+/// tenant, which each of its operations checks.
 #[async_trait]
 impl Backend for SqliteStore {
     type Tx = tx::Tx;
 
-    async fn write(&self, _tenant: &TenantId) -> Result<tx::Tx, StoreError> {
-        Ok(tx::Tx(self.write_tx().await?))
+    async fn write(&self, tenant: &TenantId) -> Result<tx::Tx, StoreError> {
+        Ok(tx::Tx(self.write_tx().await?, tenant.clone()))
     }
 
     fn idle_secs(&self) -> i64 {

@@ -20,8 +20,23 @@ use crate::lifecycle::{insert_session, load_focus, load_session, open_agent_sess
 use crate::rows::micros;
 use crate::{db, ledger, memory, operators};
 
-/// A write transaction, as `brain_core::flow` needs it.
-pub struct Tx(pub(crate) Transaction<'static, Sqlite>);
+/// A write transaction, as `brain_core::flow` needs it, for the tenant it
+/// was opened for. SQLite has no row-level security: each statement filters
+/// on `tenant_id`, and every operation refuses a tenant other than this one,
+/// so a flow that passed the wrong one fails instead of crossing tenants.
+pub struct Tx(pub(crate) Transaction<'static, Sqlite>, pub(crate) TenantId);
+
+impl Tx {
+    fn wall(&self, tenant: &TenantId) -> Result<(), StoreError> {
+        if *tenant == self.1 {
+            Ok(())
+        } else {
+            Err(StoreError::Backend(
+                "a write transaction was asked for another tenant's rows".into(),
+            ))
+        }
+    }
+}
 
 #[async_trait]
 impl CloseTx for Tx {
@@ -30,6 +45,7 @@ impl CloseTx for Tx {
         tenant: &TenantId,
         id: SessionId,
     ) -> Result<Option<(Session, Option<CloseRecord>)>, StoreError> {
+        self.wall(tenant)?;
         load_session(&mut self.0, tenant, id).await
     }
 
@@ -38,6 +54,7 @@ impl CloseTx for Tx {
         tenant: &TenantId,
         id: SessionId,
     ) -> Result<Option<LockedClose>, StoreError> {
+        self.wall(tenant)?;
         // SQLite runs one writer at a time, in process: these are function
         // calls, not round trips, and the write lock is already held.
         let Some((session, close_record)) = load_session(&mut self.0, tenant, id).await? else {
@@ -63,6 +80,7 @@ impl CloseTx for Tx {
         session: &Session,
         until: DateTime<Utc>,
     ) -> Result<(Unattributed, i64), StoreError> {
+        self.wall(tenant)?;
         Ok((
             unattributed(&mut self.0, tenant, session, until).await?,
             open_agent_sessions(&mut self.0, tenant, &session.project).await?,
@@ -75,6 +93,7 @@ impl CloseTx for Tx {
         project: &ProjectKey,
         slot: Option<&SlotName>,
     ) -> Result<Focus, StoreError> {
+        self.wall(tenant)?;
         load_focus(&mut self.0, tenant, project, slot).await
     }
 
@@ -83,10 +102,12 @@ impl CloseTx for Tx {
         caller: &Caller,
         session: SessionId,
     ) -> Result<bool, StoreError> {
+        self.wall(&caller.tenant)?;
         operators::elevation_active(&mut self.0, caller, session).await
     }
 
     async fn ensure_tenant(&mut self, tenant: &TenantId) -> Result<(), StoreError> {
+        self.wall(tenant)?;
         ledger::ensure_tenant(&mut self.0, tenant).await
     }
 
@@ -95,6 +116,7 @@ impl CloseTx for Tx {
         tenant: &TenantId,
         project: &ProjectKey,
     ) -> Result<(), StoreError> {
+        self.wall(tenant)?;
         ledger::ensure_tenant(&mut self.0, tenant).await?;
         ledger::ensure_project(&mut self.0, tenant, project).await
     }
@@ -104,6 +126,7 @@ impl CloseTx for Tx {
         tenant: &TenantId,
         session: &mut Session,
     ) -> Result<Option<Focus>, StoreError> {
+        self.wall(tenant)?;
         self.ensure_project(tenant, &session.project).await?;
         let project = session.project.clone();
         session.started_focus_revision = load_focus(&mut self.0, tenant, &project, None)
@@ -126,6 +149,7 @@ impl CloseTx for Tx {
         draft: ReceiptDraft,
         history: Option<FocusWrite<'_>>,
     ) -> Result<Receipt, StoreError> {
+        self.wall(&caller.tenant)?;
         let receipt = ledger::append(&mut self.0, caller, draft).await?;
         if let Some(w) = history {
             record_focus_history(&mut self.0, &caller.tenant, w, receipt.seq).await?;
@@ -141,6 +165,7 @@ impl CloseTx for Tx {
         digest: &str,
         result: &Value,
     ) -> Result<(), StoreError> {
+        self.wall(tenant)?;
         if let Some(w) = focus {
             write_focus(&mut self.0, tenant, w).await?;
         }
@@ -152,6 +177,7 @@ impl CloseTx for Tx {
         tenant: &TenantId,
         session: &Session,
     ) -> Result<(), StoreError> {
+        self.wall(tenant)?;
         insert_session(&mut self.0, tenant, session).await
     }
 
@@ -161,6 +187,7 @@ impl CloseTx for Tx {
         project: &ProjectKey,
         slot: &SlotName,
     ) -> Result<(), StoreError> {
+        self.wall(tenant)?;
         ledger::ensure_slot(&mut self.0, tenant, project, slot).await
     }
 
@@ -171,6 +198,7 @@ impl CloseTx for Tx {
         slot: &SlotName,
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
+        self.wall(tenant)?;
         crate::lifecycle::set_binding(&mut self.0, tenant, session, slot, now).await
     }
 
@@ -180,6 +208,7 @@ impl CloseTx for Tx {
         session: SessionId,
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
+        self.wall(tenant)?;
         crate::lifecycle::touch_session(&mut self.0, tenant, session, now).await
     }
 
@@ -188,6 +217,7 @@ impl CloseTx for Tx {
         tenant: &TenantId,
         artifact: &brain_core::model::Artifact,
     ) -> Result<(), StoreError> {
+        self.wall(tenant)?;
         crate::artifacts::insert_artifact(&mut self.0, tenant, artifact).await
     }
 
@@ -196,6 +226,7 @@ impl CloseTx for Tx {
         tenant: &TenantId,
         session: &Session,
     ) -> Result<BriefingSources, StoreError> {
+        self.wall(tenant)?;
         crate::lifecycle::briefing_sources(&mut self.0, tenant, session).await
     }
 
@@ -204,6 +235,7 @@ impl CloseTx for Tx {
         tenant: &TenantId,
         q: &brain_core::store::RecallQuery,
     ) -> Result<Vec<brain_core::memory::RecallHit>, StoreError> {
+        self.wall(tenant)?;
         crate::memory::recall_in(&mut self.0, tenant, q).await
     }
 
@@ -212,6 +244,7 @@ impl CloseTx for Tx {
         tenant: &TenantId,
         project: &ProjectKey,
     ) -> Result<i64, StoreError> {
+        self.wall(tenant)?;
         crate::memory::inbox_count_in(&mut self.0, tenant, project).await
     }
 
@@ -221,6 +254,7 @@ impl CloseTx for Tx {
         project: &ProjectKey,
         ids: &[ArtifactId],
     ) -> Result<Vec<(ArtifactId, ArtifactKind, bool)>, StoreError> {
+        self.wall(tenant)?;
         // At most 50 ids, in-process: one statement each is cheap here.
         let mut out = Vec::with_capacity(ids.len());
         for id in ids {
@@ -251,6 +285,7 @@ impl CloseTx for Tx {
         note: Option<&str>,
         at: DateTime<Utc>,
     ) -> Result<(), StoreError> {
+        self.wall(tenant)?;
         for id in ids {
             sqlx::query(
                 "UPDATE artifacts SET acknowledged_at = ?4, ack_note = ?5 \
@@ -276,6 +311,7 @@ impl CloseTx for Tx {
         kind: DocumentKind,
         name: &str,
     ) -> Result<Document, StoreError> {
+        self.wall(tenant)?;
         // The one writer's transaction already excludes every other write.
         memory::document_get_in(&mut self.0, tenant, project, kind, name).await
     }
@@ -286,6 +322,7 @@ impl CloseTx for Tx {
         project: &ProjectKey,
         doc: &Document,
     ) -> Result<(), StoreError> {
+        self.wall(tenant)?;
         memory::write_document(&mut self.0, tenant, project, doc).await
     }
 
@@ -294,10 +331,12 @@ impl CloseTx for Tx {
         tenant: &TenantId,
         connection_id: &str,
     ) -> Result<Option<ConnectionOwner>, StoreError> {
+        self.wall(tenant)?;
         operators::connection_owner(&mut self.0, tenant, connection_id).await
     }
 
     async fn insert_elevation(&mut self, caller: &Caller, e: &Elevation) -> Result<(), StoreError> {
+        self.wall(&caller.tenant)?;
         operators::insert_elevation(&mut self.0, caller, e).await
     }
 
@@ -307,6 +346,7 @@ impl CloseTx for Tx {
         id: ElevationId,
         at: DateTime<Utc>,
     ) -> Result<Option<Elevation>, StoreError> {
+        self.wall(&caller.tenant)?;
         operators::revoke_elevation(&mut self.0, caller, id, at).await
     }
 

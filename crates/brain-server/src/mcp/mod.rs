@@ -39,7 +39,7 @@ yet acknowledged; documents: executive_state (objective, missions, pending_decis
 still open), critique (review of the approach), sync_note (notes to other agents), mental_model \
 (operator-set background); receipt = hash-chained audit record of a mutation (the tenant's chain, whose newest is the ledger_tip: ledger's second sense); tracer = the \
 server's per-connection session, not yours; token roles: agent, operator (elevated at \
-/brain-admin for overrides), relay. Flow: brain_session_start, read the briefing, resume or \
+/brain-admin for end's shrink override; an operator or relay token relays shrinking without one), relay. Flow: brain_session_start, read the briefing, resume or \
 abandon its recovery; brain_remember with session_id as you learn; brain_session_end with a \
 summary, the WHOLE next focus and the revision you read. Sessions never close on their own. \
 Every tool: a refusal is an isError result whose structuredContent is {error: {code, message, \

@@ -18,14 +18,14 @@ fn nullable(mut v: Value) -> Value {
     v
 }
 
-/// An RFC 3339 time (the instructions say so once); its field name says
-/// what happened then.
 /// `v` with a description.
 pub fn described(mut v: Value, text: &str) -> Value {
     v["description"] = json!(text);
     v
 }
 
+/// An RFC 3339 time (the instructions say so once); its field name says
+/// what happened then.
 pub fn timestamp() -> Value {
     json!({"type": "string"})
 }
@@ -130,7 +130,7 @@ pub fn briefing() -> Value {
             "executive_state": {"type": ["object", "null"]},
             "brief": {
                 "type": ["object", "null"],
-                "description": "Daily; stale after 26 h.",
+                "description": "The server's daily digest; stale after 26 h.",
                 "properties": {
                     "body": {"type": "string"},
                     "generated_at": timestamp(),

@@ -122,7 +122,7 @@ fn constraint(tool: &str, property: &str) -> Option<Value> {
         "expected_focus_revision" | "expected_revision" | "since_seq" => {
             serde_json::json!({"minimum": 0})
         }
-        "before_revision" => serde_json::json!({"minimum": 1}),
+        "before_revision" | "before_seq" => serde_json::json!({"minimum": 1}),
         "limit" => {
             let (default, max) = PAGES
                 .iter()

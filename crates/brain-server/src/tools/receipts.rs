@@ -10,7 +10,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_receipts";
 
-const DESCRIPTION: &str = "List your tenant's receipts, oldest first (newest with before_seq): one per mutating call that passed validation, refused or not. Audit who changed what (focus diffs: brain_focus_history). ledger_tip is the chain's newest receipt, whatever the filters; prev_hash links across filters.";
+const DESCRIPTION: &str = "List your tenant's receipts, oldest first (newest with before_seq): one per mutating call that passed validation, refused or not (not dry runs or replays). Audit who changed what (focus diffs: brain_focus_history). ledger_tip is the chain's newest receipt, whatever the filters; prev_hash links across filters.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -24,7 +24,7 @@ pub struct Args {
     /// Seq above this: next_since of the previous page.
     #[serde(default)]
     pub since_seq: Option<i64>,
-    /// Newest first, seq below this: next_before, or 2^53 for the newest page.
+    /// Newest first, seq below this (and above since_seq): next_before; 2^53 for the newest page.
     #[serde(default)]
     pub before_seq: Option<i64>,
     /// Receipts per page.
@@ -68,7 +68,7 @@ pub fn definition() -> Tool {
                     "required": ["seq", "hash"]
                 },
                 "next_since": {"type": ["integer", "null"], "description": "Oldest first; null at the end."},
-                "next_before": {"type": ["integer", "null"], "description": "Newest first."}
+                "next_before": {"type": ["integer", "null"]}
             })),
             &["receipts", "ledger_tip", "next_since", "next_before"],
         ),
@@ -127,8 +127,8 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
     let next = (receipts.len() as i64 == limit)
         .then(|| receipts.last().map(|r| r.seq))
         .flatten()
-        // Newest first, the page below seq 1 would be empty.
-        .filter(|&n| q.before_seq.is_none() || n > 1);
+        // Newest first, the page between since_seq and this one would be empty.
+        .filter(|&n| q.before_seq.is_none() || n > q.after_seq + 1);
     let (next_since, next_before) = match q.before_seq {
         None => (next, None),
         Some(_) => (None, next),

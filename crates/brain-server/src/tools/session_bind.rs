@@ -10,12 +10,12 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_bind";
 
-const DESCRIPTION: &str = "Bind an open session to a slot: its end or relay then replaces that slot's body, not the base focus; there is no unbind (or start with slot). Returns the slot's body and revision, which your end expects. Rebinding the same slot returns its current body and revision; a different slot is already_bound (409). Sessions may share a slot: the revision guard arbitrates.";
+const DESCRIPTION: &str = "Bind an open session to a slot: its end or relay then replaces that slot's body, not the base focus; there is no unbind; start can bind too. Returns the slot's body and revision, which your end expects. Rebinding the same slot returns its current body and revision; a different slot is already_bound (409). Sessions may share a slot: the revision guard arbitrates.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// The open session, as brain_session_start returned it.
+    /// The open session's id.
     pub session_id: String,
     /// The session's client_key.
     pub expected_client_key: String,

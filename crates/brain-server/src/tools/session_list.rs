@@ -56,7 +56,7 @@ pub fn definition() -> Tool {
             "session": schemas::session_ref(),
             "idle": {"type": "boolean"},
             "ledger_size": {"type": "integer"},
-            "next_focus_chars": {"type": ["integer", "null"]}
+            "next_focus_chars": {"type": ["integer", "null"], "description": "Its next_focus's; null if open."}
         },
         "required": ["session", "idle", "ledger_size", "next_focus_chars"]
     });

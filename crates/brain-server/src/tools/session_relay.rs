@@ -7,7 +7,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_relay";
 
-const DESCRIPTION: &str = "Hand a bound session's slot to a successor: this session closes as relayed, writing next_focus into the slot under brain_session_end's checks, and a new session bound to the slot opens for to_client_key, to resume by new_session.session_id. Unbound: relay_requires_slot (409). A stale revision closes this session as conflicted and opens none (new_session null): start anew and merge into slot.body. To stop without a successor use brain_session_end.";
+const DESCRIPTION: &str = "Hand a bound session's slot to a successor: this session closes as relayed, writing next_focus into the slot under brain_session_end's checks, and a new session bound to the slot opens for to_client_key, to resume by new_session.session_id. Unbound: relay_requires_slot (409). A stale revision closes this session as conflicted and opens none (new_session null): start anew and merge into slot.body. No successor: brain_session_end.";
 
 session_end::end_args!(Args {
     /// The receiving client's client_key; the new session is opened for it.
@@ -51,7 +51,7 @@ const PARAMS: &[(&str, &str)] = &[
     ("nothing_to_capture_reason", "As for brain_session_end."),
     (
         "allow_focus_shrink",
-        "Lift the 70% guard: a relay by an operator- or relay-role JWT needs no elevation; else focus_shrink_override_refused (403).",
+        "Lift the 70% guard: only an operator- or relay-role JWT may (no elevation needed); others get focus_shrink_override_refused (403).",
     ),
     ("dry_run", "Preview only."),
     ("to_client_key", "The receiver's client_key (may be yours)."),

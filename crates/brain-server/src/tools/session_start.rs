@@ -10,12 +10,12 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_start";
 
-const DESCRIPTION: &str = "Open a new working session in a project and get its briefing. If you hold an open session, resume it instead. If briefing.recovery is set, your newest other open session here is waiting: resume the one to keep (ledger_size shows its work) and abandon the other.";
+const DESCRIPTION: &str = "Open a new working session in a project and get its briefing. If you hold an open session, resume it instead. If briefing.recovery is set, your newest other open session here is waiting: resume the one to keep (ledger_size shows its work) and abandon the other (this or recovery's).";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// Project to work in; _mcp and _runtime are reserved (invalid_argument).
+    /// Project to work in (_mcp, _runtime reserved).
     pub project: String,
     /// Your stable identity (a guard, not authentication), expected_client_key later; reuse it after a restart so briefing.recovery finds you.
     pub client_key: String,
