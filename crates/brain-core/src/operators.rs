@@ -230,3 +230,58 @@ mod tests {
         assert_ne!(shared_token_hash(&a), shared_token_hash(&b));
     }
 }
+
+/// How stale a connection's `last_seen_at` may get before a request refreshes
+/// it: most requests only read their connection's row.
+pub const SEEN_GRANULARITY_SECS: i64 = 30;
+
+/// What looking a connection up does about its `last_seen_at`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnectionUpkeep {
+    Keep,
+    /// Refresh `last_seen_at` (at most every `SEEN_GRANULARITY_SECS`, or a
+    /// quarter of a shorter idle limit).
+    Touch,
+    /// Unused past the idle limit: close it and its tracer, on whichever
+    /// replica sees it first.
+    Close,
+}
+
+pub fn connection_upkeep(
+    last_seen: chrono::DateTime<chrono::Utc>,
+    now: chrono::DateTime<chrono::Utc>,
+    idle_secs: i64,
+) -> ConnectionUpkeep {
+    let idle = (now - last_seen).num_seconds();
+    if idle > idle_secs {
+        ConnectionUpkeep::Close
+    } else if idle > SEEN_GRANULARITY_SECS.min(idle_secs / 4) {
+        ConnectionUpkeep::Touch
+    } else {
+        ConnectionUpkeep::Keep
+    }
+}
+
+#[cfg(test)]
+mod upkeep_tests {
+    use super::*;
+
+    #[test]
+    fn a_lookup_touches_at_most_every_granule_and_closes_past_the_limit() {
+        let t0 = chrono::DateTime::from_timestamp(1_000_000, 0).unwrap_or_default();
+        let at = |s| t0 + chrono::Duration::seconds(s);
+        assert_eq!(connection_upkeep(t0, at(30), 3600), ConnectionUpkeep::Keep);
+        assert_eq!(connection_upkeep(t0, at(31), 3600), ConnectionUpkeep::Touch);
+        assert_eq!(
+            connection_upkeep(t0, at(3600), 3600),
+            ConnectionUpkeep::Touch
+        );
+        assert_eq!(
+            connection_upkeep(t0, at(3601), 3600),
+            ConnectionUpkeep::Close
+        );
+        // A short idle limit touches at a quarter of it.
+        assert_eq!(connection_upkeep(t0, at(10), 40), ConnectionUpkeep::Keep);
+        assert_eq!(connection_upkeep(t0, at(11), 40), ConnectionUpkeep::Touch);
+    }
+}

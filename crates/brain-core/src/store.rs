@@ -402,14 +402,6 @@ pub trait Store: crate::writes::SessionWrites + Send + Sync + 'static {
     /// `(0, GENESIS_HASH)` for a tenant with no receipts.
     async fn ledger_tip(&self, tenant: &TenantId) -> Result<(i64, String), StoreError>;
 
-    /// Record a newly initialized MCP connection for the caller, with the
-    /// client's initialize parameters so another replica can restore it.
-    async fn connection_open(
-        &self,
-        caller: &Caller,
-        connection_id: &str,
-        init_params: Option<Value>,
-    ) -> Result<(), StoreError>;
     /// Look a connection up in the caller's tenant; another tenant's id is `None`.
     async fn connection_get(
         &self,

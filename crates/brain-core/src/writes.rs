@@ -82,6 +82,15 @@ pub trait SessionWrites: Send + Sync {
         id: ElevationId,
         digest: &str,
     ) -> Result<Elevation, StoreError>;
+    /// Record a newly initialized MCP connection for the caller, with the
+    /// client's initialize parameters so another replica can restore it,
+    /// and open its tracer session.
+    async fn connection_open(
+        &self,
+        caller: &Caller,
+        connection_id: &str,
+        init_params: Option<Value>,
+    ) -> Result<(), StoreError>;
 }
 
 #[async_trait]
@@ -172,5 +181,15 @@ impl<B: Backend> SessionWrites for B {
         digest: &str,
     ) -> Result<Elevation, StoreError> {
         flow::elevation_revoke(self.write(&caller.tenant).await?, caller, id, digest).await
+    }
+
+    async fn connection_open(
+        &self,
+        caller: &Caller,
+        connection_id: &str,
+        init_params: Option<Value>,
+    ) -> Result<(), StoreError> {
+        let tx = self.write(&caller.tenant).await?;
+        flow::connection_open(tx, caller, connection_id, init_params).await
     }
 }

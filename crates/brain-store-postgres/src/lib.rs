@@ -40,7 +40,6 @@ use brain_core::store::{
     StoreSettings, StoreStats,
 };
 use brain_core::writes::Backend;
-use serde_json::Value;
 use std::str::FromStr;
 
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
@@ -359,15 +358,6 @@ impl Store for PgStore {
 
     async fn receipts(&self, tenant: &TenantId) -> Result<Vec<Receipt>, StoreError> {
         reads::receipts(self, tenant).await
-    }
-
-    async fn connection_open(
-        &self,
-        caller: &Caller,
-        connection_id: &str,
-        init_params: Option<Value>,
-    ) -> Result<(), StoreError> {
-        reads::connection_open(self, caller, connection_id, init_params).await
     }
 
     async fn connection_get(

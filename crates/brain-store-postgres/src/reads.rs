@@ -2,13 +2,14 @@
 
 use brain_core::error::{DomainError, StoreError};
 use brain_core::ids::{ProjectKey, SessionId, SlotName, TenantId};
-use brain_core::model::{Caller, CredentialKind, Focus, Role, Session, now_micros};
+use brain_core::model::{Caller, CredentialKind, Focus, Role, now_micros};
+use brain_core::operators::{ConnectionUpkeep, connection_upkeep};
 use brain_core::receipt::Receipt;
 use brain_core::store::{ConnectionRecord, SessionDetail};
 use sqlx::{PgConnection, Row};
 
-use crate::lifecycle::{insert_session, ledger_size, load_focus, load_session};
-use crate::{PgStore, db, ledger, rows};
+use crate::lifecycle::{ledger_size, load_focus, load_session};
+use crate::{PgStore, db, rows};
 
 pub(crate) async fn focus(
     store: &PgStore,
@@ -58,18 +59,15 @@ pub(crate) async fn receipts(
     rows.iter().map(rows::receipt).collect()
 }
 
-/// Record a new connection and open its tracer session, in one transaction.
-pub(crate) async fn connection_open(
-    store: &PgStore,
+/// Record a new connection (its tracer session already inserted).
+pub(crate) async fn insert_connection(
+    conn: &mut PgConnection,
     caller: &Caller,
     connection_id: &str,
     init_params: Option<serde_json::Value>,
+    tracer: SessionId,
+    at: chrono::DateTime<chrono::Utc>,
 ) -> Result<(), StoreError> {
-    let mut tx = store.scoped(&caller.tenant).await?;
-    let tracer = Session::open_tracer(caller, connection_id);
-    ledger::ensure_project(&mut tx, &caller.tenant, &tracer.project).await?;
-    insert_session(&mut tx, &caller.tenant, &tracer).await?;
-    let now = now_micros();
     sqlx::query(
         "INSERT INTO mcp_connections (tenant_id, connection_id, credential_kind, credential_id, \
          opened_at, last_seen_at, init_params, tracer_session_id, role) \
@@ -79,14 +77,13 @@ pub(crate) async fn connection_open(
     .bind(connection_id)
     .bind(caller.kind.as_str())
     .bind(&caller.credential_id)
-    .bind(now)
+    .bind(at)
     .bind(init_params)
-    .bind(tracer.session_id.as_uuid())
+    .bind(tracer.as_uuid())
     .bind(caller.role.as_str())
-    .execute(&mut *tx)
+    .execute(&mut *conn)
     .await
     .map_err(db)?;
-    tx.commit().await.map_err(db)?;
     Ok(())
 }
 
@@ -111,13 +108,8 @@ async fn close_tracer(
     Ok(())
 }
 
-/// How stale `last_seen_at` may get before a request refreshes it: most
-/// requests only read their connection's row.
-const SEEN_GRANULARITY_SECS: i64 = 30;
-
-/// Look a connection up. One unused for longer than `idle_secs` is closed here
-/// (with its tracer), on whichever replica sees it; `last_seen_at` is refreshed
-/// at most every `SEEN_GRANULARITY_SECS` (a quarter of a shorter idle limit).
+/// Look a connection up, closing or touching it as
+/// [`brain_core::operators::connection_upkeep`] decides.
 pub(crate) async fn connection_get(
     store: &PgStore,
     tenant: &TenantId,
@@ -159,21 +151,24 @@ pub(crate) async fn connection_get(
         return Ok(Some(record));
     }
     let now = now_micros();
-    let idle = (now - last_seen).num_seconds();
-    if idle > idle_secs {
-        close_in(&mut tx, tenant, connection_id).await?;
-        record.closed = true;
-    } else if idle > SEEN_GRANULARITY_SECS.min(idle_secs / 4) {
-        sqlx::query(
-            "UPDATE mcp_connections SET last_seen_at = $3 \
-             WHERE tenant_id = $1 AND connection_id = $2 AND closed_at IS NULL",
-        )
-        .bind(tenant.as_str())
-        .bind(connection_id)
-        .bind(now)
-        .execute(&mut *tx)
-        .await
-        .map_err(db)?;
+    match connection_upkeep(last_seen, now, idle_secs) {
+        ConnectionUpkeep::Close => {
+            close_in(&mut tx, tenant, connection_id).await?;
+            record.closed = true;
+        }
+        ConnectionUpkeep::Touch => {
+            sqlx::query(
+                "UPDATE mcp_connections SET last_seen_at = $3 \
+                 WHERE tenant_id = $1 AND connection_id = $2 AND closed_at IS NULL",
+            )
+            .bind(tenant.as_str())
+            .bind(connection_id)
+            .bind(now)
+            .execute(&mut *tx)
+            .await
+            .map_err(db)?;
+        }
+        ConnectionUpkeep::Keep => {}
     }
     tx.commit().await.map_err(db)?;
     Ok(Some(record))

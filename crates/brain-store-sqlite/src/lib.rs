@@ -300,15 +300,6 @@ impl Store for SqliteStore {
         reads::receipts(&self.pool, tenant).await
     }
 
-    async fn connection_open(
-        &self,
-        caller: &Caller,
-        connection_id: &str,
-        init_params: Option<Value>,
-    ) -> Result<(), StoreError> {
-        reads::connection_open(self, caller, connection_id, init_params).await
-    }
-
     async fn connection_get(
         &self,
         tenant: &TenantId,

@@ -350,6 +350,19 @@ impl CloseTx for Tx {
         operators::revoke_elevation(&mut self.0, caller, id, at).await
     }
 
+    async fn insert_connection(
+        &mut self,
+        caller: &Caller,
+        connection_id: &str,
+        init_params: Option<Value>,
+        tracer: SessionId,
+        at: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        self.wall(&caller.tenant)?;
+        crate::reads::insert_connection(&mut self.0, caller, connection_id, init_params, tracer, at)
+            .await
+    }
+
     async fn commit(self) -> Result<(), StoreError> {
         self.0.commit().await.map_err(db)
     }

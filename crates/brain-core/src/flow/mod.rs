@@ -3,9 +3,11 @@
 //! backend supplies SQL (the [`CloseTx`] methods); the order of checks, what is
 //! written and what is answered live here once.
 
+mod connections;
 mod documents;
 mod elevations;
 
+pub use connections::connection_open;
 pub use documents::document_put;
 pub use elevations::{elevation_grant, elevation_revoke};
 
@@ -214,6 +216,15 @@ pub trait CloseTx: Send + Sized {
         id: ElevationId,
         at: DateTime<Utc>,
     ) -> Result<Option<Elevation>, StoreError>;
+    /// Record an MCP connection, open and last seen at `at`, with its tracer.
+    async fn insert_connection(
+        &mut self,
+        caller: &Caller,
+        connection_id: &str,
+        init_params: Option<Value>,
+        tracer: SessionId,
+        at: DateTime<Utc>,
+    ) -> Result<(), StoreError>;
     async fn commit(self) -> Result<(), StoreError>;
 }
 
