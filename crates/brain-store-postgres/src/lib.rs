@@ -2,11 +2,12 @@
 //!
 //! - [`rows`]: row ↔ domain mapping, the only place column names meet types.
 //! - [`ledger`]: tenant bootstrap and receipt appends under the ledger-tip lock.
-//! - [`lifecycle`]: session and briefing queries for `brain_core::flow` (start, bind, resume).
-//! - [`tx`]: a PostgreSQL write transaction as `brain_core::flow` needs it (end, relay, abandon, bind, remember).
-//! - [`artifacts`]: recording artifacts with `brain_remember`.
+//! - [`lifecycle`]: the session and briefing queries `brain_core::flow` runs.
+//! - [`tx`]: a PostgreSQL write transaction as `brain_core::flow` needs it (`CloseTx`);
+//!   `brain_core::writes` runs every write on it.
+//! - [`artifacts`]: the artifact insert.
 //! - [`memory`]: recall, documents, history, listings, receipt pages, daily briefs.
-//! - [`operators`]: elevations and shared tokens.
+//! - [`operators`]: elevation and shared-token SQL.
 //! - [`reads`]: focus, sessions, receipts, the connection registry.
 //!
 //! Each mutation is one transaction that locks what it compares in a fixed

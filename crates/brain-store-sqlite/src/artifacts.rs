@@ -1,4 +1,4 @@
-//! Recording artifacts (`brain_remember`): the algorithm is `brain_core::flow`.
+//! The artifact insert of `brain_remember` (its algorithm is `brain_core::flow`).
 
 use brain_core::error::StoreError;
 use brain_core::ids::TenantId;

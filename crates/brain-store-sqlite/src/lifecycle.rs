@@ -1,4 +1,4 @@
-//! Opening and attaching to sessions: start, bind, resume, and the briefing.
+//! The SQL of opening and attaching to sessions, and of the briefing.
 
 use brain_core::error::StoreError;
 use brain_core::ids::{ProjectKey, SessionId, SlotName, TenantId};

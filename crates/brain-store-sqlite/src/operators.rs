@@ -1,4 +1,4 @@
-//! Elevations and shared tokens.
+//! Elevations' and shared tokens' SQL (grant and revoke run in `brain_core::flow`).
 
 use brain_core::error::{DomainError, ErrorCode, StoreError};
 use brain_core::ids::{ElevationId, SessionId, SharedTokenId, TenantId};

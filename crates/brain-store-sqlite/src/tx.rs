@@ -1,6 +1,5 @@
-//! A SQLite write transaction as `brain_core::flow` needs it, and the
-//! closing calls (end, relay, abandon) that run the flow on it. Bind and
-//! remember run their flows on the same `Tx`.
+//! A SQLite write transaction as `brain_core::flow` needs it: the SQL of
+//! every `CloseTx` operation. `brain_core::writes` opens it and runs the flows.
 
 use async_trait::async_trait;
 use brain_core::error::StoreError;
