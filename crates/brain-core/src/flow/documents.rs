@@ -1,6 +1,6 @@
 //! `brain_document_put` (SPEC §2.9): compare-and-swap on a document's revision.
 
-use super::{CloseTx, draft, refuse};
+use super::{CloseTx, commit_with_receipt, draft, refuse};
 use crate::error::StoreError;
 use crate::memory::{Document, DocumentPut, check_document_put, document_conflict};
 use crate::model::{Caller, now_micros};
@@ -36,7 +36,6 @@ pub async fn document_put<T: CloseTx>(
         updated_by: Some(caller.subject.clone()),
     };
     tx.write_document(tenant, &put.project, &doc).await?;
-    tx.append_receipt(caller, receipt(Ok(())), None).await?;
-    tx.commit().await?;
+    commit_with_receipt(tx, caller, receipt(Ok(()))).await?;
     Ok(doc)
 }

@@ -1,7 +1,7 @@
 //! Elevations granted and revoked at `/brain-admin` (SPEC §4): who may, on
 //! what, and the receipt each writes.
 
-use super::{CloseTx, draft, refuse};
+use super::{CloseTx, commit_with_receipt, draft, refuse};
 use crate::error::{DomainError, ErrorCode, StoreError};
 use crate::ids::ElevationId;
 use crate::model::{Caller, now_micros};
@@ -58,8 +58,7 @@ pub async fn elevation_grant<T: CloseTx>(
         revoked_at: None,
     };
     tx.insert_elevation(caller, &e).await?;
-    tx.append_receipt(caller, receipt(Ok(())), None).await?;
-    tx.commit().await?;
+    commit_with_receipt(tx, caller, receipt(Ok(()))).await?;
     Ok(e)
 }
 
@@ -83,7 +82,6 @@ pub async fn elevation_revoke<T: CloseTx>(
         return refuse(tx, caller, false, d, e).await;
     };
     let d = draft(REVOKE, None, e.session_id, digest, Ok(()));
-    tx.append_receipt(caller, d, None).await?;
-    tx.commit().await?;
+    commit_with_receipt(tx, caller, d).await?;
     Ok(e)
 }

@@ -260,10 +260,20 @@ pub async fn refuse<T: CloseTx, R>(
 ) -> Result<R, StoreError> {
     if !dry_run {
         tx.ensure_tenant(&caller.tenant).await?;
-        tx.append_receipt(caller, draft, None).await?;
-        tx.commit().await?;
+        commit_with_receipt(tx, caller, draft).await?;
     }
     Err(err.into())
+}
+
+/// A write's last step, accepted or refused: its receipt after the tenant's
+/// tip, then the commit.
+pub async fn commit_with_receipt<T: CloseTx>(
+    mut tx: T,
+    caller: &Caller,
+    draft: ReceiptDraft,
+) -> Result<(), StoreError> {
+    tx.append_receipt(caller, draft, None).await?;
+    tx.commit().await
 }
 
 /// End (`relay_to` None) or relay: steps 1–8 of SPEC §2.4, in one transaction.
@@ -501,8 +511,7 @@ pub async fn abandon<T: CloseTx>(
     }
     tx.apply_close(tenant, &session, None, &req.digest, &value)
         .await?;
-    tx.append_receipt(caller, draft(Ok(())), None).await?;
-    tx.commit().await?;
+    commit_with_receipt(tx, caller, draft(Ok(()))).await?;
     Ok(value)
 }
 
@@ -542,8 +551,7 @@ pub async fn bind<T: CloseTx>(
         &req.digest,
         Ok(()),
     );
-    tx.append_receipt(caller, d, None).await?;
-    tx.commit().await?;
+    commit_with_receipt(tx, caller, d).await?;
     Ok(BindOutcome {
         session,
         slot: slot_view(&req.slot, focus),
@@ -702,8 +710,7 @@ pub async fn start<T: CloseTx>(
         &req.digest,
         Ok(()),
     );
-    tx.append_receipt(caller, d, None).await?;
-    tx.commit().await?;
+    commit_with_receipt(tx, caller, d).await?;
     Ok(SessionBriefing {
         session,
         briefing,
