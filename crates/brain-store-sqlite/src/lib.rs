@@ -3,6 +3,7 @@
 //! - [`rows`]: row ↔ domain mapping, the only place column names meet types.
 //! - [`ledger`]: tenant bootstrap and receipt appends under the ledger-tip lock.
 //! - [`lifecycle`]: the session and briefing queries `brain_core::flow` runs.
+//! - [`batch`]: group commit of the one writer's transaction.
 //! - [`tx`]: a SQLite write transaction as `brain_core::flow` needs it (`CloseTx`);
 //!   `brain_core::writes` runs every write on it.
 //! - [`artifacts`]: the artifact insert.
@@ -10,14 +11,17 @@
 //! - [`operators`]: elevation and shared-token SQL.
 //! - [`reads`]: focus, sessions, receipts, the connection registry.
 //!
-//! Each mutation is one `BEGIN IMMEDIATE` transaction: it takes the database's
-//! write lock up front, so compare-and-swap can neither deadlock nor lose an
-//! update, asks brain-core to decide, applies the decision and its receipt, and
-//! commits. The file runs in WAL mode (readers never wait for the writer) with
-//! `synchronous = FULL`, so an acknowledged call survives a crash.
+//! Each mutation runs in a savepoint of the one writer's `BEGIN IMMEDIATE`
+//! transaction: the write lock is held up front, so compare-and-swap can
+//! neither deadlock nor lose an update; brain-core decides, the decision and
+//! its receipt are applied, and mutations that queued behind each other share
+//! one commit ([`batch`]). The file runs in WAL mode (readers never wait for
+//! the writer) with `synchronous = FULL`, and no call is answered before its
+//! commit, so an acknowledged call survives a crash.
 #![forbid(unsafe_code)]
 
 mod artifacts;
+mod batch;
 mod console;
 mod ledger;
 mod lifecycle;
@@ -58,10 +62,10 @@ pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/
 pub struct SqliteStore {
     pool: SqlitePool,
     /// One connection for write transactions: SQLite has one writer anyway,
-    /// and queueing here wakes the next writer the moment the last commits,
+    /// and queueing here wakes the next writer the moment the last is done,
     /// where `BEGIN IMMEDIATE` on many connections would wait in SQLite's
     /// busy handler, whose sleeps grow to 100 ms (the long tail under load).
-    writer: SqlitePool,
+    writer: Arc<batch::Writer>,
     settings: StoreSettings,
     /// SQLite has one process writing: focus changes go to these directly.
     listeners: Arc<RwLock<Vec<FocusListener>>>,
@@ -86,15 +90,7 @@ impl SqliteStore {
             .connect_with(options.clone())
             .await
             .map_err(StoreError::backend)?;
-        let writer = SqlitePoolOptions::new()
-            .max_connections(1)
-            .acquire_timeout(Duration::from_secs(10))
-            // An in-process file does not hang up; each ping is a hop to the
-            // connection's worker thread.
-            .test_before_acquire(false)
-            .connect_with(options)
-            .await
-            .map_err(StoreError::backend)?;
+        let writer = Arc::new(batch::Writer::open(&options).await?);
         Ok(Self {
             pool,
             writer,
@@ -108,10 +104,9 @@ impl SqliteStore {
     }
 
     /// Start a write transaction holding the write lock from its first statement.
-    pub(crate) async fn write_tx(
-        &self,
-    ) -> Result<sqlx::Transaction<'static, sqlx::Sqlite>, StoreError> {
-        self.writer.begin_with("BEGIN IMMEDIATE").await.map_err(db)
+    /// Writes that queue behind each other share one commit (`batch`).
+    pub(crate) async fn write_tx(&self) -> Result<batch::Member, StoreError> {
+        self.writer.begin().await
     }
 
     /// Tell the listeners about the body an end or relay wrote, after its commit.
@@ -178,7 +173,7 @@ impl Store for SqliteStore {
     }
 
     async fn close(&self) {
-        self.writer.close().await;
+        self.writer.flush().await;
         self.pool.close().await;
     }
 

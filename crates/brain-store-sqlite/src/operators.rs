@@ -168,7 +168,7 @@ pub(crate) async fn token_create(
         return Err(DomainError::invalid_argument("name", "must be 1 to 128 characters").into());
     }
     let mut tx = store.write_tx().await?;
-    ledger::ensure_tenant(&mut tx, tenant).await?;
+    ledger::ensure_tenant(tx.conn()?, tenant).await?;
     let secret = new_shared_token_secret();
     let t = SharedToken {
         token_id: SharedTokenId::new_random(),
@@ -185,7 +185,7 @@ pub(crate) async fn token_create(
     .bind(&t.name)
     .bind(shared_token_hash(&secret))
     .bind(micros(t.created_at))
-    .execute(&mut *tx)
+    .execute(tx.conn()?)
     .await
     .map_err(db)?;
     if inserted.rows_affected() == 0 {
@@ -195,7 +195,7 @@ pub(crate) async fn token_create(
         )
         .into());
     }
-    tx.commit().await.map_err(db)?;
+    tx.commit().await?;
     Ok((t, secret))
 }
 

@@ -274,10 +274,10 @@ pub(crate) async fn runtime_expire(
     .bind(micros(now))
     .bind(ProjectKey::RUNTIME)
     .bind(micros(now - chrono::Duration::seconds(max_idle_secs)))
-    .execute(&mut *tx)
+    .execute(tx.conn()?)
     .await
     .map_err(db)?;
-    tx.commit().await.map_err(db)?;
+    tx.commit().await?;
     Ok(done.rows_affected())
 }
 

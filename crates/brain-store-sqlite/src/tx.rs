@@ -13,7 +13,9 @@ use brain_core::rules::CloseRecord;
 use brain_core::store::{BriefingSources, LockedClose, Unattributed};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
-use sqlx::{Row, Sqlite, SqliteConnection, Transaction};
+use sqlx::{Row, SqliteConnection};
+
+use crate::batch::Member;
 
 use crate::lifecycle::{insert_session, load_focus, load_session, open_agent_sessions};
 use crate::rows::micros;
@@ -23,7 +25,7 @@ use crate::{db, ledger, memory, operators};
 /// was opened for. SQLite has no row-level security: each statement filters
 /// on `tenant_id`, and every operation refuses a tenant other than this one,
 /// so a flow that passed the wrong one fails instead of crossing tenants.
-pub struct Tx(pub(crate) Transaction<'static, Sqlite>, pub(crate) TenantId);
+pub struct Tx(pub(crate) Member, pub(crate) TenantId);
 
 impl Tx {
     fn wall(&self, tenant: &TenantId) -> Result<(), StoreError> {
@@ -45,7 +47,7 @@ impl CloseTx for Tx {
         id: SessionId,
     ) -> Result<Option<(Session, Option<CloseRecord>)>, StoreError> {
         self.wall(tenant)?;
-        load_session(&mut self.0, tenant, id).await
+        load_session(self.0.conn()?, tenant, id).await
     }
 
     async fn lock_close(
@@ -56,11 +58,11 @@ impl CloseTx for Tx {
         self.wall(tenant)?;
         // SQLite runs one writer at a time, in process: these are function
         // calls, not round trips, and the write lock is already held.
-        let Some((session, close_record)) = load_session(&mut self.0, tenant, id).await? else {
+        let Some((session, close_record)) = load_session(self.0.conn()?, tenant, id).await? else {
             return Ok(None);
         };
         let target = load_focus(
-            &mut self.0,
+            self.0.conn()?,
             tenant,
             &session.project,
             session.bound_slot.as_ref(),
@@ -81,8 +83,8 @@ impl CloseTx for Tx {
     ) -> Result<(Unattributed, i64), StoreError> {
         self.wall(tenant)?;
         Ok((
-            unattributed(&mut self.0, tenant, session, until).await?,
-            open_agent_sessions(&mut self.0, tenant, &session.project).await?,
+            unattributed(self.0.conn()?, tenant, session, until).await?,
+            open_agent_sessions(self.0.conn()?, tenant, &session.project).await?,
         ))
     }
 
@@ -93,7 +95,7 @@ impl CloseTx for Tx {
         slot: Option<&SlotName>,
     ) -> Result<Focus, StoreError> {
         self.wall(tenant)?;
-        load_focus(&mut self.0, tenant, project, slot).await
+        load_focus(self.0.conn()?, tenant, project, slot).await
     }
 
     async fn elevation_active(
@@ -102,12 +104,12 @@ impl CloseTx for Tx {
         session: SessionId,
     ) -> Result<bool, StoreError> {
         self.wall(&caller.tenant)?;
-        operators::elevation_active(&mut self.0, caller, session).await
+        operators::elevation_active(self.0.conn()?, caller, session).await
     }
 
     async fn ensure_tenant(&mut self, tenant: &TenantId) -> Result<(), StoreError> {
         self.wall(tenant)?;
-        ledger::ensure_tenant(&mut self.0, tenant).await
+        ledger::ensure_tenant(self.0.conn()?, tenant).await
     }
 
     async fn ensure_project(
@@ -116,8 +118,8 @@ impl CloseTx for Tx {
         project: &ProjectKey,
     ) -> Result<(), StoreError> {
         self.wall(tenant)?;
-        ledger::ensure_tenant(&mut self.0, tenant).await?;
-        ledger::ensure_project(&mut self.0, tenant, project).await
+        ledger::ensure_tenant(self.0.conn()?, tenant).await?;
+        ledger::ensure_project(self.0.conn()?, tenant, project).await
     }
 
     async fn open_session(
@@ -128,17 +130,17 @@ impl CloseTx for Tx {
         self.wall(tenant)?;
         self.ensure_project(tenant, &session.project).await?;
         let project = session.project.clone();
-        session.started_focus_revision = load_focus(&mut self.0, tenant, &project, None)
+        session.started_focus_revision = load_focus(self.0.conn()?, tenant, &project, None)
             .await?
             .revision;
         let slot = match session.bound_slot.clone() {
             Some(name) => {
-                ledger::ensure_slot(&mut self.0, tenant, &project, &name).await?;
-                Some(load_focus(&mut self.0, tenant, &project, Some(&name)).await?)
+                ledger::ensure_slot(self.0.conn()?, tenant, &project, &name).await?;
+                Some(load_focus(self.0.conn()?, tenant, &project, Some(&name)).await?)
             }
             None => None,
         };
-        insert_session(&mut self.0, tenant, session).await?;
+        insert_session(self.0.conn()?, tenant, session).await?;
         Ok(slot)
     }
 
@@ -149,9 +151,9 @@ impl CloseTx for Tx {
         history: Option<FocusWrite<'_>>,
     ) -> Result<Receipt, StoreError> {
         self.wall(&caller.tenant)?;
-        let receipt = ledger::append(&mut self.0, caller, draft).await?;
+        let receipt = ledger::append(self.0.conn()?, caller, draft).await?;
         if let Some(w) = history {
-            record_focus_history(&mut self.0, &caller.tenant, w, receipt.seq).await?;
+            record_focus_history(self.0.conn()?, &caller.tenant, w, receipt.seq).await?;
         }
         Ok(receipt)
     }
@@ -166,9 +168,9 @@ impl CloseTx for Tx {
     ) -> Result<(), StoreError> {
         self.wall(tenant)?;
         if let Some(w) = focus {
-            write_focus(&mut self.0, tenant, w).await?;
+            write_focus(self.0.conn()?, tenant, w).await?;
         }
-        store_close(&mut self.0, tenant, session, digest, result).await
+        store_close(self.0.conn()?, tenant, session, digest, result).await
     }
 
     async fn insert_session(
@@ -177,7 +179,7 @@ impl CloseTx for Tx {
         session: &Session,
     ) -> Result<(), StoreError> {
         self.wall(tenant)?;
-        insert_session(&mut self.0, tenant, session).await
+        insert_session(self.0.conn()?, tenant, session).await
     }
 
     async fn ensure_slot(
@@ -187,7 +189,7 @@ impl CloseTx for Tx {
         slot: &SlotName,
     ) -> Result<(), StoreError> {
         self.wall(tenant)?;
-        ledger::ensure_slot(&mut self.0, tenant, project, slot).await
+        ledger::ensure_slot(self.0.conn()?, tenant, project, slot).await
     }
 
     async fn set_binding(
@@ -198,7 +200,7 @@ impl CloseTx for Tx {
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
         self.wall(tenant)?;
-        crate::lifecycle::set_binding(&mut self.0, tenant, session, slot, now).await
+        crate::lifecycle::set_binding(self.0.conn()?, tenant, session, slot, now).await
     }
 
     async fn touch_session(
@@ -208,7 +210,7 @@ impl CloseTx for Tx {
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
         self.wall(tenant)?;
-        crate::lifecycle::touch_session(&mut self.0, tenant, session, now).await
+        crate::lifecycle::touch_session(self.0.conn()?, tenant, session, now).await
     }
 
     async fn insert_artifact(
@@ -217,7 +219,7 @@ impl CloseTx for Tx {
         artifact: &brain_core::model::Artifact,
     ) -> Result<(), StoreError> {
         self.wall(tenant)?;
-        crate::artifacts::insert_artifact(&mut self.0, tenant, artifact).await
+        crate::artifacts::insert_artifact(self.0.conn()?, tenant, artifact).await
     }
 
     async fn briefing_sources(
@@ -226,7 +228,7 @@ impl CloseTx for Tx {
         session: &Session,
     ) -> Result<BriefingSources, StoreError> {
         self.wall(tenant)?;
-        crate::lifecycle::briefing_sources(&mut self.0, tenant, session).await
+        crate::lifecycle::briefing_sources(self.0.conn()?, tenant, session).await
     }
 
     async fn recall(
@@ -235,7 +237,7 @@ impl CloseTx for Tx {
         q: &brain_core::store::RecallQuery,
     ) -> Result<Vec<brain_core::memory::RecallHit>, StoreError> {
         self.wall(tenant)?;
-        crate::memory::recall_in(&mut self.0, tenant, q).await
+        crate::memory::recall_in(self.0.conn()?, tenant, q).await
     }
 
     async fn inbox_count(
@@ -244,7 +246,7 @@ impl CloseTx for Tx {
         project: &ProjectKey,
     ) -> Result<i64, StoreError> {
         self.wall(tenant)?;
-        crate::memory::inbox_count_in(&mut self.0, tenant, project).await
+        crate::memory::inbox_count_in(self.0.conn()?, tenant, project).await
     }
 
     async fn artifact_states(
@@ -264,7 +266,7 @@ impl CloseTx for Tx {
             .bind(tenant.as_str())
             .bind(project.as_str())
             .bind(id.as_uuid())
-            .fetch_optional(&mut *self.0)
+            .fetch_optional(self.0.conn()?)
             .await
             .map_err(db)?;
             if let Some((kind, ack)) = row
@@ -296,7 +298,7 @@ impl CloseTx for Tx {
             .bind(id.as_uuid())
             .bind(micros(at))
             .bind(note)
-            .execute(&mut *self.0)
+            .execute(self.0.conn()?)
             .await
             .map_err(db)?;
         }
@@ -312,7 +314,7 @@ impl CloseTx for Tx {
     ) -> Result<Document, StoreError> {
         self.wall(tenant)?;
         // The one writer's transaction already excludes every other write.
-        memory::document_get_in(&mut self.0, tenant, project, kind, name).await
+        memory::document_get_in(self.0.conn()?, tenant, project, kind, name).await
     }
 
     async fn write_document(
@@ -322,7 +324,7 @@ impl CloseTx for Tx {
         doc: &Document,
     ) -> Result<(), StoreError> {
         self.wall(tenant)?;
-        memory::write_document(&mut self.0, tenant, project, doc).await
+        memory::write_document(self.0.conn()?, tenant, project, doc).await
     }
 
     async fn connection_owner(
@@ -331,12 +333,12 @@ impl CloseTx for Tx {
         connection_id: &str,
     ) -> Result<Option<ConnectionOwner>, StoreError> {
         self.wall(tenant)?;
-        operators::connection_owner(&mut self.0, tenant, connection_id).await
+        operators::connection_owner(self.0.conn()?, tenant, connection_id).await
     }
 
     async fn insert_elevation(&mut self, caller: &Caller, e: &Elevation) -> Result<(), StoreError> {
         self.wall(&caller.tenant)?;
-        operators::insert_elevation(&mut self.0, caller, e).await
+        operators::insert_elevation(self.0.conn()?, caller, e).await
     }
 
     async fn revoke_elevation(
@@ -346,7 +348,7 @@ impl CloseTx for Tx {
         at: DateTime<Utc>,
     ) -> Result<Option<Elevation>, StoreError> {
         self.wall(&caller.tenant)?;
-        operators::revoke_elevation(&mut self.0, caller, id, at).await
+        operators::revoke_elevation(self.0.conn()?, caller, id, at).await
     }
 
     async fn insert_connection(
@@ -358,12 +360,19 @@ impl CloseTx for Tx {
         at: DateTime<Utc>,
     ) -> Result<(), StoreError> {
         self.wall(&caller.tenant)?;
-        crate::reads::insert_connection(&mut self.0, caller, connection_id, init_params, tracer, at)
-            .await
+        crate::reads::insert_connection(
+            self.0.conn()?,
+            caller,
+            connection_id,
+            init_params,
+            tracer,
+            at,
+        )
+        .await
     }
 
     async fn commit(self) -> Result<(), StoreError> {
-        self.0.commit().await.map_err(db)
+        self.0.commit().await
     }
 }
 
