@@ -2,9 +2,9 @@
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use serde_json::json;
+use serde_json::Value;
 
-use crate::digest::{canonical_json, sha256_hex};
+use crate::digest::sha256_hex;
 use crate::ids::{ReceiptId, SessionId, TenantId};
 use crate::model::{Caller, CredentialKind, rfc3339};
 
@@ -82,24 +82,82 @@ impl Receipt {
     /// SHA-256 over the canonical receipt without its own `hash`, `prev_hash` included,
     /// so editing any field or any earlier receipt breaks the chain.
     pub fn compute_hash(&self) -> String {
-        let body = json!({
-            "receipt_id": self.receipt_id.to_string(),
-            "tenant": self.tenant.as_str(),
-            "seq": self.seq,
-            "at": rfc3339(&self.at),
-            "tool": self.tool,
-            "project": self.project,
-            "session_id": self.session_id.map(|s| s.to_string()),
-            "credential_kind": self.credential_kind.as_str(),
-            "subject": self.subject,
-            "token_id": self.token_id,
-            "connection_id": self.connection_id,
-            "elevated": self.elevated,
-            "outcome": self.outcome,
-            "request_digest": self.request_digest,
-            "prev_hash": self.prev_hash,
-        });
-        sha256_hex(canonical_json(&body).as_bytes())
+        let frame = self.frame();
+        frame.hash(&self.prev_hash, self.seq)
+    }
+
+    /// The canonical receipt (keys sorted, compact) around its two chain
+    /// fields. A store that appends under the tip lock in one statement hashes
+    /// `frame` with the tip it found there; it is the same text
+    /// [`Receipt::compute_hash`] hashes, so the chain verifies the same.
+    pub fn frame(&self) -> ReceiptFrame {
+        let s = |v: &str| Value::String(v.to_owned()).to_string();
+        let opt = |v: Option<&str>| v.map_or_else(|| "null".to_owned(), s);
+        // Keys in byte order: at, connection_id, credential_kind, elevated,
+        // outcome, prev_hash | project, receipt_id, request_digest, seq |
+        // session_id, subject, tenant, token_id, tool.
+        let before_prev = format!(
+            r#"{{"at":{},"connection_id":{},"credential_kind":{},"elevated":{},"outcome":{},"prev_hash":""#,
+            s(&rfc3339(&self.at)),
+            opt(self.connection_id.as_deref()),
+            s(self.credential_kind.as_str()),
+            self.elevated,
+            s(&self.outcome),
+        );
+        let before_seq = format!(
+            r#"","project":{},"receipt_id":{},"request_digest":{},"seq":"#,
+            opt(self.project.as_deref()),
+            s(&self.receipt_id.to_string()),
+            s(&self.request_digest),
+        );
+        let after_seq = format!(
+            r#","session_id":{},"subject":{},"tenant":{},"token_id":{},"tool":{}}}"#,
+            opt(self.session_id.map(|id| id.to_string()).as_deref()),
+            s(&self.subject),
+            s(self.tenant.as_str()),
+            opt(self.token_id.as_deref()),
+            s(&self.tool),
+        );
+        ReceiptFrame {
+            before_prev,
+            before_seq,
+            after_seq,
+        }
+    }
+
+    /// A receipt whose chain fields are not known yet: the store places it
+    /// (`seq`, `prev_hash`, `hash`) where it holds the tenant's tip.
+    pub fn unplaced(caller: &Caller, draft: ReceiptDraft, at: DateTime<Utc>) -> Self {
+        Self::chain(caller, draft, -1, "", at)
+    }
+
+    /// The receipt at the place a store gave it, if the store's hash is the
+    /// one this receipt's canonical text has there: a store whose hashing
+    /// drifted from [`Receipt::compute_hash`] fails the write, never the chain.
+    pub fn placed(mut self, seq: i64, prev_hash: String, hash: String) -> Option<Self> {
+        self.seq = seq;
+        self.prev_hash = prev_hash;
+        self.hash = hash;
+        (self.compute_hash() == self.hash).then_some(self)
+    }
+}
+
+/// The canonical text of a receipt around `prev_hash` and `seq`:
+/// `before_prev ‖ prev_hash ‖ before_seq ‖ seq ‖ after_seq`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReceiptFrame {
+    pub before_prev: String,
+    pub before_seq: String,
+    pub after_seq: String,
+}
+
+impl ReceiptFrame {
+    pub fn hash(&self, prev_hash: &str, seq: i64) -> String {
+        let text = format!(
+            "{}{prev_hash}{}{seq}{}",
+            self.before_prev, self.before_seq, self.after_seq
+        );
+        sha256_hex(text.as_bytes())
     }
 }
 
@@ -195,6 +253,58 @@ mod tests {
             ));
         }
         out
+    }
+
+    /// The canonical text the frame builds is the one the chain was defined
+    /// over (every field, keys sorted, compact), with or without the
+    /// optional fields and with text that JSON escapes.
+    #[test]
+    fn the_frame_is_the_canonical_receipt() {
+        use crate::digest::canonical_json;
+        let mut plain = chain(2).remove(1);
+        let mut odd = plain.clone();
+        odd.subject = "ä \"quoted\" \\ \n\u{1}".into();
+        odd.connection_id = None;
+        odd.project = None;
+        odd.token_id = Some("tok,\"prev_hash\":\"".into());
+        odd.session_id = Some(SessionId::new_random());
+        plain.elevated = true;
+        for r in [plain, odd] {
+            let body = serde_json::json!({
+                "receipt_id": r.receipt_id.to_string(),
+                "tenant": r.tenant.as_str(),
+                "seq": r.seq,
+                "at": rfc3339(&r.at),
+                "tool": r.tool,
+                "project": r.project,
+                "session_id": r.session_id.map(|s| s.to_string()),
+                "credential_kind": r.credential_kind.as_str(),
+                "subject": r.subject,
+                "token_id": r.token_id,
+                "connection_id": r.connection_id,
+                "elevated": r.elevated,
+                "outcome": r.outcome,
+                "request_digest": r.request_digest,
+                "prev_hash": r.prev_hash,
+            });
+            let f = r.frame();
+            let text = format!(
+                "{}{}{}{}{}",
+                f.before_prev, r.prev_hash, f.before_seq, r.seq, f.after_seq
+            );
+            assert_eq!(text, canonical_json(&body));
+            assert_eq!(r.compute_hash(), sha256_hex(text.as_bytes()));
+            let hash = r.compute_hash();
+            let again = Receipt::unplaced(&caller(), draft("ok"), r.at);
+            assert!(again.placed(r.seq, r.prev_hash.clone(), hash).is_none());
+        }
+        let r = chain(1).remove(0);
+        let (seq, prev, hash) = (r.seq, r.prev_hash.clone(), r.hash.clone());
+        let mut unplaced = r.clone();
+        unplaced.seq = -1;
+        unplaced.prev_hash = String::new();
+        unplaced.hash = String::new();
+        assert_eq!(unplaced.placed(seq, prev, hash), Some(r));
     }
 
     #[test]

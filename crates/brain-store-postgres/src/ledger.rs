@@ -82,42 +82,38 @@ pub(crate) async fn ensure_slot(
 }
 
 /// Append a receipt after the tenant's tip, and with `history` the focus
-/// history row that names it, in the same statement as the receipt and the new tip.
+/// history row that names it, in one statement: it locks the tip, hashes the
+/// receipt's canonical text with it (`Receipt::frame`), and writes the receipt,
+/// the history row and the new tip. Every writer of the tenant queues on that
+/// lock until its commit, so the lock is taken in the write's last statement
+/// and held for that statement and the commit only.
 pub(crate) async fn append_with(
     tx: &mut PgConnection,
     caller: &Caller,
     draft: ReceiptDraft,
     history: Option<FocusWrite<'_>>,
 ) -> Result<Receipt, StoreError> {
-    let head = sqlx::query("SELECT seq, hash FROM receipt_heads WHERE tenant_id = $1 FOR UPDATE")
-        .bind(caller.tenant.as_str())
-        .fetch_optional(&mut *tx)
-        .await
-        .map_err(db)?;
-    let (seq, hash): (i64, String) = match head {
-        Some(row) => (
-            row.try_get("seq").map_err(db)?,
-            row.try_get("hash").map_err(db)?,
-        ),
-        None => return Err(StoreError::Backend("tenant has no ledger tip".into())),
-    };
-    let r = Receipt::chain(caller, draft, seq, &hash, now_micros());
-    // The receipt and the new tip in one statement: the tip's row lock (taken
-    // above) is held for one round trip less before the commit, and every
-    // writer of the tenant queues on that lock.
-    const RECEIPT: &str = "WITH r AS (INSERT INTO receipts (tenant_id, seq, receipt_id, at, tool, project, session_id, \
-         credential_kind, subject, token_id, connection_id, elevated, outcome, request_digest, \
-         prev_hash, hash) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16))";
-    const TIP: &str = " UPDATE receipt_heads SET seq = $2, hash = $16 WHERE tenant_id = $1";
+    let r = Receipt::unplaced(caller, draft, now_micros());
+    let frame = r.frame();
+    const PLACE: &str = "WITH tip AS (SELECT seq, hash FROM receipt_heads WHERE tenant_id = $1 FOR UPDATE), \
+         placed AS (SELECT seq + 1 AS seq, hash AS prev_hash, \
+             encode(sha256(convert_to($14 || hash || $15 || (seq + 1)::text || $16, 'UTF8')), 'hex') AS hash \
+             FROM tip), \
+         r AS (INSERT INTO receipts (tenant_id, seq, receipt_id, at, tool, project, session_id, \
+             credential_kind, subject, token_id, connection_id, elevated, outcome, request_digest, \
+             prev_hash, hash) \
+             SELECT $1, seq, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, prev_hash, hash FROM placed), \
+         u AS (UPDATE receipt_heads SET seq = placed.seq, hash = placed.hash FROM placed \
+             WHERE receipt_heads.tenant_id = $1)";
     const HISTORY: &str = ", h AS (INSERT INTO focus_history (tenant_id, project, slot, revision, body, \
-         session_id, receipt_seq, created_at) VALUES ($1, $17, $18, $19, $20, $21, $2, $22))";
+         session_id, receipt_seq, created_at) SELECT $1, $17, $18, $19, $20, $21, seq, $22 FROM placed)";
+    const RETURN: &str = " SELECT seq, prev_hash, hash FROM placed";
     let sql = match history {
-        None => format!("{RECEIPT}{TIP}"),
-        Some(_) => format!("{RECEIPT}{HISTORY}{TIP}"),
+        None => format!("{PLACE}{RETURN}"),
+        Some(_) => format!("{PLACE}{HISTORY}{RETURN}"),
     };
     let q = sqlx::query(&sql)
         .bind(r.tenant.as_str())
-        .bind(r.seq)
         .bind(r.receipt_id.as_uuid())
         .bind(r.at)
         .bind(&r.tool)
@@ -130,8 +126,9 @@ pub(crate) async fn append_with(
         .bind(r.elevated)
         .bind(&r.outcome)
         .bind(&r.request_digest)
-        .bind(&r.prev_hash)
-        .bind(&r.hash);
+        .bind(&frame.before_prev)
+        .bind(&frame.before_seq)
+        .bind(&frame.after_seq);
     let q = match history {
         None => q,
         Some(w) => q
@@ -142,7 +139,21 @@ pub(crate) async fn append_with(
             .bind(w.session.session_id.as_uuid())
             .bind(w.at),
     };
-    q.execute(&mut *tx).await.map_err(db)?;
+    let Some(row) = q.fetch_optional(&mut *tx).await.map_err(db)? else {
+        return Err(StoreError::Backend("tenant has no ledger tip".into()));
+    };
+    let (seq, prev_hash, hash): (i64, String, String) = (
+        row.try_get("seq").map_err(db)?,
+        row.try_get("prev_hash").map_err(db)?,
+        row.try_get("hash").map_err(db)?,
+    );
+    // The database hashed the text brain-core defines; a drift between the
+    // two fails this write (and rolls it back) instead of the chain.
+    let Some(r) = r.placed(seq, prev_hash, hash) else {
+        return Err(StoreError::Backend(
+            "the database's receipt hash differs from brain-core's".into(),
+        ));
+    };
     // Counted when appended; the caller commits it in the same transaction.
     metrics::counter!("brain_receipts_written_total").increment(1);
     Ok(r)

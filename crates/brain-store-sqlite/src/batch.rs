@@ -51,6 +51,10 @@ struct Batch {
     generation: u64,
     /// A member's savepoint is open (a member went away without settling).
     savepoint: bool,
+    /// The batch's first member writes in the transaction itself, not in a
+    /// savepoint (undoing it is a rollback), so a lone write costs what a
+    /// plain transaction does.
+    bare: bool,
     /// Members whose writes are in the open transaction.
     joined: usize,
     /// Those of them waiting to hear how the commit went.
@@ -89,8 +93,12 @@ async fn exec(conn: &mut SqliteConnection, sql: &str) -> Result<(), sqlx::Error>
 }
 
 impl Batch {
-    /// Undo the savepoint of a member that went away without settling.
+    /// Undo the writes of a member that went away without settling.
     async fn clean(&mut self) {
+        if self.bare {
+            self.bare = false;
+            self.rollback().await;
+        }
         if self.savepoint {
             self.savepoint = false;
             let undone = async {
@@ -103,6 +111,16 @@ impl Batch {
                 self.poisoned = true;
             }
         }
+    }
+
+    /// Roll the whole transaction back (its only member is undone).
+    async fn rollback(&mut self) {
+        if let Err(e) = exec(&mut self.conn, "ROLLBACK").await {
+            tracing::error!(error = %e, "rolling back a write batch failed");
+        }
+        self.open = false;
+        self.poisoned = false;
+        self.joined = 0;
     }
 
     /// End the open transaction: commit what its members wrote, or roll it
@@ -122,17 +140,13 @@ impl Batch {
                 "the write could not be committed; nothing was written, retry".to_owned()
             })
         };
-        if (self.joined == 0 || outcome.is_err())
-            && let Err(e) = exec(&mut self.conn, "ROLLBACK").await
-        {
-            tracing::error!(error = %e, "rolling back a write batch failed");
-        }
-        if self.joined > 0 {
+        if self.joined > 0 && outcome.is_ok() {
             metrics::histogram!("brain_sqlite_writes_per_commit").record(self.joined as f64);
+            self.open = false;
+            self.joined = 0;
+        } else {
+            self.rollback().await;
         }
-        self.open = false;
-        self.poisoned = false;
-        self.joined = 0;
         for w in self.waiters.drain(..) {
             let _ = w.send(outcome.clone());
         }
@@ -149,8 +163,15 @@ enum Settled {
 /// Close a member's savepoint (keeping or undoing its writes), then commit
 /// the batch unless another writer waits to join it.
 async fn settle(mut g: OwnedMutexGuard<Batch>, waiting: Arc<AtomicUsize>, keep: bool) -> Settled {
-    g.savepoint = false;
-    let closed = if keep {
+    if g.bare && !keep {
+        // The first member is all the transaction holds.
+        g.bare = false;
+        g.rollback().await;
+        return Settled::Done(Ok(()));
+    }
+    let closed = if std::mem::take(&mut g.bare) {
+        Ok(())
+    } else if keep {
         exec(&mut g.conn, "RELEASE member").await
     } else {
         match exec(&mut g.conn, "ROLLBACK TO member").await {
@@ -158,6 +179,7 @@ async fn settle(mut g: OwnedMutexGuard<Batch>, waiting: Arc<AtomicUsize>, keep: 
             Err(e) => Err(e),
         }
     };
+    g.savepoint = false;
     if let Err(e) = closed {
         tracing::error!(error = %e, "closing a write's savepoint failed");
         g.poisoned = true;
@@ -187,6 +209,7 @@ impl Writer {
                 open: false,
                 generation: 0,
                 savepoint: false,
+                bare: false,
                 joined: 0,
                 waiters: Vec::new(),
                 poisoned: false,
@@ -212,14 +235,11 @@ impl Writer {
                 exec(&mut g.conn, "BEGIN IMMEDIATE").await.map_err(db)?;
                 g.open = true;
                 g.generation += 1;
+                g.bare = true;
+            } else {
+                exec(&mut g.conn, "SAVEPOINT member").await.map_err(db)?;
+                g.savepoint = true;
             }
-            if let Err(e) = exec(&mut g.conn, "SAVEPOINT member").await {
-                if g.joined == 0 {
-                    let _ = g.finish().await;
-                }
-                return Err(db(e));
-            }
-            g.savepoint = true;
             Ok(Member {
                 guard: Some(g),
                 batch: conn,
