@@ -90,6 +90,8 @@ impl Receipt {
     /// fields. A store that appends under the tip lock in one statement hashes
     /// `frame` with the tip it found there; it is the same text
     /// [`Receipt::compute_hash`] hashes, so the chain verifies the same.
+    /// `prev_hash` and `seq` go between the pieces as they are: lowercase hex
+    /// and a number, which JSON writes unescaped.
     pub fn frame(&self) -> ReceiptFrame {
         let s = |v: &str| Value::String(v.to_owned()).to_string();
         let opt = |v: Option<&str>| v.map_or_else(|| "null".to_owned(), s);

@@ -8,7 +8,9 @@
 //! transaction open for that one, and the last of the batch commits for all.
 //! Nobody hears of success before that commit: every member's write is
 //! durable when its caller is answered, and a member that fails or drops
-//! rolls back its savepoint only. A batch that cannot be committed answers
+//! rolls back its savepoint only. A member that wrote nothing but answers
+//! from what it read (a replay, a dry run) may have read earlier members'
+//! uncommitted writes, so it too waits for their commit (`finish_read`). A batch that cannot be committed answers
 //! every member with an error and writes nothing, so no call is half-applied.
 //!
 //! Each step that moves the transaction (begin, settle, commit) runs in a
@@ -160,11 +162,26 @@ enum Settled {
     Pending(oneshot::Receiver<Outcome>, u64),
 }
 
+/// How a member leaves the batch.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Leave {
+    /// Its writes stay; it is answered after the commit.
+    Keep,
+    /// Its writes are undone and it waits for nothing (dropped).
+    Undo,
+    /// Its writes are undone, but its answer rests on what it read, which
+    /// may be earlier members' uncommitted writes: it is answered after the
+    /// batch commits (a replay, a dry run).
+    UndoAndWait,
+}
+
 /// Close a member's savepoint (keeping or undoing its writes), then commit
 /// the batch unless another writer waits to join it.
-async fn settle(mut g: OwnedMutexGuard<Batch>, waiting: Arc<AtomicUsize>, keep: bool) -> Settled {
+async fn settle(mut g: OwnedMutexGuard<Batch>, waiting: Arc<AtomicUsize>, leave: Leave) -> Settled {
+    let keep = leave == Leave::Keep;
     if g.bare && !keep {
-        // The first member is all the transaction holds.
+        // The first member is all the transaction holds: it read nothing
+        // uncommitted.
         g.bare = false;
         g.rollback().await;
         return Settled::Done(Ok(()));
@@ -187,9 +204,12 @@ async fn settle(mut g: OwnedMutexGuard<Batch>, waiting: Arc<AtomicUsize>, keep: 
     if keep && !g.poisoned {
         g.joined += 1;
     }
+    if leave == Leave::UndoAndWait && g.joined == 0 && !g.poisoned {
+        return Settled::Done(Ok(()));
+    }
     let more = waiting.load(Ordering::SeqCst) > 0 && g.joined < MAX_BATCH && !g.poisoned;
     if more {
-        if !keep {
+        if leave == Leave::Undo {
             return Settled::Done(Ok(()));
         }
         let (tx, rx) = oneshot::channel();
@@ -197,7 +217,11 @@ async fn settle(mut g: OwnedMutexGuard<Batch>, waiting: Arc<AtomicUsize>, keep: 
         return Settled::Pending(rx, g.generation);
     }
     let outcome = g.finish().await;
-    Settled::Done(if keep { outcome } else { Ok(()) })
+    Settled::Done(if leave == Leave::Undo {
+        Ok(())
+    } else {
+        outcome
+    })
 }
 
 impl Writer {
@@ -236,8 +260,12 @@ impl Writer {
                 g.open = true;
                 g.generation += 1;
                 g.bare = true;
+            } else if let Err(e) = exec(&mut g.conn, "SAVEPOINT member").await {
+                // Those already in the batch are not left waiting for a
+                // writer that will not come.
+                let _ = g.finish().await;
+                return Err(db(e));
             } else {
-                exec(&mut g.conn, "SAVEPOINT member").await.map_err(db)?;
                 g.savepoint = true;
             }
             Ok(Member {
@@ -265,12 +293,22 @@ impl Member {
     }
 
     /// Keep this member's writes and return once they are committed.
-    pub(crate) async fn commit(mut self) -> Result<(), StoreError> {
+    pub(crate) async fn commit(self) -> Result<(), StoreError> {
+        self.leave(Leave::Keep).await
+    }
+
+    /// Undo this member's writes, and return once what it read is durable:
+    /// for an answer that wrote nothing but rests on what it read.
+    pub(crate) async fn finish_read(self) -> Result<(), StoreError> {
+        self.leave(Leave::UndoAndWait).await
+    }
+
+    async fn leave(mut self, leave: Leave) -> Result<(), StoreError> {
         let Some(g) = self.guard.take() else {
             return Err(StoreError::Backend("a settled write was used again".into()));
         };
         let waiting = self.waiting.clone();
-        let settled = tokio::spawn(settle(g, waiting, true))
+        let settled = tokio::spawn(settle(g, waiting, leave))
             .await
             .map_err(StoreError::backend)?;
         let (mut rx, generation) = match settled {
@@ -310,7 +348,7 @@ impl Drop for Member {
         if let Ok(rt) = tokio::runtime::Handle::try_current() {
             let waiting = self.waiting.clone();
             rt.spawn(async move {
-                let _ = settle(g, waiting, false).await;
+                let _ = settle(g, waiting, Leave::Undo).await;
             });
         }
     }
@@ -396,6 +434,34 @@ mod tests {
         c.commit().await.unwrap();
         d.await.unwrap().unwrap();
         assert_eq!(committed(&mut reader).await, vec![1, 3, 4]);
+        cleanup(&path);
+    }
+
+    /// A member that wrote nothing but read an earlier member's uncommitted
+    /// write (a replay) is answered only once that write is committed.
+    #[tokio::test]
+    async fn an_answer_resting_on_an_uncommitted_read_waits_for_the_commit() {
+        let (w, mut reader, path) = writer().await;
+        let w = Arc::new(w);
+        let mut a = w.begin().await.unwrap();
+        insert(&mut a, 1).await;
+        let w2 = w.clone();
+        let b = tokio::spawn(async move { w2.begin().await });
+        while w.waiting.load(Ordering::SeqCst) == 0 {
+            tokio::task::yield_now().await;
+        }
+        let a_done = tokio::spawn(a.commit());
+        let mut b = b.await.unwrap().unwrap();
+        let seen: Vec<i64> = sqlx::query_scalar("SELECT v FROM t")
+            .fetch_all(b.conn().unwrap())
+            .await
+            .unwrap();
+        assert_eq!(seen, vec![1]);
+        assert_eq!(committed(&mut reader).await, Vec::<i64>::new());
+        insert(&mut b, 2).await;
+        b.finish_read().await.unwrap();
+        assert_eq!(committed(&mut reader).await, vec![1]);
+        a_done.await.unwrap().unwrap();
         cleanup(&path);
     }
 

@@ -374,6 +374,10 @@ impl CloseTx for Tx {
     async fn commit(self) -> Result<(), StoreError> {
         self.0.commit().await
     }
+
+    async fn finish_read(self) -> Result<(), StoreError> {
+        self.0.finish_read().await
+    }
 }
 
 async fn write_focus(

@@ -226,6 +226,14 @@ pub trait CloseTx: Send + Sized {
         at: DateTime<Utc>,
     ) -> Result<(), StoreError>;
     async fn commit(self) -> Result<(), StoreError>;
+    /// End a transaction whose answer wrote nothing but rests on what it read
+    /// (a replay, a dry run): its writes, if any, are undone. A backend whose
+    /// transactions may read writes not yet committed (SQLite's group commit)
+    /// returns once those are durable, so no answer rests on a write that is
+    /// then lost.
+    async fn finish_read(self) -> Result<(), StoreError> {
+        Ok(())
+    }
 }
 
 /// A receipt draft for a call on `tool`.
@@ -258,7 +266,9 @@ pub async fn refuse<T: CloseTx, R>(
     draft: ReceiptDraft,
     err: DomainError,
 ) -> Result<R, StoreError> {
-    if !dry_run {
+    if dry_run {
+        tx.finish_read().await?;
+    } else {
         tx.ensure_tenant(&caller.tenant).await?;
         commit_with_receipt(tx, caller, draft).await?;
     }
@@ -321,7 +331,10 @@ pub async fn close<T: CloseTx>(
     };
     // Step 3.
     match rules::check_open_or_replay(&session, close_record.as_ref(), &req.digest) {
-        Ok(Some(stored)) => return Ok(as_replay(stored, Some(&found))),
+        Ok(Some(stored)) => {
+            tx.finish_read().await?;
+            return Ok(as_replay(stored, Some(&found)));
+        }
         Ok(None) => {}
         Err(e) => return refuse(tx, caller, req.dry_run, draft(Err(&e)), e).await,
     }
@@ -363,7 +376,7 @@ pub async fn close<T: CloseTx>(
     let remaining = open_agent_sessions - 1;
 
     if req.dry_run {
-        drop(tx);
+        tx.finish_read().await?;
         // As the real call would count: a relay that applies opens one more.
         let would_open = kind == CloseKind::Relay
             && matches!(outcome, FocusOutcome::Applied | FocusOutcome::Unchanged);
@@ -487,7 +500,10 @@ pub async fn abandon<T: CloseTx>(
             Err(e) => return refuse(tx, caller, req.dry_run, draft(Err(&e)), e).await,
         };
     match rules::check_open_or_replay(&session, close_record.as_ref(), &req.digest) {
-        Ok(Some(stored)) => return Ok(as_replay(stored, None)),
+        Ok(Some(stored)) => {
+            tx.finish_read().await?;
+            return Ok(as_replay(stored, None));
+        }
         Ok(None) => {}
         Err(e) => return refuse(tx, caller, req.dry_run, draft(Err(&e)), e).await,
     }
@@ -507,6 +523,7 @@ pub async fn abandon<T: CloseTx>(
     };
     let value = serde_json::to_value(result).map_err(StoreError::backend)?;
     if req.dry_run {
+        tx.finish_read().await?;
         return Ok(value);
     }
     tx.apply_close(tenant, &session, None, &req.digest, &value)
