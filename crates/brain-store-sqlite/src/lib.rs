@@ -302,7 +302,7 @@ impl Store for SqliteStore {
         connection_id: &str,
     ) -> Result<Option<ConnectionRecord>, StoreError> {
         reads::connection_get(
-            &self.pool,
+            self,
             tenant,
             connection_id,
             self.settings.connection_idle_secs,
@@ -315,7 +315,7 @@ impl Store for SqliteStore {
         tenant: &TenantId,
         connection_id: &str,
     ) -> Result<(), StoreError> {
-        reads::connection_close(&self.pool, tenant, connection_id).await
+        reads::connection_close(self, tenant, connection_id).await
     }
 
     async fn connection_open_count(
@@ -337,7 +337,7 @@ impl Store for SqliteStore {
     }
 
     async fn connection_expire(&self) -> Result<Vec<(TenantId, String)>, StoreError> {
-        reads::connection_expire(&self.pool, self.settings.connection_idle_secs).await
+        reads::connection_expire(self, self.settings.connection_idle_secs).await
     }
 
     async fn session_started_on(

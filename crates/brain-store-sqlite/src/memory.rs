@@ -448,8 +448,9 @@ pub(crate) async fn generate_daily_briefs(
         else {
             continue;
         };
-        let mut conn = store.pool.acquire().await.map_err(db)?;
-        let a = activity(&mut conn, &tenant, &project, since).await?;
+        // Read and written in one write, through the writer's queue.
+        let mut tx = store.write_tx().await?;
+        let a = activity(tx.conn()?, &tenant, &project, since).await?;
         if a.is_empty() {
             continue;
         }
@@ -462,9 +463,10 @@ pub(crate) async fn generate_daily_briefs(
         .bind(day.to_string())
         .bind(daily_brief_text(&project, day, &a))
         .bind(micros(now))
-        .execute(&mut *conn)
+        .execute(tx.conn()?)
         .await
         .map_err(db)?;
+        tx.commit().await?;
         written += usize::try_from(done.rows_affected()).unwrap_or(0);
     }
     Ok(written)

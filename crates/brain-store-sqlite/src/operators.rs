@@ -208,15 +208,20 @@ pub(crate) async fn token_revoke(
         "UPDATE shared_tokens SET revoked_at = ?3 WHERE tenant_id = ?1 AND name = ?2 \
          AND revoked_at IS NULL RETURNING {TOKEN_COLUMNS}"
     );
+    let mut tx = store.write_tx().await?;
     let row = sqlx::query(&sql)
         .bind(tenant.as_str())
         .bind(name)
         .bind(micros(now_micros()))
-        .fetch_optional(&store.pool)
+        .fetch_optional(tx.conn()?)
         .await
         .map_err(db)?;
     match row {
-        Some(r) => token(&r),
+        Some(r) => {
+            let t = token(&r)?;
+            tx.commit().await?;
+            Ok(t)
+        }
         None => Err(DomainError::new(
             ErrorCode::NotFound,
             "no live shared token with this name in this tenant",

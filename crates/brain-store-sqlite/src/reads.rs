@@ -85,7 +85,7 @@ pub(crate) async fn insert_connection(
 
 /// Close a connection's tracer session (on DELETE or expiry).
 async fn close_tracer(
-    pool: &SqlitePool,
+    conn: &mut sqlx::SqliteConnection,
     tenant: &TenantId,
     tracer: Option<SessionId>,
 ) -> Result<(), StoreError> {
@@ -98,7 +98,7 @@ async fn close_tracer(
     .bind(tenant.as_str())
     .bind(tracer.as_uuid())
     .bind(micros(now))
-    .execute(pool)
+    .execute(conn)
     .await
     .map_err(db)?;
     Ok(())
@@ -106,12 +106,17 @@ async fn close_tracer(
 
 /// Look a connection up, closing or touching it as
 /// [`brain_core::operators::connection_upkeep`] decides.
+///
+/// The lookup reads from the pool; a touch or close goes through the one
+/// writer's queue (and its batch), where a write on a pool connection would
+/// wait in SQLite's busy handler while a batch is open.
 pub(crate) async fn connection_get(
-    pool: &SqlitePool,
+    store: &SqliteStore,
     tenant: &TenantId,
     connection_id: &str,
     idle_secs: i64,
 ) -> Result<Option<ConnectionRecord>, StoreError> {
+    let pool = &store.pool;
     let row = sqlx::query(
         "SELECT credential_kind, credential_id, role, closed_at, last_seen_at, init_params, tracer_session_id \
          FROM mcp_connections WHERE tenant_id = ?1 AND connection_id = ?2",
@@ -150,10 +155,11 @@ pub(crate) async fn connection_get(
     let now = now_micros();
     match connection_upkeep(last_seen, now, idle_secs) {
         ConnectionUpkeep::Close => {
-            connection_close(pool, tenant, connection_id).await?;
+            connection_close(store, tenant, connection_id).await?;
             record.closed = true;
         }
         ConnectionUpkeep::Touch => {
+            let mut tx = store.write_tx().await?;
             sqlx::query(
                 "UPDATE mcp_connections SET last_seen_at = ?3 \
                  WHERE tenant_id = ?1 AND connection_id = ?2 AND closed_at IS NULL",
@@ -161,20 +167,23 @@ pub(crate) async fn connection_get(
             .bind(tenant.as_str())
             .bind(connection_id)
             .bind(micros(now))
-            .execute(pool)
+            .execute(tx.conn()?)
             .await
             .map_err(db)?;
+            tx.commit().await?;
         }
         ConnectionUpkeep::Keep => {}
     }
     Ok(Some(record))
 }
 
+/// Close a connection and its tracer session, in one write.
 pub(crate) async fn connection_close(
-    pool: &SqlitePool,
+    store: &SqliteStore,
     tenant: &TenantId,
     connection_id: &str,
 ) -> Result<(), StoreError> {
+    let mut tx = store.write_tx().await?;
     let tracer: Option<Option<uuid::Uuid>> = sqlx::query_scalar(
         "UPDATE mcp_connections SET closed_at = COALESCE(closed_at, ?3) \
          WHERE tenant_id = ?1 AND connection_id = ?2 RETURNING tracer_session_id",
@@ -182,10 +191,16 @@ pub(crate) async fn connection_close(
     .bind(tenant.as_str())
     .bind(connection_id)
     .bind(micros(now_micros()))
-    .fetch_optional(pool)
+    .fetch_optional(tx.conn()?)
     .await
     .map_err(db)?;
-    close_tracer(pool, tenant, tracer.flatten().map(SessionId::from_uuid)).await
+    close_tracer(
+        tx.conn()?,
+        tenant,
+        tracer.flatten().map(SessionId::from_uuid),
+    )
+    .await?;
+    tx.commit().await
 }
 
 /// Open connections of one credential that are still within the idle limit.
@@ -215,10 +230,11 @@ pub(crate) async fn connection_open_count(
 
 /// Close every connection unused past the idle limit, and its tracer.
 pub(crate) async fn connection_expire(
-    pool: &SqlitePool,
+    store: &SqliteStore,
     idle_secs: i64,
 ) -> Result<Vec<(TenantId, String)>, StoreError> {
     let now = now_micros();
+    let mut tx = store.write_tx().await?;
     let rows = sqlx::query(
         "UPDATE mcp_connections SET closed_at = ?1 \
          WHERE closed_at IS NULL AND last_seen_at <= ?2 \
@@ -226,7 +242,7 @@ pub(crate) async fn connection_expire(
     )
     .bind(micros(now))
     .bind(micros(now - chrono::Duration::seconds(idle_secs)))
-    .fetch_all(pool)
+    .fetch_all(tx.conn()?)
     .await
     .map_err(db)?;
     let mut closed = Vec::with_capacity(rows.len());
@@ -237,9 +253,10 @@ pub(crate) async fn connection_expire(
         };
         let id: String = row.try_get("connection_id").map_err(db)?;
         let tracer: Option<uuid::Uuid> = row.try_get("tracer_session_id").map_err(db)?;
-        close_tracer(pool, &tenant, tracer.map(SessionId::from_uuid)).await?;
+        close_tracer(tx.conn()?, &tenant, tracer.map(SessionId::from_uuid)).await?;
         closed.push((tenant, id));
     }
+    tx.commit().await?;
     Ok(closed)
 }
 
