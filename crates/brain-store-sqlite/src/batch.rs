@@ -256,7 +256,14 @@ impl Writer {
                 let _ = g.finish().await;
             }
             if !g.open {
-                exec(&mut g.conn, "BEGIN IMMEDIATE").await.map_err(db)?;
+                if let Err(e) = exec(&mut g.conn, "BEGIN IMMEDIATE").await {
+                    // A transaction the flags lost (a ROLLBACK that failed)
+                    // would refuse every BEGIN from now on: end it, once.
+                    if exec(&mut g.conn, "ROLLBACK").await.is_err() {
+                        return Err(db(e));
+                    }
+                    exec(&mut g.conn, "BEGIN IMMEDIATE").await.map_err(db)?;
+                }
                 g.open = true;
                 g.generation += 1;
                 g.bare = true;
@@ -462,6 +469,25 @@ mod tests {
         b.finish_read().await.unwrap();
         assert_eq!(committed(&mut reader).await, vec![1]);
         a_done.await.unwrap().unwrap();
+        cleanup(&path);
+    }
+
+    /// A transaction left open behind the flags' back (a ROLLBACK that
+    /// failed) is ended by the next writer instead of refusing every BEGIN.
+    #[tokio::test]
+    async fn a_transaction_the_flags_lost_is_ended_not_wedged() {
+        let (w, mut reader, path) = writer().await;
+        {
+            let mut g = w.conn.lock().await;
+            exec(&mut g.conn, "BEGIN IMMEDIATE").await.unwrap();
+            exec(&mut g.conn, "INSERT INTO t (v) VALUES (9)")
+                .await
+                .unwrap();
+        }
+        let mut a = w.begin().await.unwrap();
+        insert(&mut a, 1).await;
+        a.commit().await.unwrap();
+        assert_eq!(committed(&mut reader).await, vec![1]);
         cleanup(&path);
     }
 
