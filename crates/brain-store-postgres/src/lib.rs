@@ -307,19 +307,18 @@ impl Store for PgStore {
         project: &ProjectKey,
     ) -> Result<(Focus, Vec<(SlotName, Revision)>), StoreError> {
         // One statement for both: the base focus ('' sorts first) with its
-        // body, the slots with their revisions only.
-        let mut tx = self.scoped(tenant).await?;
+        // body, the slots with their revisions only. The function scopes its
+        // own statement to the tenant (migration 0008), so the read is one
+        // round trip instead of BEGIN, the query and COMMIT.
         let found = sqlx::query(
-            "SELECT slot, CASE WHEN slot = '' THEN body ELSE '' END AS body, revision, updated_at, \
-             updated_by_session FROM focus_bodies WHERE tenant_id = $1 AND project = $2 \
-             ORDER BY slot LIMIT 201",
+            "SELECT slot, body, revision, updated_at, updated_by_session \
+             FROM brain_focus_with_slots($1, $2)",
         )
         .bind(tenant.as_str())
         .bind(project.as_str())
-        .fetch_all(&mut *tx)
+        .fetch_all(&self.pool)
         .await
         .map_err(db)?;
-        tx.commit().await.map_err(db)?;
         brain_core::store::focus_and_slots(found.iter().map(|r| {
             let slot: String = sqlx::Row::try_get(r, "slot").map_err(db)?;
             Ok((slot, rows::focus(r)?))
