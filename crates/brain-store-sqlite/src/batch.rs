@@ -402,13 +402,11 @@ mod tests {
         }
     }
 
-    /// A member that another writer waits behind is not answered until the
-    /// batch commits; the one behind it going away undoes only its own write
-    /// and still commits the first.
-    #[tokio::test]
-    async fn a_batch_commits_its_kept_members_and_drops_the_rest() {
-        let (w, mut reader, path) = writer().await;
-        let w = Arc::new(w);
+    /// A member that wrote 1 and committed while another writer waited
+    /// (so its commit is pending), and that writer, now holding the batch.
+    async fn one_kept_one_behind(
+        w: &Arc<Writer>,
+    ) -> (tokio::task::JoinHandle<Result<(), StoreError>>, Member) {
         let mut a = w.begin().await.unwrap();
         insert(&mut a, 1).await;
         let w2 = w.clone();
@@ -417,7 +415,17 @@ mod tests {
             tokio::task::yield_now().await;
         }
         let a_done = tokio::spawn(a.commit());
-        let mut b = b.await.unwrap().unwrap();
+        (a_done, b.await.unwrap().unwrap())
+    }
+
+    /// A member that another writer waits behind is not answered until the
+    /// batch commits; the one behind it going away undoes only its own write
+    /// and still commits the first.
+    #[tokio::test]
+    async fn a_batch_commits_its_kept_members_and_drops_the_rest() {
+        let (w, mut reader, path) = writer().await;
+        let w = Arc::new(w);
+        let (a_done, mut b) = one_kept_one_behind(&w).await;
         // A is in the batch, waiting for B: nothing is committed yet.
         assert!(!a_done.is_finished());
         assert_eq!(committed(&mut reader).await, Vec::<i64>::new());
@@ -450,15 +458,7 @@ mod tests {
     async fn an_answer_resting_on_an_uncommitted_read_waits_for_the_commit() {
         let (w, mut reader, path) = writer().await;
         let w = Arc::new(w);
-        let mut a = w.begin().await.unwrap();
-        insert(&mut a, 1).await;
-        let w2 = w.clone();
-        let b = tokio::spawn(async move { w2.begin().await });
-        while w.waiting.load(Ordering::SeqCst) == 0 {
-            tokio::task::yield_now().await;
-        }
-        let a_done = tokio::spawn(a.commit());
-        let mut b = b.await.unwrap().unwrap();
+        let (a_done, mut b) = one_kept_one_behind(&w).await;
         let seen: Vec<i64> = sqlx::query_scalar("SELECT v FROM t")
             .fetch_all(b.conn().unwrap())
             .await
