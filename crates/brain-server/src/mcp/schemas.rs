@@ -127,7 +127,7 @@ pub fn briefing() -> Value {
                 "properties": {"name": {"type": "string"}, "revision": {"type": "integer"}},
                 "required": ["name", "revision"]
             },
-            "executive_state": {"type": ["object", "null"]},
+            "executive_state": {"type": ["object", "null"], "description": "brain_document_put's body, parsed."},
             "brief": {
                 "type": ["object", "null"],
                 "description": "The server's daily digest; stale after 26 h.",
@@ -145,7 +145,7 @@ pub fn briefing() -> Value {
             "recall": {
                 "type": "array",
                 "description": "For executive_state's first 3 missions.",
-                "items": {"type": "object", "properties": {"mission": {"type": "string"}, "artifacts": {"type": "array"}}, "required": ["mission", "artifacts"]}
+                "items": {"type": "object", "properties": {"mission": {"type": "string"}, "artifacts": {"type": "array", "description": "brain_remember's artifacts."}}, "required": ["mission", "artifacts"]}
             },
             "inbox_count": {"type": "integer"},
             "sync_note": {"type": ["string", "null"]},
@@ -188,12 +188,12 @@ pub fn end_properties() -> serde_json::Map<String, Value> {
         "focus_outcome": {"type": "string", "enum": ["applied", "unchanged", "conflict"]},
         "focus_at_end": focus_ref(Some("As this end left it, or found it on conflict.")),
         "focus_revision_at_end": {"type": "integer"},
-        "current_focus": {"type": ["string", "null"], "description": "Set on a replay after others wrote."},
-        "current_focus_revision": {"type": "integer", "description": "Now; moved only on a replay."},
+        "current_focus": {"type": ["string", "null"], "description": "The body now if a replay finds others wrote since, else null."},
+        "current_focus_revision": {"type": "integer", "description": "The revision now; past focus_revision_at_end only on such a replay."},
         "focus_diff": {"type": "string", "description": "Old to new; on conflict yours to current."},
         "unattributed_in_window": {
             "type": "object",
-            "description": "Artifacts of no session made meanwhile.",
+            "description": "Artifacts recorded without session_id while it was open: fold what matters into your focus.",
             "properties": {
                 "count": {"type": "integer"},
                 "ids": {"type": "array", "items": {"type": "string"}, "maxItems": 20}

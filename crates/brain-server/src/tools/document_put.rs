@@ -11,7 +11,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_document_put";
 
-const DESCRIPTION: &str = "Replace a whole project document under compare-and-swap. Decisions taken go to brain_remember. A stale revision is refused (document_conflict, 409, details.current_revision), also on a retry whose answer was lost: reread; if the body is yours it landed, else merge and put again. A malformed executive_state is invalid_argument.";
+const DESCRIPTION: &str = "Replace a whole project document under compare-and-swap. Standing aims go in executive_state, the next step in the focus (brain_session_end), decisions taken in brain_remember. A stale revision is refused (document_conflict, 409, details.current_revision), also on a retry whose answer was lost: reread; if the body is yours it landed, else merge and put again. A malformed executive_state is invalid_argument.";
 
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -43,7 +43,7 @@ pub struct Args {
     /// Only for mental_model, where it is required; a name not in briefing.mental_models creates one.
     #[serde(default)]
     pub name: Option<String>,
-    /// The whole new body; for executive_state a JSON object as a string, {"objective": string, "missions": [string or {"title": string}], "pending_decisions": [same]} (all required), whose first 3 missions drive the briefing's recall.
+    /// The whole new body; for executive_state a JSON object as a string, {"objective": string, "missions": [string or {"title": string}], "pending_decisions": [same]} (all required).
     pub body: String,
     /// The current revision (0 if never written), from brain_document_get or document_conflict.
     pub expected_revision: i64,
@@ -54,11 +54,11 @@ pub fn document_schema() -> Value {
         "type": "object",
         "properties": {
             "kind": {"type": "string", "enum": ["executive_state", "critique", "sync_note", "mental_model"]},
-            "name": {"type": "string"},
+            "name": {"type": "string", "description": "Empty but for mental_model."},
             "body": {"type": "string"},
             "revision": {"type": "integer"},
             "updated_at": {"type": ["string", "null"]},
-            "updated_by": {"type": ["string", "null"]}
+            "updated_by": {"type": ["string", "null"], "description": "The writer credential's subject."}
         },
         "required": ["kind", "name", "body", "revision", "updated_at", "updated_by"]
     })

@@ -161,8 +161,12 @@ fn inline_defs(v: &mut Value, defs: &JsonObject) {
 fn constrained(tool: &str, mut schema: JsonObject) -> JsonObject {
     // tools/list is read by every model on every connection: no meta-schema
     // URL, no Rust integer formats, no `$defs` indirection, nothing that goes
-    // without saying (flags default to false, lists to empty).
+    // without saying (flags default to false, lists to empty). Unknown
+    // arguments are still refused (serde's deny_unknown_fields, named by
+    // args::parse_tool); the instructions say so once instead of sixteen
+    // `additionalProperties: false`.
     schema.remove("$schema");
+    schema.remove("additionalProperties");
     if let Some(Value::Object(defs)) = schema.remove("$defs") {
         let mut whole = Value::Object(std::mem::take(&mut schema));
         inline_defs(&mut whole, &defs);

@@ -10,7 +10,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_receipts";
 
-const DESCRIPTION: &str = "List your tenant's receipts, oldest first (newest with before_seq): one per mutating call that passed validation, refused or not (not dry runs or replays). Audit who changed what (focus diffs: brain_focus_history). ledger_tip is the chain's newest receipt, whatever the filters; prev_hash links across filters.";
+const DESCRIPTION: &str = "List your tenant's receipts, oldest first (newest with before_seq): one per mutating call that passed validation, refused or not (not resume, dry runs or replays). Audit who changed what (focus diffs: brain_focus_history). ledger_tip and prev_hash ignore the filters.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -24,7 +24,7 @@ pub struct Args {
     /// Seq above this: next_since of the previous page.
     #[serde(default)]
     pub since_seq: Option<i64>,
-    /// Newest first, seq below this (and above since_seq): next_before; 2^53 for the newest page.
+    /// Newest first, seq below this (and above since_seq): next_before; 9007199254740992 for the newest page.
     #[serde(default)]
     pub before_seq: Option<i64>,
     /// Receipts per page.
@@ -50,14 +50,14 @@ pub fn definition() -> Tool {
                         "project": {"type": ["string", "null"]},
                         "session_id": {"type": ["string", "null"], "description": "Else the connection's tracer session."},
                         "credential_kind": {"type": "string", "enum": ["jwt", "shared_token", "stdio"]},
-                        "subject": {"type": "string"},
-                        "token_id": {"type": ["string", "null"]},
+                        "subject": {"type": "string", "description": "The caller credential's."},
+                        "token_id": {"type": ["string", "null"], "description": "The JWT's jti."},
                         "connection_id": {"type": ["string", "null"], "description": "Another connection's as fp_ fingerprint."},
                         "elevated": {"type": "boolean"},
                         "outcome": {"type": "string", "description": "ok, conflict or an error code."},
                         "request_digest": {"type": "string", "description": "SHA-256 of the canonical JSON arguments."},
                         "prev_hash": {"type": "string"},
-                        "hash": {"type": "string", "description": "SHA-256 of the stored receipt (raw connection_id) minus hash, as sorted-key JSON."}
+                        "hash": {"type": "string"}
                     },
                     "required": ["receipt_id", "tenant", "seq", "at", "tool", "project", "session_id", "credential_kind",
                                  "subject", "token_id", "connection_id", "elevated", "outcome", "request_digest", "prev_hash", "hash"]

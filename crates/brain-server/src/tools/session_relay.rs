@@ -7,7 +7,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_relay";
 
-const DESCRIPTION: &str = "Hand a bound session's slot to a successor: this session closes as relayed, writing next_focus into the slot under brain_session_end's checks, and a new session bound to the slot opens for to_client_key, to resume by new_session.session_id. Unbound: relay_requires_slot (409). A stale revision closes this session as conflicted and opens none (new_session null): start anew and merge into slot.body. No successor: brain_session_end.";
+const DESCRIPTION: &str = "Hand a bound session's slot to a successor: this session closes as relayed, writing next_focus into the slot under brain_session_end's checks, and a new session bound to the slot opens for to_client_key: give new_session.session_id to the receiver (e.g. in sync_note), who resumes it. Unbound: relay_requires_slot (409). A stale revision closes this session as conflicted and opens none (new_session null): start anew and merge into slot.body. No successor: brain_session_end.";
 
 session_end::end_args!(Args {
     /// The receiving client's client_key; the new session is opened for it.
@@ -34,10 +34,7 @@ impl Args {
 /// The relay's own words for the fields it shares with brain_session_end
 /// (whose argument struct it flattens): the same field means a slot here.
 const PARAMS: &[(&str, &str)] = &[
-    (
-        "session_id",
-        "The open, bound session whose slot is handed on.",
-    ),
+    ("session_id", "The open, bound session."),
     ("expected_client_key", "This session's client_key."),
     ("summary", "As for brain_session_end."),
     (
@@ -51,15 +48,16 @@ const PARAMS: &[(&str, &str)] = &[
     ("nothing_to_capture_reason", "As for brain_session_end."),
     (
         "allow_focus_shrink",
-        "Lift the 70% guard: only an operator- or relay-role JWT may (no elevation needed); others get focus_shrink_override_refused (403).",
+        "Lift the 70% guard: operator- or relay-role JWTs only, no elevation needed; else focus_shrink_override_refused (403).",
     ),
     ("dry_run", "Preview only."),
     ("to_client_key", "The receiver's client_key (may be yours)."),
 ];
 
 pub fn definition() -> Tool {
-    // End's fields are typed once, in brain_session_end's schema; the slot
-    // carries the body and revision end's focus_at_end would, so it is left out.
+    // End's fields are typed once, in brain_session_end's schema (tools/list
+    // has no room for a second copy); the slot carries the body and revision
+    // end's focus_at_end would, so that one is left out.
     let props = schemas::props(json!({
         "session": schemas::session_ref(),
         "new_session": {"type": ["object", "null"]},
@@ -74,7 +72,7 @@ pub fn definition() -> Tool {
     let mut output = (*schemas::output(props, &required)).clone();
     output.insert(
         "description".into(),
-        json!("Plus brain_session_end's fields but focus_at_end."),
+        json!("Plus brain_session_end's fields, typed as there, but focus_at_end."),
     );
     let mut tool = define::<Args>(
         NAME,

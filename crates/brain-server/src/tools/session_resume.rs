@@ -17,7 +17,7 @@ const DESCRIPTION: &str = "Reattach to an open session and get a fresh briefing:
 pub struct Args {
     /// From brain_session_start, briefing.recovery or a relay's new_session.
     pub session_id: String,
-    /// The session's client_key.
+    /// The session's client_key (after a relay: to_client_key).
     pub expected_client_key: String,
 }
 

@@ -10,16 +10,16 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_start";
 
-const DESCRIPTION: &str = "Open a new working session in a project and get its briefing. If you hold an open session, resume it instead. If briefing.recovery is set, your newest other open session here is waiting: resume the one to keep (ledger_size shows its work) and abandon the other (this or recovery's).";
+const DESCRIPTION: &str = "Open a new working session in a project and get its briefing. If you hold an open session, resume it instead. If briefing.recovery is set, your newest other open session here is waiting: resume the one to keep and abandon the other (this or recovery's).";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// Project to work in (_mcp, _runtime reserved).
+    /// Project to work in; a new name creates it (_mcp, _runtime: invalid_argument).
     pub project: String,
-    /// Your stable identity (a guard, not authentication), expected_client_key later; reuse it after a restart so briefing.recovery finds you.
+    /// A stable name you choose and can rebuild after a restart (e.g. agent@host), so briefing.recovery finds you; later expected_client_key. A guard, not authentication.
     pub client_key: String,
-    /// Slot to bind now: the end then replaces its body, not the base focus.
+    /// Slot to bind now (a new name creates it): the end then replaces its body, not the base focus.
     #[serde(default)]
     pub slot: Option<String>,
 }
