@@ -130,7 +130,7 @@ pub fn briefing() -> Value {
             "executive_state": {"type": ["object", "null"], "description": "brain_document_put's body, parsed."},
             "brief": {
                 "type": ["object", "null"],
-                "description": "The server's daily digest; stale after 26 h.",
+                "description": "Daily digest; stale after 26 h.",
                 "properties": {
                     "body": {"type": "string"},
                     "generated_at": timestamp(),
@@ -189,7 +189,7 @@ pub fn end_properties() -> serde_json::Map<String, Value> {
         "focus_at_end": focus_ref(Some("As this end left it, or found it on conflict.")),
         "focus_revision_at_end": {"type": "integer"},
         "current_focus": {"type": ["string", "null"], "description": "The body now if a replay finds others wrote since, else null."},
-        "current_focus_revision": {"type": "integer", "description": "The revision now; past focus_revision_at_end only on such a replay."},
+        "current_focus_revision": {"type": "integer", "description": "Now; past focus_revision_at_end only on such a replay."},
         "focus_diff": {"type": "string", "description": "Old to new; on conflict yours to current."},
         "unattributed_in_window": {
             "type": "object",

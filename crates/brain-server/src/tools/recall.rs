@@ -12,7 +12,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_recall";
 
-const DESCRIPTION: &str = "Search a project's artifacts by full text, best first, with a rank (1 best) and a snippet (hits in « »); without query, list them newest first, rank 1, snippet the text's start. Use it before deciding or redoing work; not for the focus (brain_focus_get) or documents (brain_document_get).";
+const DESCRIPTION: &str = "Search a project's artifacts by full text, best first, with a 0–1 rank (1 best) and a snippet (hits in « »); without query, list them newest first, rank 1, snippet the text's start. Use it before deciding or redoing work; not for the focus (brain_focus_get) or documents (brain_document_get).";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -13,7 +13,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_list";
 
-const DESCRIPTION: &str = "List a project's agent sessions, newest first, optionally by status. Use it to find open or idle work to resume or abandon, or what recent sessions concluded; one by id is brain_session_get.";
+const DESCRIPTION: &str = "List a project's agent sessions, newest opened first, optionally by status. Use it to find open or idle work to resume or abandon, or what recent sessions concluded; one by id is brain_session_get.";
 
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]

@@ -55,24 +55,28 @@ const PARAMS: &[(&str, &str)] = &[
 ];
 
 pub fn definition() -> Tool {
-    // End's fields are typed once, in brain_session_end's schema (tools/list
-    // has no room for a second copy); the slot carries the body and revision
-    // end's focus_at_end would, so that one is left out.
-    let props = schemas::props(json!({
+    // SPEC §2.5's fields and the end outcome a caller branches on are typed
+    // here; end's other fields ride along, typed once in brain_session_end's
+    // schema (tools/list has no room for a second copy). The slot carries the
+    // body and revision end's focus_at_end would, so that one is left out.
+    let end = schemas::end_properties();
+    let mut props = schemas::props(json!({
         "session": schemas::session_ref(),
         "new_session": {"type": ["object", "null"]},
         "slot": schemas::described(schemas::slot_view(), "As written, or current on conflict."),
     }));
-    let mut required: Vec<&str> = schemas::END_REQUIRED
-        .iter()
-        .copied()
-        .filter(|f| *f != "focus_at_end")
-        .collect();
-    required.extend(["new_session", "slot"]);
+    const TYPED_HERE: [&str; 4] = ["replayed", "dry_run", "would", "focus_outcome"];
+    for field in TYPED_HERE {
+        if let Some(v) = end.get(field) {
+            props.insert(field.into(), v.clone());
+        }
+    }
+    let mut required = vec!["session", "new_session", "slot"];
+    required.extend(TYPED_HERE);
     let mut output = (*schemas::output(props, &required)).clone();
     output.insert(
         "description".into(),
-        json!("Plus brain_session_end's fields, typed as there, but focus_at_end."),
+        json!("Plus brain_session_end's other fields, typed as there, but focus_at_end."),
     );
     let mut tool = define::<Args>(
         NAME,

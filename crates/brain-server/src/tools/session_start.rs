@@ -17,7 +17,7 @@ const DESCRIPTION: &str = "Open a new working session in a project and get its b
 pub struct Args {
     /// Project to work in; a new name creates it (_mcp, _runtime: invalid_argument).
     pub project: String,
-    /// A stable name you choose and can rebuild after a restart (e.g. agent@host), so briefing.recovery finds you; later expected_client_key. A guard, not authentication.
+    /// A stable name you choose (e.g. agent@host) and rebuild after a restart, so briefing.recovery finds you; later expected_client_key. A guard, not authentication.
     pub client_key: String,
     /// Slot to bind now (a new name creates it): the end then replaces its body, not the base focus.
     #[serde(default)]
