@@ -43,7 +43,7 @@ pub struct Args {
     /// Only for mental_model, where it is required; a name not in briefing.mental_models creates one.
     #[serde(default)]
     pub name: Option<String>,
-    /// The whole new body; for executive_state a JSON object as a string, {"objective": string, "missions": [string or {"title": string}], "pending_decisions": [same]} (all required).
+    /// The whole new body; for executive_state a JSON object as a string, {"objective": string, "missions": [string or {"title": string}], "pending_decisions": [same]} (all required; other keys kept).
     pub body: String,
     /// The current revision (0 if never written), from brain_document_get or document_conflict.
     pub expected_revision: i64,

@@ -10,7 +10,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_receipts";
 
-const DESCRIPTION: &str = "List your tenant's receipts, oldest first (newest with before_seq): one per mutating call that passed validation, refused or not (not resume, dry runs or replays). Audit who changed what. ledger_tip and prev_hash ignore the filters.";
+const DESCRIPTION: &str = "List your tenant's receipts, oldest first (newest with before_seq): one per mutating call that passed validation, refused or not (not resume, dry runs or replays). Audit who changed what (focus diffs: brain_focus_history). ledger_tip and prev_hash ignore the filters.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -68,7 +68,7 @@ pub fn definition() -> Tool {
                     "required": ["seq", "hash"]
                 },
                 "next_since": {"type": ["integer", "null"], "description": "Oldest first; null at the end."},
-                "next_before": {"type": ["integer", "null"]}
+                "next_before": {"type": ["integer", "null"], "description": "Newest first; null at the end."}
             })),
             &["receipts", "ledger_tip", "next_since", "next_before"],
         ),

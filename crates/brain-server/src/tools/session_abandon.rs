@@ -24,7 +24,7 @@ pub struct Args {
     /// Must be true unless dry_run, else confirm_required (428).
     #[serde(default)]
     pub confirm: bool,
-    /// Preview only.
+    /// Run all checks, write nothing.
     #[serde(default)]
     pub dry_run: bool,
 }

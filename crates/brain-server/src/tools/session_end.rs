@@ -32,7 +32,7 @@ macro_rules! end_args {
             /// Lift the 70% guard: needs an operator-role JWT with an active elevation, else focus_shrink_override_refused (403).
             #[serde(default)]
             pub allow_focus_shrink: bool,
-            /// Preview only.
+            /// Run all checks, write nothing.
             #[serde(default)]
             pub dry_run: bool,
             $($extra)*

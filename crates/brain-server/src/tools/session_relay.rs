@@ -50,33 +50,24 @@ const PARAMS: &[(&str, &str)] = &[
         "allow_focus_shrink",
         "Lift the 70% guard: operator- or relay-role JWTs only, no elevation needed; else focus_shrink_override_refused (403).",
     ),
-    ("dry_run", "Preview only."),
+    ("dry_run", "Run all checks, write nothing."),
     ("to_client_key", "The receiver's client_key (may be yours)."),
 ];
 
 pub fn definition() -> Tool {
-    // SPEC §2.5's fields and the end outcome a caller branches on are typed
-    // here; end's other fields ride along, typed once in brain_session_end's
-    // schema (tools/list has no room for a second copy). The slot carries the
-    // body and revision end's focus_at_end would, so that one is left out.
-    let end = schemas::end_properties();
-    let mut props = schemas::props(json!({
+    // SPEC §2.5's fields are typed here. End's fields ride along, typed once
+    // in brain_session_end's schema (tools/list has no room for a second
+    // copy), so they are neither typed nor required here; the slot carries
+    // the body and revision end's focus_at_end would, so that one is left out.
+    let props = schemas::props(json!({
         "session": schemas::session_ref(),
         "new_session": {"type": ["object", "null"]},
         "slot": schemas::described(schemas::slot_view(), "As written, or current on conflict."),
     }));
-    const TYPED_HERE: [&str; 4] = ["replayed", "dry_run", "would", "focus_outcome"];
-    for field in TYPED_HERE {
-        if let Some(v) = end.get(field) {
-            props.insert(field.into(), v.clone());
-        }
-    }
-    let mut required = vec!["session", "new_session", "slot"];
-    required.extend(TYPED_HERE);
-    let mut output = (*schemas::output(props, &required)).clone();
+    let mut output = (*schemas::output(props, &["session", "new_session", "slot"])).clone();
     output.insert(
         "description".into(),
-        json!("Plus brain_session_end's other fields, typed as there, but focus_at_end."),
+        json!("Also brain_session_end's fields except focus_at_end, typed there."),
     );
     let mut tool = define::<Args>(
         NAME,
