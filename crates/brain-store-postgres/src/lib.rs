@@ -17,6 +17,7 @@
 
 mod artifacts;
 mod console;
+mod known;
 mod ledger;
 mod lifecycle;
 mod memory;
@@ -54,6 +55,7 @@ pub type PgTx = sqlx::Transaction<'static, sqlx::Postgres>;
 pub struct PgStore {
     pool: PgPool,
     settings: StoreSettings,
+    known: std::sync::Arc<known::KnownProjects>,
 }
 
 impl PgStore {
@@ -93,7 +95,11 @@ impl PgStore {
     }
 
     pub fn from_pool(pool: PgPool, settings: StoreSettings) -> Self {
-        Self { pool, settings }
+        Self {
+            pool,
+            settings,
+            known: Default::default(),
+        }
     }
 
     pub fn pool(&self) -> &PgPool {
@@ -202,7 +208,7 @@ impl Backend for PgStore {
     type Tx = tx::Tx;
 
     async fn write(&self, tenant: &TenantId) -> Result<tx::Tx, StoreError> {
-        Ok(tx::Tx(self.scoped(tenant).await?))
+        Ok(tx::Tx::new(self.scoped(tenant).await?, self.known.clone()))
     }
 
     fn idle_secs(&self) -> i64 {

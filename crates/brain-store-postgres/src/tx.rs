@@ -14,12 +14,31 @@ use brain_core::store::{BriefingSources, LockedClose, Unattributed};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::{PgConnection, Postgres, Row, Transaction};
+use std::sync::Arc;
+
+use crate::known::KnownProjects;
 
 use crate::lifecycle::{insert_session, load_focus, load_session};
 use crate::{db, ledger, memory, operators, rows};
 
 /// A write transaction, as `brain_core::flow` needs it.
-pub struct Tx(pub(crate) Transaction<'static, Postgres>);
+pub struct Tx {
+    conn: Transaction<'static, Postgres>,
+    known: Arc<KnownProjects>,
+    /// The projects this transaction created or found, known to the process
+    /// once it commits (not before: a rollback may undo their creation).
+    ensured: Vec<(String, String)>,
+}
+
+impl Tx {
+    pub(crate) fn new(conn: Transaction<'static, Postgres>, known: Arc<KnownProjects>) -> Self {
+        Self {
+            conn,
+            known,
+            ensured: Vec::new(),
+        }
+    }
+}
 
 #[async_trait]
 impl CloseTx for Tx {
@@ -28,7 +47,7 @@ impl CloseTx for Tx {
         tenant: &TenantId,
         id: SessionId,
     ) -> Result<Option<(Session, Option<CloseRecord>)>, StoreError> {
-        load_session(&mut self.0, tenant, id, true).await
+        load_session(&mut self.conn, tenant, id, true).await
     }
 
     async fn lock_close(
@@ -36,7 +55,7 @@ impl CloseTx for Tx {
         tenant: &TenantId,
         id: SessionId,
     ) -> Result<Option<LockedClose>, StoreError> {
-        lock_close(&mut self.0, tenant, id).await
+        lock_close(&mut self.conn, tenant, id).await
     }
 
     async fn close_counts(
@@ -45,7 +64,7 @@ impl CloseTx for Tx {
         session: &Session,
         until: DateTime<Utc>,
     ) -> Result<(Unattributed, i64), StoreError> {
-        close_counts(&mut self.0, tenant, session, until).await
+        close_counts(&mut self.conn, tenant, session, until).await
     }
 
     async fn focus(
@@ -54,7 +73,7 @@ impl CloseTx for Tx {
         project: &ProjectKey,
         slot: Option<&SlotName>,
     ) -> Result<Focus, StoreError> {
-        load_focus(&mut self.0, tenant, project, slot, false).await
+        load_focus(&mut self.conn, tenant, project, slot, false).await
     }
 
     async fn elevation_active(
@@ -62,11 +81,11 @@ impl CloseTx for Tx {
         caller: &Caller,
         session: SessionId,
     ) -> Result<bool, StoreError> {
-        operators::elevation_active(&mut self.0, caller, session).await
+        operators::elevation_active(&mut self.conn, caller, session).await
     }
 
     async fn ensure_tenant(&mut self, tenant: &TenantId) -> Result<(), StoreError> {
-        ledger::ensure_tenant(&mut self.0, tenant).await
+        ledger::ensure_tenant(&mut self.conn, tenant).await
     }
 
     async fn ensure_project(
@@ -74,7 +93,13 @@ impl CloseTx for Tx {
         tenant: &TenantId,
         project: &ProjectKey,
     ) -> Result<(), StoreError> {
-        ledger::ensure_project(&mut self.0, tenant, project).await
+        if self.known.contains(tenant, project) {
+            return Ok(());
+        }
+        ledger::ensure_project(&mut self.conn, tenant, project).await?;
+        self.ensured
+            .push((tenant.as_str().to_owned(), project.as_str().to_owned()));
+        Ok(())
     }
 
     async fn open_session(
@@ -82,7 +107,13 @@ impl CloseTx for Tx {
         tenant: &TenantId,
         session: &mut Session,
     ) -> Result<Option<Focus>, StoreError> {
-        crate::lifecycle::open_session(&mut self.0, tenant, session).await
+        let focus = crate::lifecycle::open_session(&mut self.conn, tenant, session).await?;
+        // Its statement created the project when missing.
+        self.ensured.push((
+            tenant.as_str().to_owned(),
+            session.project.as_str().to_owned(),
+        ));
+        Ok(focus)
     }
 
     async fn append_receipt(
@@ -91,7 +122,7 @@ impl CloseTx for Tx {
         draft: ReceiptDraft,
         history: Option<FocusWrite<'_>>,
     ) -> Result<Receipt, StoreError> {
-        ledger::append_with(&mut self.0, caller, draft, history).await
+        ledger::append_with(&mut self.conn, caller, draft, history).await
     }
 
     async fn apply_close(
@@ -102,7 +133,7 @@ impl CloseTx for Tx {
         digest: &str,
         result: &Value,
     ) -> Result<(), StoreError> {
-        apply_close(&mut self.0, tenant, session, focus, digest, result).await
+        apply_close(&mut self.conn, tenant, session, focus, digest, result).await
     }
 
     async fn insert_session(
@@ -110,7 +141,7 @@ impl CloseTx for Tx {
         tenant: &TenantId,
         session: &Session,
     ) -> Result<(), StoreError> {
-        insert_session(&mut self.0, tenant, session).await
+        insert_session(&mut self.conn, tenant, session).await
     }
 
     async fn ensure_slot(
@@ -119,7 +150,7 @@ impl CloseTx for Tx {
         project: &ProjectKey,
         slot: &SlotName,
     ) -> Result<(), StoreError> {
-        ledger::ensure_slot(&mut self.0, tenant, project, slot).await
+        ledger::ensure_slot(&mut self.conn, tenant, project, slot).await
     }
 
     async fn set_binding(
@@ -129,7 +160,7 @@ impl CloseTx for Tx {
         slot: &SlotName,
         now: chrono::DateTime<chrono::Utc>,
     ) -> Result<(), StoreError> {
-        crate::lifecycle::set_binding(&mut self.0, tenant, session, slot, now).await
+        crate::lifecycle::set_binding(&mut self.conn, tenant, session, slot, now).await
     }
 
     async fn touch_session(
@@ -138,7 +169,7 @@ impl CloseTx for Tx {
         session: SessionId,
         now: chrono::DateTime<chrono::Utc>,
     ) -> Result<(), StoreError> {
-        crate::lifecycle::touch_session(&mut self.0, tenant, session, now).await
+        crate::lifecycle::touch_session(&mut self.conn, tenant, session, now).await
     }
 
     async fn insert_artifact(
@@ -146,7 +177,7 @@ impl CloseTx for Tx {
         tenant: &TenantId,
         artifact: &brain_core::model::Artifact,
     ) -> Result<(), StoreError> {
-        crate::artifacts::insert_artifact(&mut self.0, tenant, artifact).await
+        crate::artifacts::insert_artifact(&mut self.conn, tenant, artifact).await
     }
 
     async fn briefing_sources(
@@ -154,7 +185,7 @@ impl CloseTx for Tx {
         tenant: &TenantId,
         session: &Session,
     ) -> Result<BriefingSources, StoreError> {
-        crate::lifecycle::briefing_sources(&mut self.0, tenant, session).await
+        crate::lifecycle::briefing_sources(&mut self.conn, tenant, session).await
     }
 
     async fn recall(
@@ -162,7 +193,7 @@ impl CloseTx for Tx {
         tenant: &TenantId,
         q: &brain_core::store::RecallQuery,
     ) -> Result<Vec<brain_core::memory::RecallHit>, StoreError> {
-        crate::memory::recall_in(&mut self.0, tenant, q).await
+        crate::memory::recall_in(&mut self.conn, tenant, q).await
     }
 
     async fn inbox_count(
@@ -170,7 +201,7 @@ impl CloseTx for Tx {
         tenant: &TenantId,
         project: &ProjectKey,
     ) -> Result<i64, StoreError> {
-        crate::memory::inbox_count_in(&mut self.0, tenant, project).await
+        crate::memory::inbox_count_in(&mut self.conn, tenant, project).await
     }
 
     async fn artifact_states(
@@ -187,7 +218,7 @@ impl CloseTx for Tx {
         .bind(tenant.as_str())
         .bind(project.as_str())
         .bind(&uuids)
-        .fetch_all(&mut *self.0)
+        .fetch_all(&mut *self.conn)
         .await
         .map_err(db)?;
         Ok(rows
@@ -217,7 +248,7 @@ impl CloseTx for Tx {
         .bind(&uuids)
         .bind(at)
         .bind(note)
-        .execute(&mut *self.0)
+        .execute(&mut *self.conn)
         .await
         .map_err(db)?;
         Ok(())
@@ -230,7 +261,7 @@ impl CloseTx for Tx {
         kind: DocumentKind,
         name: &str,
     ) -> Result<Document, StoreError> {
-        memory::document_get_in(&mut self.0, tenant, project, kind, name, true).await
+        memory::document_get_in(&mut self.conn, tenant, project, kind, name, true).await
     }
 
     async fn write_document(
@@ -239,7 +270,7 @@ impl CloseTx for Tx {
         project: &ProjectKey,
         doc: &Document,
     ) -> Result<(), StoreError> {
-        memory::write_document(&mut self.0, tenant, project, doc).await
+        memory::write_document(&mut self.conn, tenant, project, doc).await
     }
 
     async fn connection_owner(
@@ -247,11 +278,11 @@ impl CloseTx for Tx {
         tenant: &TenantId,
         connection_id: &str,
     ) -> Result<Option<ConnectionOwner>, StoreError> {
-        operators::connection_owner(&mut self.0, tenant, connection_id).await
+        operators::connection_owner(&mut self.conn, tenant, connection_id).await
     }
 
     async fn insert_elevation(&mut self, caller: &Caller, e: &Elevation) -> Result<(), StoreError> {
-        operators::insert_elevation(&mut self.0, caller, e).await
+        operators::insert_elevation(&mut self.conn, caller, e).await
     }
 
     async fn revoke_elevation(
@@ -260,7 +291,7 @@ impl CloseTx for Tx {
         id: ElevationId,
         at: DateTime<Utc>,
     ) -> Result<Option<Elevation>, StoreError> {
-        operators::revoke_elevation(&mut self.0, caller, id, at).await
+        operators::revoke_elevation(&mut self.conn, caller, id, at).await
     }
 
     async fn insert_connection(
@@ -271,12 +302,21 @@ impl CloseTx for Tx {
         tracer: SessionId,
         at: DateTime<Utc>,
     ) -> Result<(), StoreError> {
-        crate::reads::insert_connection(&mut self.0, caller, connection_id, init_params, tracer, at)
-            .await
+        crate::reads::insert_connection(
+            &mut self.conn,
+            caller,
+            connection_id,
+            init_params,
+            tracer,
+            at,
+        )
+        .await
     }
 
     async fn commit(self) -> Result<(), StoreError> {
-        self.0.commit().await.map_err(db)
+        self.conn.commit().await.map_err(db)?;
+        self.known.add(self.ensured);
+        Ok(())
     }
 }
 
