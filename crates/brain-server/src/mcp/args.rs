@@ -52,6 +52,12 @@ fn shape<T: JsonSchema + 'static>() -> std::sync::Arc<Shape> {
         .clone()
 }
 
+/// Whether `T` refuses arguments it does not name (serde's `deny_unknown_fields`).
+#[cfg(test)]
+pub(crate) fn refuses_unknown<T: JsonSchema + 'static>() -> bool {
+    shape::<T>().closed
+}
+
 /// A tool's arguments into `T`: every missing required argument named at
 /// once, an unknown one named with the list of known ones, and type errors
 /// said as a person would — then [`parse`].

@@ -17,7 +17,7 @@ const DESCRIPTION: &str = "Read one project document with its revision. Use it f
 pub struct Args {
     /// The document's project.
     pub project: String,
-    /// Which to read; the instructions define each.
+    /// Which to read.
     pub document: DocName,
     /// Required for, and only for, mental_model (names: briefing.mental_models); unknown names read as empty.
     #[serde(default)]

@@ -350,14 +350,49 @@ mod tests {
     }
 
     #[test]
+    fn every_tool_refuses_unknown_arguments() {
+        // The input schemas leave `additionalProperties: false` out (tools/list's
+        // budget); the refusal lives in each argument type, checked here.
+        use crate::mcp::args::refuses_unknown as closed;
+        let all = [
+            closed::<session_start::Args>(),
+            closed::<session_bind::Args>(),
+            closed::<session_resume::Args>(),
+            closed::<session_end::Args>(),
+            closed::<session_relay::Args>(),
+            closed::<session_abandon::Args>(),
+            closed::<remember::Args>(),
+            closed::<focus_get::Args>(),
+            closed::<session_get::Args>(),
+            closed::<recall::Args>(),
+            closed::<document_get::Args>(),
+            closed::<document_put::Args>(),
+            closed::<focus_history::Args>(),
+            closed::<session_list::Args>(),
+            closed::<receipts::Args>(),
+            closed::<todo_ack::Args>(),
+            closed::<profiles::brain_core::Args>(),
+        ];
+        assert_eq!(all.len(), definitions().len() + 1);
+        assert!(all.iter().all(|c| *c), "{all:?}");
+    }
+
+    #[test]
     fn tools_list_fits_in_30_kb() {
         // What a client receives as the tools/list result, compact (issue 12):
         // it sits in every model's context on every connection.
         let list = serde_json::json!({ "tools": definitions() });
-        let bytes = serde_json::to_vec(&list)
-            .map(|v| v.len())
-            .unwrap_or(usize::MAX);
-        assert!(bytes <= 30_000, "tools/list is {bytes} bytes");
+        let text = serde_json::to_string(&list).unwrap_or_default();
+        assert!(text.len() <= 30_000, "tools/list is {} bytes", text.len());
+        // Also as a client that escapes non-ASCII (Python's json.dumps) counts it.
+        let escaped: usize = text
+            .chars()
+            .map(|c| if c.is_ascii() { 1 } else { 6 * c.len_utf16() })
+            .sum();
+        assert!(
+            escaped <= 30_000,
+            "tools/list is {escaped} bytes ASCII-escaped"
+        );
     }
 
     #[test]

@@ -12,14 +12,14 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_recall";
 
-const DESCRIPTION: &str = "Search a project's artifacts by full text, best first, with a 0–1 rank (1 best) and a snippet (hits in « »); without query, list them newest first, rank 1, snippet the text's start. Use it before deciding or redoing work; not for the focus (brain_focus_get) or documents (brain_document_get).";
+const DESCRIPTION: &str = "Search a project's artifacts by full text, best first, with a 0-1 rank (1 best) and a snippet (hits in « »); without query, list them newest first, rank 1, snippet the text's start. Use it before deciding or redoing work; not for the focus (brain_focus_get) or documents (brain_document_get).";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
     /// Project to search.
     pub project: String,
-    /// Over artifact text, as in a web search: all words must match, a or b either, -word excludes, "quotes" a phrase; whole words, no stemming.
+    /// Over artifact text, as in a web search: all words must match, a or b matches either, -word excludes, "quotes" a phrase; whole words, no stemming.
     #[serde(default)]
     pub query: Option<String>,
     /// Results per page.

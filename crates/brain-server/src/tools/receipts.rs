@@ -51,7 +51,7 @@ pub fn definition() -> Tool {
                         "session_id": {"type": ["string", "null"], "description": "Else the connection's tracer session."},
                         "credential_kind": {"type": "string", "enum": ["jwt", "shared_token", "stdio"]},
                         "subject": {"type": "string", "description": "The caller credential's."},
-                        "token_id": {"type": ["string", "null"], "description": "The JWT's jti."},
+                        "token_id": {"type": ["string", "null"]},
                         "connection_id": {"type": ["string", "null"], "description": "Another connection's as fp_ fingerprint."},
                         "elevated": {"type": "boolean"},
                         "outcome": {"type": "string", "description": "ok, conflict or an error code."},

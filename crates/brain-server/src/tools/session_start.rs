@@ -15,7 +15,7 @@ const DESCRIPTION: &str = "Open a new working session in a project and get its b
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// Project to work in; a new name creates it (_mcp, _runtime: invalid_argument).
+    /// Project to work in; a new name creates it (_mcp, _runtime reserved: invalid_argument).
     pub project: String,
     /// A stable name you choose (e.g. agent@host) and rebuild after a restart, so briefing.recovery finds you; later expected_client_key. A guard, not authentication.
     pub client_key: String,
