@@ -31,6 +31,10 @@ impl KnownProjects {
         self.with(|s| s.contains(&key))
     }
 
+    pub fn forget_all(&self) {
+        self.with(HashSet::clear);
+    }
+
     /// Called only after the transaction that ensured them committed.
     pub fn add(&self, pairs: Vec<(String, String)>) {
         if pairs.is_empty() {
@@ -61,5 +65,8 @@ mod tests {
         assert!(!k.contains(&other, &p), "keyed by tenant too");
         k.add((0..CAP).map(|i| ("t".to_owned(), i.to_string())).collect());
         assert!(k.with(|s| s.len()) <= CAP);
+        k.add(vec![("t1".into(), "p".into())]);
+        k.forget_all();
+        assert!(!k.contains(&t, &p));
     }
 }

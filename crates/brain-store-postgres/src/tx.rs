@@ -38,6 +38,18 @@ impl Tx {
             ensured: Vec::new(),
         }
     }
+
+    /// A failed write that needs its project's rows (the tip, the project a
+    /// foreign key names) forgets every known project: rows can only vanish
+    /// under a running process by a restore or a failover to a replica that
+    /// lags, and then `ensure_project` must run again. A rare error costs one
+    /// statement per project afterwards, never a wrong answer.
+    fn heal<R>(&self, result: Result<R, StoreError>) -> Result<R, StoreError> {
+        if result.is_err() {
+            self.known.forget_all();
+        }
+        result
+    }
 }
 
 #[async_trait]
@@ -122,7 +134,8 @@ impl CloseTx for Tx {
         draft: ReceiptDraft,
         history: Option<FocusWrite<'_>>,
     ) -> Result<Receipt, StoreError> {
-        ledger::append_with(&mut self.conn, caller, draft, history).await
+        let placed = ledger::append_with(&mut self.conn, caller, draft, history).await;
+        self.heal(placed)
     }
 
     async fn apply_close(
@@ -177,7 +190,8 @@ impl CloseTx for Tx {
         tenant: &TenantId,
         artifact: &brain_core::model::Artifact,
     ) -> Result<(), StoreError> {
-        crate::artifacts::insert_artifact(&mut self.conn, tenant, artifact).await
+        let inserted = crate::artifacts::insert_artifact(&mut self.conn, tenant, artifact).await;
+        self.heal(inserted)
     }
 
     async fn briefing_sources(
@@ -270,7 +284,8 @@ impl CloseTx for Tx {
         project: &ProjectKey,
         doc: &Document,
     ) -> Result<(), StoreError> {
-        memory::write_document(&mut self.conn, tenant, project, doc).await
+        let written = memory::write_document(&mut self.conn, tenant, project, doc).await;
+        self.heal(written)
     }
 
     async fn connection_owner(
