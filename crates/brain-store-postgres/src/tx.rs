@@ -109,8 +109,7 @@ impl CloseTx for Tx {
             return Ok(());
         }
         ledger::ensure_project(&mut self.conn, tenant, project).await?;
-        self.ensured
-            .push((tenant.as_str().to_owned(), project.as_str().to_owned()));
+        self.ensured.push(KnownProjects::key(tenant, project));
         Ok(())
     }
 
@@ -121,10 +120,8 @@ impl CloseTx for Tx {
     ) -> Result<Option<Focus>, StoreError> {
         let focus = crate::lifecycle::open_session(&mut self.conn, tenant, session).await?;
         // Its statement created the project when missing.
-        self.ensured.push((
-            tenant.as_str().to_owned(),
-            session.project.as_str().to_owned(),
-        ));
+        self.ensured
+            .push(KnownProjects::key(tenant, &session.project));
         Ok(focus)
     }
 
