@@ -325,13 +325,41 @@ pub(crate) fn ser_opt_time<S: serde::Serializer>(
     }
 }
 
+/// Elevations listed and shared tokens: written once for the SQL stores
+/// ([`crate::sql::Scope`]).
+#[async_trait]
+pub trait CredentialStore: Send + Sync {
+    /// The caller's active elevations.
+    async fn elevation_list(&self, caller: &Caller) -> Result<Vec<Elevation>, StoreError>;
+
+    /// Create a shared token; the secret is returned once and stored only as a hash.
+    async fn shared_token_create(
+        &self,
+        tenant: &TenantId,
+        name: &str,
+    ) -> Result<(SharedToken, String), StoreError>;
+    async fn shared_token_revoke(
+        &self,
+        tenant: &TenantId,
+        name: &str,
+    ) -> Result<SharedToken, StoreError>;
+    async fn shared_token_list(&self, tenant: &TenantId) -> Result<Vec<SharedToken>, StoreError>;
+    /// The live token with this hash, and its tenant.
+    async fn shared_token_find(
+        &self,
+        token_hash: &str,
+    ) -> Result<Option<(TenantId, SharedToken)>, StoreError>;
+    /// Whether any live shared token exists (a server with no JWT key needs one).
+    async fn shared_token_exists(&self) -> Result<bool, StoreError>;
+}
+
 /// Storage behind one async trait; the server holds an `Arc<dyn Store>` chosen at boot.
 /// Its session calls come from [`crate::writes::SessionWrites`], written once.
 ///
 /// Closing calls (end, relay, abandon) answer the tool's output JSON, because a
 /// replay must answer the stored result of the first call (SPEC §3.5).
 #[async_trait]
-pub trait Store: crate::writes::SessionWrites + Send + Sync + 'static {
+pub trait Store: crate::writes::SessionWrites + CredentialStore + Send + Sync + 'static {
     /// Readiness: the database answers.
     async fn ping(&self) -> Result<(), StoreError>;
     /// Gauges for `/metrics`, across all tenants (operators' view, never a tool's).
@@ -444,29 +472,6 @@ pub trait Store: crate::writes::SessionWrites + Send + Sync + 'static {
         session_id: SessionId,
         limit: i64,
     ) -> Result<Vec<Artifact>, StoreError>;
-
-    /// The caller's active elevations.
-    async fn elevation_list(&self, caller: &Caller) -> Result<Vec<Elevation>, StoreError>;
-
-    /// Create a shared token; the secret is returned once and stored only as a hash.
-    async fn shared_token_create(
-        &self,
-        tenant: &TenantId,
-        name: &str,
-    ) -> Result<(SharedToken, String), StoreError>;
-    async fn shared_token_revoke(
-        &self,
-        tenant: &TenantId,
-        name: &str,
-    ) -> Result<SharedToken, StoreError>;
-    async fn shared_token_list(&self, tenant: &TenantId) -> Result<Vec<SharedToken>, StoreError>;
-    /// The live token with this hash, and its tenant.
-    async fn shared_token_find(
-        &self,
-        token_hash: &str,
-    ) -> Result<Option<(TenantId, SharedToken)>, StoreError>;
-    /// Whether any live shared token exists (a server with no JWT key needs one).
-    async fn shared_token_exists(&self) -> Result<bool, StoreError>;
 
     /// Full-text search over a project's artifacts, best first.
     async fn recall(

@@ -17,26 +17,27 @@
 
 mod artifacts;
 mod console;
+mod dialect;
 mod known;
 mod ledger;
 mod lifecycle;
 mod memory;
-mod operators;
 mod reads;
 mod resources;
-mod rows;
+mod sql;
 mod tx;
 
 use std::time::Duration;
 
+use crate::dialect::Cols;
 use async_trait::async_trait;
 use brain_core::error::StoreError;
 use brain_core::ids::{ProjectKey, SessionId, SlotName, TenantId};
 use brain_core::memory::{Document, DocumentKind, HistoryEntry, RecallHit};
 use brain_core::model::Revision;
 use brain_core::model::{Artifact, Caller, CredentialKind, Focus, Role};
-use brain_core::operators::{Elevation, SharedToken};
 use brain_core::receipt::Receipt;
+use brain_core::sql::Scope;
 use brain_core::store::{
     ConnectionRecord, RecallQuery, ReceiptQuery, SessionDetail, SessionListQuery, Store,
     StoreSettings, StoreStats,
@@ -216,6 +217,20 @@ impl Backend for PgStore {
     }
 }
 
+/// Reads run in a transaction too: row-level security scopes it to a tenant.
+#[async_trait]
+impl Scope for PgStore {
+    type Read = tx::Tx;
+
+    async fn tenant_scope(&self, tenant: &TenantId) -> Result<tx::Tx, StoreError> {
+        Ok(tx::Tx::new(self.scoped(tenant).await?, self.known.clone()))
+    }
+
+    async fn system_scope(&self) -> Result<tx::Tx, StoreError> {
+        Ok(tx::Tx::new(self.system().await?, self.known.clone()))
+    }
+}
+
 #[async_trait]
 impl Store for PgStore {
     async fn stats(&self) -> Result<StoreStats, StoreError> {
@@ -327,7 +342,7 @@ impl Store for PgStore {
         .map_err(db)?;
         brain_core::store::focus_and_slots(found.iter().map(|r| {
             let slot: String = sqlx::Row::try_get(r, "slot").map_err(db)?;
-            Ok((slot, rows::focus(r)?))
+            Ok((slot, brain_core::sql::rows::focus(&Cols(r))?))
         }))
     }
 
@@ -429,41 +444,6 @@ impl Store for PgStore {
         limit: i64,
     ) -> Result<Vec<Artifact>, StoreError> {
         reads::session_ledger(self, tenant, session_id, limit).await
-    }
-
-    async fn elevation_list(&self, caller: &Caller) -> Result<Vec<Elevation>, StoreError> {
-        operators::list(self, caller).await
-    }
-
-    async fn shared_token_create(
-        &self,
-        tenant: &TenantId,
-        name: &str,
-    ) -> Result<(SharedToken, String), StoreError> {
-        operators::token_create(self, tenant, name).await
-    }
-
-    async fn shared_token_revoke(
-        &self,
-        tenant: &TenantId,
-        name: &str,
-    ) -> Result<SharedToken, StoreError> {
-        operators::token_revoke(self, tenant, name).await
-    }
-
-    async fn shared_token_list(&self, tenant: &TenantId) -> Result<Vec<SharedToken>, StoreError> {
-        operators::token_list(self, tenant).await
-    }
-
-    async fn shared_token_find(
-        &self,
-        token_hash: &str,
-    ) -> Result<Option<(TenantId, SharedToken)>, StoreError> {
-        operators::token_find(self, token_hash).await
-    }
-
-    async fn shared_token_exists(&self) -> Result<bool, StoreError> {
-        operators::token_exists(self).await
     }
 
     async fn recall(

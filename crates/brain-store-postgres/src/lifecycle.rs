@@ -1,17 +1,19 @@
 //! The SQL of opening and attaching to sessions, and of the briefing.
 
+use crate::dialect::Cols;
 use brain_core::error::StoreError;
 use brain_core::ids::{ProjectKey, SessionId, SlotName, TenantId};
 use brain_core::memory::Brief;
 use brain_core::model::{Focus, Session, SessionStatus, now_micros};
 use brain_core::receipt::GENESIS_HASH;
 use brain_core::rules::CloseRecord;
+use brain_core::sql::rows;
 use brain_core::store::{BriefingSources, FocusRef, NamedBody, RecentSession};
 use chrono::{DateTime, Utc};
 use sqlx::{PgConnection, Row};
 
+use crate::db;
 use crate::ledger::{ENSURE_PROJECT, slot_key};
-use crate::{db, rows};
 
 /// Load a session of this tenant, locking its row when `lock` is set.
 pub(crate) async fn load_session(
@@ -31,7 +33,7 @@ pub(crate) async fn load_session(
         .fetch_optional(&mut *conn)
         .await
         .map_err(db)?;
-    row.as_ref().map(rows::session).transpose()
+    row.as_ref().map(|r| rows::session(&Cols(r))).transpose()
 }
 
 /// The base focus (`slot = None`) or a slot body; missing reads as empty at revision 0.
@@ -55,7 +57,7 @@ pub(crate) async fn load_focus(
         .await
         .map_err(db)?;
     match row {
-        Some(row) => rows::focus(&row),
+        Some(row) => rows::focus(&Cols(&row)),
         None => Ok(Focus::empty()),
     }
 }
@@ -170,7 +172,7 @@ pub(crate) async fn open_session(
     // A slot this statement created has no row yet in its own snapshot.
     let revision: Option<i64> = row.try_get("revision").map_err(db)?;
     if revision.is_some() {
-        rows::focus(&row).map(Some)
+        rows::focus(&Cols(&row)).map(Some)
     } else {
         Ok(Some(Focus::empty()))
     }

@@ -1,6 +1,7 @@
 //! Recall (PostgreSQL full-text search), documents, history, listings,
 //! receipt pages and daily briefs.
 
+use crate::dialect::Cols;
 use brain_core::error::StoreError;
 use brain_core::ids::{ProjectKey, SessionId, SlotName, TenantId};
 use brain_core::memory::{
@@ -8,13 +9,14 @@ use brain_core::memory::{
 };
 use brain_core::model::{Revision, now_micros};
 use brain_core::receipt::Receipt;
+use brain_core::sql::rows;
 use brain_core::store::{RecallQuery, ReceiptQuery, SessionDetail, SessionListQuery};
 use chrono::{DateTime, Utc};
 use sqlx::postgres::PgRow;
 use sqlx::{PgConnection, Row};
 use std::sync::LazyLock;
 
-use crate::{PgStore, db, ledger, rows};
+use crate::{PgStore, db, ledger};
 
 pub(crate) async fn recall(
     store: &PgStore,
@@ -92,7 +94,7 @@ pub(crate) async fn recall_in(
         .iter()
         .map(|r| {
             Ok(RecallHit {
-                artifact: rows::artifact(r)?,
+                artifact: rows::artifact(&Cols(r))?,
                 rank: f64::from(
                     r.try_get::<Option<f32>, _>("rank")
                         .map_err(db)?
@@ -249,7 +251,7 @@ pub(crate) async fn session_list(
     let now = now_micros();
     let mut out = Vec::with_capacity(found.len());
     for r in &found {
-        let (session, _) = rows::session(r)?;
+        let (session, _) = rows::session(&Cols(r))?;
         let ledger_size: i64 = r.try_get("ledger_size").map_err(db)?;
         out.push(SessionDetail {
             idle: session.is_idle(now, store.settings.idle_secs),
@@ -288,7 +290,7 @@ pub(crate) async fn receipts_page(
         .await
         .map_err(db)?;
     tx.commit().await.map_err(db)?;
-    found.iter().map(rows::receipt).collect()
+    found.iter().map(|r| rows::receipt(&Cols(r))).collect()
 }
 
 pub(crate) async fn inbox_count_in(

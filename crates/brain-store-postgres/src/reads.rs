@@ -1,15 +1,17 @@
 //! Reads (focus, session, receipts) and the MCP connection registry.
 
+use crate::dialect::Cols;
 use brain_core::error::{DomainError, StoreError};
 use brain_core::ids::{ProjectKey, SessionId, SlotName, TenantId};
 use brain_core::model::{Caller, CredentialKind, Focus, Role, now_micros};
 use brain_core::operators::{ConnectionUpkeep, connection_upkeep};
 use brain_core::receipt::Receipt;
+use brain_core::sql::rows;
 use brain_core::store::{ConnectionRecord, SessionDetail};
 use sqlx::{PgConnection, Row};
 
 use crate::lifecycle::{ledger_size, load_focus, load_session};
-use crate::{PgStore, db, rows};
+use crate::{PgStore, db};
 
 pub(crate) async fn focus(
     store: &PgStore,
@@ -56,7 +58,7 @@ pub(crate) async fn receipts(
         .await
         .map_err(db)?;
     tx.commit().await.map_err(db)?;
-    rows.iter().map(rows::receipt).collect()
+    rows.iter().map(|r| rows::receipt(&Cols(r))).collect()
 }
 
 /// Record a new connection (its tracer session already inserted).
@@ -322,5 +324,5 @@ pub(crate) async fn session_ledger(
         .await
         .map_err(db)?;
     tx.commit().await.map_err(db)?;
-    found.iter().map(rows::artifact).collect()
+    found.iter().map(|r| rows::artifact(&Cols(r))).collect()
 }

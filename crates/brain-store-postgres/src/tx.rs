@@ -1,15 +1,17 @@
 //! A PostgreSQL write transaction as `brain_core::flow` needs it: the SQL of
 //! every `CloseTx` operation. `brain_core::writes` opens it and runs the flows.
 
+use crate::dialect::Cols;
 use async_trait::async_trait;
 use brain_core::error::StoreError;
 use brain_core::flow::{CloseTx, FocusWrite};
-use brain_core::ids::{ArtifactId, ElevationId, ProjectKey, SessionId, SlotName, TenantId};
+use brain_core::ids::{ArtifactId, ProjectKey, SessionId, SlotName, TenantId};
 use brain_core::memory::{Document, DocumentKind};
 use brain_core::model::{ArtifactKind, Caller, Focus, FocusOutcome, Session};
-use brain_core::operators::{ConnectionOwner, Elevation};
 use brain_core::receipt::{Receipt, ReceiptDraft};
 use brain_core::rules::CloseRecord;
+use brain_core::sql::rows;
+use brain_core::sql::{BoxRow, Conn, Finish, Param, Sql};
 use brain_core::store::{BriefingSources, LockedClose, Unattributed};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
@@ -19,7 +21,7 @@ use std::sync::Arc;
 use crate::known::KnownProjects;
 
 use crate::lifecycle::{insert_session, load_focus, load_session};
-use crate::{db, ledger, memory, operators, rows};
+use crate::{db, dialect, ledger, memory};
 
 /// A write transaction, as `brain_core::flow` needs it.
 pub struct Tx {
@@ -49,6 +51,31 @@ impl Tx {
             self.known.forget_all();
         }
         result
+    }
+}
+
+#[async_trait]
+impl Conn for Tx {
+    fn sql(&self) -> &'static Sql {
+        &crate::sql::SQL
+    }
+    async fn execute(&mut self, sql: &str, params: &[Param<'_>]) -> Result<u64, StoreError> {
+        dialect::execute(&mut self.conn, sql, params).await
+    }
+    async fn fetch_all(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+    ) -> Result<Vec<BoxRow>, StoreError> {
+        dialect::fetch_all(&mut self.conn, sql, params).await
+    }
+}
+
+/// A read commits: its `SET LOCAL` scope ends with the transaction.
+#[async_trait]
+impl Finish for Tx {
+    async fn finish(self) -> Result<(), StoreError> {
+        self.conn.commit().await.map_err(db)
     }
 }
 
@@ -86,14 +113,6 @@ impl CloseTx for Tx {
         slot: Option<&SlotName>,
     ) -> Result<Focus, StoreError> {
         load_focus(&mut self.conn, tenant, project, slot, false).await
-    }
-
-    async fn elevation_active(
-        &mut self,
-        caller: &Caller,
-        session: SessionId,
-    ) -> Result<bool, StoreError> {
-        operators::elevation_active(&mut self.conn, caller, session).await
     }
 
     async fn ensure_tenant(&mut self, tenant: &TenantId) -> Result<(), StoreError> {
@@ -285,27 +304,6 @@ impl CloseTx for Tx {
         self.heal(written)
     }
 
-    async fn connection_owner(
-        &mut self,
-        tenant: &TenantId,
-        connection_id: &str,
-    ) -> Result<Option<ConnectionOwner>, StoreError> {
-        operators::connection_owner(&mut self.conn, tenant, connection_id).await
-    }
-
-    async fn insert_elevation(&mut self, caller: &Caller, e: &Elevation) -> Result<(), StoreError> {
-        operators::insert_elevation(&mut self.conn, caller, e).await
-    }
-
-    async fn revoke_elevation(
-        &mut self,
-        caller: &Caller,
-        id: ElevationId,
-        at: DateTime<Utc>,
-    ) -> Result<Option<Elevation>, StoreError> {
-        operators::revoke_elevation(&mut self.conn, caller, id, at).await
-    }
-
     async fn insert_connection(
         &mut self,
         caller: &Caller,
@@ -362,11 +360,11 @@ async fn lock_close(
         .await
         .map_err(db)?;
     if let Some(row) = row {
-        let (session, close_record) = rows::session(&row)?;
+        let (session, close_record) = rows::session(&Cols(&row))?;
         return Ok(Some(LockedClose {
             session,
             close_record,
-            target: rows::focus(&row)?,
+            target: rows::focus(&Cols(&row))?,
         }));
     }
     let Some((session, close_record)) = load_session(conn, tenant, id, true).await? else {

@@ -23,19 +23,21 @@
 mod artifacts;
 mod batch;
 mod console;
+mod dialect;
 mod ledger;
 mod lifecycle;
 mod memory;
-mod operators;
 mod reads;
 mod resources;
 mod rows;
+mod sql;
 mod tx;
 
 use std::str::FromStr;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
+use crate::dialect::Cols;
 use async_trait::async_trait;
 use brain_core::error::StoreError;
 use brain_core::feed::{FocusChange, FocusListener};
@@ -43,8 +45,8 @@ use brain_core::ids::{ProjectKey, SessionId, SlotName, TenantId};
 use brain_core::memory::{Document, DocumentKind, HistoryEntry, RecallHit};
 use brain_core::model::Revision;
 use brain_core::model::{Artifact, Caller, CredentialKind, Focus, Role};
-use brain_core::operators::{Elevation, SharedToken};
 use brain_core::receipt::Receipt;
+use brain_core::sql::Scope;
 use brain_core::store::{
     ConnectionRecord, RecallQuery, ReceiptQuery, SessionDetail, SessionListQuery, Store,
     StoreSettings, StoreStats,
@@ -151,6 +153,21 @@ impl Backend for SqliteStore {
     /// wrote from here, after its commit.
     fn announce_close(&self, tenant: &TenantId, out: &Value) {
         self.announce(FocusChange::from_close(tenant, out));
+    }
+}
+
+/// Reads take a pooled connection of their own, outside the writer; SQLite
+/// has no row-level security, so every statement filters on its tenant.
+#[async_trait]
+impl Scope for SqliteStore {
+    type Read = dialect::Read;
+
+    async fn tenant_scope(&self, _tenant: &TenantId) -> Result<dialect::Read, StoreError> {
+        self.system_scope().await
+    }
+
+    async fn system_scope(&self) -> Result<dialect::Read, StoreError> {
+        Ok(dialect::Read(self.pool.acquire().await.map_err(db)?))
     }
 }
 
@@ -261,7 +278,7 @@ impl Store for SqliteStore {
         .map_err(db)?;
         brain_core::store::focus_and_slots(found.iter().map(|r| {
             let slot: String = sqlx::Row::try_get(r, "slot").map_err(db)?;
-            Ok((slot, rows::focus(r)?))
+            Ok((slot, brain_core::sql::rows::focus(&Cols(r))?))
         }))
     }
 
@@ -359,40 +376,6 @@ impl Store for SqliteStore {
         limit: i64,
     ) -> Result<Vec<Artifact>, StoreError> {
         reads::session_ledger(&self.pool, tenant, session_id, limit).await
-    }
-    async fn elevation_list(&self, caller: &Caller) -> Result<Vec<Elevation>, StoreError> {
-        operators::list(self, caller).await
-    }
-
-    async fn shared_token_create(
-        &self,
-        tenant: &TenantId,
-        name: &str,
-    ) -> Result<(SharedToken, String), StoreError> {
-        operators::token_create(self, tenant, name).await
-    }
-
-    async fn shared_token_revoke(
-        &self,
-        tenant: &TenantId,
-        name: &str,
-    ) -> Result<SharedToken, StoreError> {
-        operators::token_revoke(self, tenant, name).await
-    }
-
-    async fn shared_token_list(&self, tenant: &TenantId) -> Result<Vec<SharedToken>, StoreError> {
-        operators::token_list(self, tenant).await
-    }
-
-    async fn shared_token_find(
-        &self,
-        token_hash: &str,
-    ) -> Result<Option<(TenantId, SharedToken)>, StoreError> {
-        operators::token_find(self, token_hash).await
-    }
-
-    async fn shared_token_exists(&self) -> Result<bool, StoreError> {
-        operators::token_exists(self).await
     }
     async fn recall(
         &self,

@@ -1,18 +1,20 @@
 //! The SQL of opening and attaching to sessions, and of the briefing.
 
+use crate::dialect::Cols;
 use brain_core::error::StoreError;
 use brain_core::ids::{ProjectKey, SessionId, SlotName, TenantId};
 use brain_core::memory::{Document, DocumentKind};
 use brain_core::model::{Focus, Session, SessionStatus};
 use brain_core::rules::CloseRecord;
+use brain_core::sql::rows;
 use brain_core::store::{BriefingSources, FocusRef, NamedBody, RecentSession};
 use sqlx::{Row, SqliteConnection};
 
 use crate::memory::{brief_in, document_get_in, inbox_count_in, mental_models_in};
 
+use crate::db;
 use crate::ledger::slot_key;
 use crate::rows::micros;
-use crate::{db, rows};
 
 /// Load a session of this tenant. Writers already hold the database lock.
 pub(crate) async fn load_session(
@@ -30,7 +32,7 @@ pub(crate) async fn load_session(
         .fetch_optional(&mut *conn)
         .await
         .map_err(db)?;
-    row.as_ref().map(rows::session).transpose()
+    row.as_ref().map(|r| rows::session(&Cols(r))).transpose()
 }
 
 /// The base focus (`slot = None`) or a slot body; missing reads as empty at revision 0.
@@ -51,7 +53,7 @@ pub(crate) async fn load_focus(
     .await
     .map_err(db)?;
     match row {
-        Some(row) => rows::focus(&row),
+        Some(row) => rows::focus(&Cols(&row)),
         None => Ok(Focus::empty()),
     }
 }
@@ -143,7 +145,7 @@ pub(crate) async fn recent_closed(
             status: SessionStatus::parse(&status)
                 .ok_or_else(|| StoreError::Backend("stored status does not parse".into()))?,
             summary: row.try_get("summary").map_err(db)?,
-            ended_at: rows::opt_time(row, "ended_at")?,
+            ended_at: crate::rows::opt_time(row, "ended_at")?,
         });
     }
     Ok(out)
@@ -178,8 +180,8 @@ pub(crate) async fn previous_open(
         None => Ok(None),
         Some(row) => Ok(Some((
             SessionId::from_uuid(row.try_get("session_id").map_err(db)?),
-            rows::time(&row, "opened_at")?,
-            rows::time(&row, "last_activity_at")?,
+            crate::rows::time(&row, "opened_at")?,
+            crate::rows::time(&row, "last_activity_at")?,
         ))),
     }
 }

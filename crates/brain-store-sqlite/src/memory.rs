@@ -1,6 +1,7 @@
 //! Recall (SQLite FTS5), documents, history, listings,
 //! receipt pages and daily briefs.
 
+use crate::dialect::Cols;
 use brain_core::error::StoreError;
 use brain_core::ids::{ProjectKey, SessionId, SlotName, TenantId};
 use brain_core::memory::{
@@ -8,6 +9,7 @@ use brain_core::memory::{
 };
 use brain_core::model::{Revision, now_micros};
 use brain_core::receipt::Receipt;
+use brain_core::sql::rows;
 use brain_core::store::{RecallQuery, ReceiptQuery, SessionDetail, SessionListQuery};
 use chrono::{DateTime, Utc};
 
@@ -15,7 +17,7 @@ use sqlx::sqlite::SqliteRow;
 use sqlx::{Row, SqliteConnection};
 
 use crate::rows::micros;
-use crate::{SqliteStore, db, ledger, rows};
+use crate::{SqliteStore, db, ledger};
 
 pub(crate) async fn recall(
     store: &SqliteStore,
@@ -126,7 +128,7 @@ fn hits(rows_found: &[SqliteRow]) -> Result<Vec<RecallHit>, StoreError> {
         .iter()
         .map(|r| {
             Ok(RecallHit {
-                artifact: rows::artifact(r)?,
+                artifact: rows::artifact(&Cols(r))?,
                 rank: r.try_get::<f64, _>("rank").map_err(db)?,
                 snippet: r.try_get("snippet").map_err(db)?,
             })
@@ -142,7 +144,7 @@ fn document(row: &SqliteRow) -> Result<Document, StoreError> {
         name: row.try_get("name").map_err(db)?,
         body: row.try_get("body").map_err(db)?,
         revision: row.try_get("revision").map_err(db)?,
-        updated_at: rows::opt_time(row, "updated_at")?,
+        updated_at: crate::rows::opt_time(row, "updated_at")?,
         updated_by: row.try_get("updated_by").map_err(db)?,
     })
 }
@@ -254,7 +256,7 @@ pub(crate) async fn focus_history(
                 body: r.try_get("body").map_err(db)?,
                 session_id: SessionId::from_uuid(r.try_get("session_id").map_err(db)?),
                 receipt_seq: r.try_get("receipt_seq").map_err(db)?,
-                created_at: rows::time(r, "created_at")?,
+                created_at: crate::rows::time(r, "created_at")?,
             })
         })
         .collect()
@@ -288,7 +290,7 @@ pub(crate) async fn session_list(
     let now = now_micros();
     let mut out = Vec::with_capacity(found.len());
     for r in &found {
-        let (session, _) = rows::session(r)?;
+        let (session, _) = rows::session(&Cols(r))?;
         let ledger_size: i64 = r.try_get("ledger_size").map_err(db)?;
         out.push(SessionDetail {
             idle: session.is_idle(now, store.settings.idle_secs),
@@ -325,7 +327,7 @@ pub(crate) async fn receipts_page(
         .fetch_all(&store.pool)
         .await
         .map_err(db)?;
-    found.iter().map(rows::receipt).collect()
+    found.iter().map(|r| rows::receipt(&Cols(r))).collect()
 }
 
 pub(crate) async fn brief_in(
@@ -343,7 +345,7 @@ pub(crate) async fn brief_in(
     .await
     .map_err(db)?;
     let Some(row) = row else { return Ok(None) };
-    let generated_at = rows::time(&row, "generated_at")?;
+    let generated_at = crate::rows::time(&row, "generated_at")?;
     Ok(Some(Brief::at(
         row.try_get("body").map_err(db)?,
         generated_at,

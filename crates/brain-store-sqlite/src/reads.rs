@@ -1,16 +1,18 @@
 //! Reads (focus, session, receipts) and the MCP connection registry.
 
+use crate::dialect::Cols;
 use brain_core::error::{DomainError, StoreError};
 use brain_core::ids::{ProjectKey, SessionId, SlotName, TenantId};
 use brain_core::model::{Caller, CredentialKind, Focus, Role, now_micros};
 use brain_core::operators::{ConnectionUpkeep, connection_upkeep};
 use brain_core::receipt::Receipt;
+use brain_core::sql::rows;
 use brain_core::store::{ConnectionRecord, SessionDetail};
 use sqlx::{Row, SqlitePool};
 
 use crate::lifecycle::{ledger_size, load_focus, load_session};
 use crate::rows::micros;
-use crate::{SqliteStore, db, rows};
+use crate::{SqliteStore, db};
 
 pub(crate) async fn focus(
     pool: &SqlitePool,
@@ -52,7 +54,7 @@ pub(crate) async fn receipts(
         .fetch_all(pool)
         .await
         .map_err(db)?;
-    rows.iter().map(rows::receipt).collect()
+    rows.iter().map(|r| rows::receipt(&Cols(r))).collect()
 }
 
 /// Record a new connection (its tracer session already inserted).
@@ -128,7 +130,7 @@ pub(crate) async fn connection_get(
     .map_err(db)?;
     let Some(row) = row else { return Ok(None) };
     let kind: String = row.try_get("credential_kind").map_err(db)?;
-    let last_seen = rows::time(&row, "last_seen_at")?;
+    let last_seen = crate::rows::time(&row, "last_seen_at")?;
     let mut record = ConnectionRecord {
         tenant: tenant.clone(),
         credential_kind: CredentialKind::parse(&kind)
@@ -316,5 +318,5 @@ pub(crate) async fn session_ledger(
         .fetch_all(pool)
         .await
         .map_err(db)?;
-    found.iter().map(rows::artifact).collect()
+    found.iter().map(|r| rows::artifact(&Cols(r))).collect()
 }

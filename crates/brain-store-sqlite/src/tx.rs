@@ -4,12 +4,12 @@
 use async_trait::async_trait;
 use brain_core::error::StoreError;
 use brain_core::flow::{CloseTx, FocusWrite};
-use brain_core::ids::{ArtifactId, ElevationId, ProjectKey, SessionId, SlotName, TenantId};
+use brain_core::ids::{ArtifactId, ProjectKey, SessionId, SlotName, TenantId};
 use brain_core::memory::{Document, DocumentKind};
 use brain_core::model::{ArtifactKind, Caller, Focus, FocusOutcome, Session};
-use brain_core::operators::{ConnectionOwner, Elevation};
 use brain_core::receipt::{Receipt, ReceiptDraft};
 use brain_core::rules::CloseRecord;
+use brain_core::sql::{BoxRow, Conn, Param, Sql};
 use brain_core::store::{BriefingSources, LockedClose, Unattributed};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
@@ -19,7 +19,7 @@ use crate::batch::Member;
 
 use crate::lifecycle::{insert_session, load_focus, load_session, open_agent_sessions};
 use crate::rows::micros;
-use crate::{db, ledger, memory, operators};
+use crate::{db, dialect, ledger, memory};
 
 /// A write transaction, as `brain_core::flow` needs it, for the tenant it
 /// was opened for. SQLite has no row-level security: each statement filters
@@ -27,8 +27,26 @@ use crate::{db, ledger, memory, operators};
 /// so a flow that passed the wrong one fails instead of crossing tenants.
 pub struct Tx(pub(crate) Member, pub(crate) TenantId);
 
-impl Tx {
-    fn wall(&self, tenant: &TenantId) -> Result<(), StoreError> {
+#[async_trait]
+impl Conn for Tx {
+    fn sql(&self) -> &'static Sql {
+        &crate::sql::SQL
+    }
+    async fn execute(&mut self, sql: &str, params: &[Param<'_>]) -> Result<u64, StoreError> {
+        dialect::execute(self.0.conn()?, sql, params).await
+    }
+    async fn fetch_all(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+    ) -> Result<Vec<BoxRow>, StoreError> {
+        dialect::fetch_all(self.0.conn()?, sql, params).await
+    }
+}
+
+#[async_trait]
+impl CloseTx for Tx {
+    fn keeps_to(&self, tenant: &TenantId) -> Result<(), StoreError> {
         if *tenant == self.1 {
             Ok(())
         } else {
@@ -37,16 +55,13 @@ impl Tx {
             ))
         }
     }
-}
 
-#[async_trait]
-impl CloseTx for Tx {
     async fn lock_session(
         &mut self,
         tenant: &TenantId,
         id: SessionId,
     ) -> Result<Option<(Session, Option<CloseRecord>)>, StoreError> {
-        self.wall(tenant)?;
+        self.keeps_to(tenant)?;
         load_session(self.0.conn()?, tenant, id).await
     }
 
@@ -55,7 +70,7 @@ impl CloseTx for Tx {
         tenant: &TenantId,
         id: SessionId,
     ) -> Result<Option<LockedClose>, StoreError> {
-        self.wall(tenant)?;
+        self.keeps_to(tenant)?;
         // SQLite runs one writer at a time, in process: these are function
         // calls, not round trips, and the write lock is already held.
         let Some((session, close_record)) = load_session(self.0.conn()?, tenant, id).await? else {
@@ -81,7 +96,7 @@ impl CloseTx for Tx {
         session: &Session,
         until: DateTime<Utc>,
     ) -> Result<(Unattributed, i64), StoreError> {
-        self.wall(tenant)?;
+        self.keeps_to(tenant)?;
         Ok((
             unattributed(self.0.conn()?, tenant, session, until).await?,
             open_agent_sessions(self.0.conn()?, tenant, &session.project).await?,
@@ -94,21 +109,12 @@ impl CloseTx for Tx {
         project: &ProjectKey,
         slot: Option<&SlotName>,
     ) -> Result<Focus, StoreError> {
-        self.wall(tenant)?;
+        self.keeps_to(tenant)?;
         load_focus(self.0.conn()?, tenant, project, slot).await
     }
 
-    async fn elevation_active(
-        &mut self,
-        caller: &Caller,
-        session: SessionId,
-    ) -> Result<bool, StoreError> {
-        self.wall(&caller.tenant)?;
-        operators::elevation_active(self.0.conn()?, caller, session).await
-    }
-
     async fn ensure_tenant(&mut self, tenant: &TenantId) -> Result<(), StoreError> {
-        self.wall(tenant)?;
+        self.keeps_to(tenant)?;
         ledger::ensure_tenant(self.0.conn()?, tenant).await
     }
 
@@ -117,7 +123,7 @@ impl CloseTx for Tx {
         tenant: &TenantId,
         project: &ProjectKey,
     ) -> Result<(), StoreError> {
-        self.wall(tenant)?;
+        self.keeps_to(tenant)?;
         ledger::ensure_tenant(self.0.conn()?, tenant).await?;
         ledger::ensure_project(self.0.conn()?, tenant, project).await
     }
@@ -127,7 +133,7 @@ impl CloseTx for Tx {
         tenant: &TenantId,
         session: &mut Session,
     ) -> Result<Option<Focus>, StoreError> {
-        self.wall(tenant)?;
+        self.keeps_to(tenant)?;
         self.ensure_project(tenant, &session.project).await?;
         let project = session.project.clone();
         session.started_focus_revision = load_focus(self.0.conn()?, tenant, &project, None)
@@ -150,7 +156,7 @@ impl CloseTx for Tx {
         draft: ReceiptDraft,
         history: Option<FocusWrite<'_>>,
     ) -> Result<Receipt, StoreError> {
-        self.wall(&caller.tenant)?;
+        self.keeps_to(&caller.tenant)?;
         let receipt = ledger::append(self.0.conn()?, caller, draft).await?;
         if let Some(w) = history {
             record_focus_history(self.0.conn()?, &caller.tenant, w, receipt.seq).await?;
@@ -166,7 +172,7 @@ impl CloseTx for Tx {
         digest: &str,
         result: &Value,
     ) -> Result<(), StoreError> {
-        self.wall(tenant)?;
+        self.keeps_to(tenant)?;
         if let Some(w) = focus {
             write_focus(self.0.conn()?, tenant, w).await?;
         }
@@ -178,7 +184,7 @@ impl CloseTx for Tx {
         tenant: &TenantId,
         session: &Session,
     ) -> Result<(), StoreError> {
-        self.wall(tenant)?;
+        self.keeps_to(tenant)?;
         insert_session(self.0.conn()?, tenant, session).await
     }
 
@@ -188,7 +194,7 @@ impl CloseTx for Tx {
         project: &ProjectKey,
         slot: &SlotName,
     ) -> Result<(), StoreError> {
-        self.wall(tenant)?;
+        self.keeps_to(tenant)?;
         ledger::ensure_slot(self.0.conn()?, tenant, project, slot).await
     }
 
@@ -199,7 +205,7 @@ impl CloseTx for Tx {
         slot: &SlotName,
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
-        self.wall(tenant)?;
+        self.keeps_to(tenant)?;
         crate::lifecycle::set_binding(self.0.conn()?, tenant, session, slot, now).await
     }
 
@@ -209,7 +215,7 @@ impl CloseTx for Tx {
         session: SessionId,
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
-        self.wall(tenant)?;
+        self.keeps_to(tenant)?;
         crate::lifecycle::touch_session(self.0.conn()?, tenant, session, now).await
     }
 
@@ -218,7 +224,7 @@ impl CloseTx for Tx {
         tenant: &TenantId,
         artifact: &brain_core::model::Artifact,
     ) -> Result<(), StoreError> {
-        self.wall(tenant)?;
+        self.keeps_to(tenant)?;
         crate::artifacts::insert_artifact(self.0.conn()?, tenant, artifact).await
     }
 
@@ -227,7 +233,7 @@ impl CloseTx for Tx {
         tenant: &TenantId,
         session: &Session,
     ) -> Result<BriefingSources, StoreError> {
-        self.wall(tenant)?;
+        self.keeps_to(tenant)?;
         crate::lifecycle::briefing_sources(self.0.conn()?, tenant, session).await
     }
 
@@ -236,7 +242,7 @@ impl CloseTx for Tx {
         tenant: &TenantId,
         q: &brain_core::store::RecallQuery,
     ) -> Result<Vec<brain_core::memory::RecallHit>, StoreError> {
-        self.wall(tenant)?;
+        self.keeps_to(tenant)?;
         crate::memory::recall_in(self.0.conn()?, tenant, q).await
     }
 
@@ -245,7 +251,7 @@ impl CloseTx for Tx {
         tenant: &TenantId,
         project: &ProjectKey,
     ) -> Result<i64, StoreError> {
-        self.wall(tenant)?;
+        self.keeps_to(tenant)?;
         crate::memory::inbox_count_in(self.0.conn()?, tenant, project).await
     }
 
@@ -255,7 +261,7 @@ impl CloseTx for Tx {
         project: &ProjectKey,
         ids: &[ArtifactId],
     ) -> Result<Vec<(ArtifactId, ArtifactKind, bool)>, StoreError> {
-        self.wall(tenant)?;
+        self.keeps_to(tenant)?;
         // At most 50 ids, in-process: one statement each is cheap here.
         let mut out = Vec::with_capacity(ids.len());
         for id in ids {
@@ -286,7 +292,7 @@ impl CloseTx for Tx {
         note: Option<&str>,
         at: DateTime<Utc>,
     ) -> Result<(), StoreError> {
-        self.wall(tenant)?;
+        self.keeps_to(tenant)?;
         for id in ids {
             sqlx::query(
                 "UPDATE artifacts SET acknowledged_at = ?4, ack_note = ?5 \
@@ -312,7 +318,7 @@ impl CloseTx for Tx {
         kind: DocumentKind,
         name: &str,
     ) -> Result<Document, StoreError> {
-        self.wall(tenant)?;
+        self.keeps_to(tenant)?;
         // The one writer's transaction already excludes every other write.
         memory::document_get_in(self.0.conn()?, tenant, project, kind, name).await
     }
@@ -323,32 +329,8 @@ impl CloseTx for Tx {
         project: &ProjectKey,
         doc: &Document,
     ) -> Result<(), StoreError> {
-        self.wall(tenant)?;
+        self.keeps_to(tenant)?;
         memory::write_document(self.0.conn()?, tenant, project, doc).await
-    }
-
-    async fn connection_owner(
-        &mut self,
-        tenant: &TenantId,
-        connection_id: &str,
-    ) -> Result<Option<ConnectionOwner>, StoreError> {
-        self.wall(tenant)?;
-        operators::connection_owner(self.0.conn()?, tenant, connection_id).await
-    }
-
-    async fn insert_elevation(&mut self, caller: &Caller, e: &Elevation) -> Result<(), StoreError> {
-        self.wall(&caller.tenant)?;
-        operators::insert_elevation(self.0.conn()?, caller, e).await
-    }
-
-    async fn revoke_elevation(
-        &mut self,
-        caller: &Caller,
-        id: ElevationId,
-        at: DateTime<Utc>,
-    ) -> Result<Option<Elevation>, StoreError> {
-        self.wall(&caller.tenant)?;
-        operators::revoke_elevation(self.0.conn()?, caller, id, at).await
     }
 
     async fn insert_connection(
@@ -359,7 +341,7 @@ impl CloseTx for Tx {
         tracer: SessionId,
         at: DateTime<Utc>,
     ) -> Result<(), StoreError> {
-        self.wall(&caller.tenant)?;
+        self.keeps_to(&caller.tenant)?;
         crate::reads::insert_connection(
             self.0.conn()?,
             caller,

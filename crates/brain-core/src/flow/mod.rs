@@ -52,7 +52,13 @@ pub struct FocusWrite<'a> {
 /// backend's dialect allows (a round trip each on PostgreSQL), so a call is a
 /// few round trips and the tenant's ledger tip is held only for the last ones.
 #[async_trait]
-pub trait CloseTx: Send + Sized {
+pub trait CloseTx: crate::sql::Conn + Send + Sized {
+    /// Refuse `tenant` when it is not the one this transaction was opened for.
+    /// A store with row-level security has that wall in the database already.
+    fn keeps_to(&self, _tenant: &TenantId) -> Result<(), StoreError> {
+        Ok(())
+    }
+
     /// The session, locked for the rest of the transaction.
     async fn lock_session(
         &mut self,
@@ -86,7 +92,10 @@ pub trait CloseTx: Send + Sized {
         &mut self,
         caller: &Caller,
         session: SessionId,
-    ) -> Result<bool, StoreError>;
+    ) -> Result<bool, StoreError> {
+        self.keeps_to(&caller.tenant)?;
+        crate::sql::ops::elevation_active(self, caller, session).await
+    }
     /// Create the tenant and its ledger tip on first use.
     async fn ensure_tenant(&mut self, tenant: &TenantId) -> Result<(), StoreError>;
     /// Create the tenant and the project (with its empty base focus) on first use.
@@ -206,8 +215,14 @@ pub trait CloseTx: Send + Sized {
         &mut self,
         tenant: &TenantId,
         connection_id: &str,
-    ) -> Result<Option<ConnectionOwner>, StoreError>;
-    async fn insert_elevation(&mut self, caller: &Caller, e: &Elevation) -> Result<(), StoreError>;
+    ) -> Result<Option<ConnectionOwner>, StoreError> {
+        self.keeps_to(tenant)?;
+        crate::sql::ops::connection_owner(self, tenant, connection_id).await
+    }
+    async fn insert_elevation(&mut self, caller: &Caller, e: &Elevation) -> Result<(), StoreError> {
+        self.keeps_to(&caller.tenant)?;
+        crate::sql::ops::insert_elevation(self, caller, e).await
+    }
     /// Revoke one of the caller's credential's elevations at `at` (one revoked
     /// before keeps its first time); `None` if it has no such elevation.
     async fn revoke_elevation(
@@ -215,7 +230,10 @@ pub trait CloseTx: Send + Sized {
         caller: &Caller,
         id: ElevationId,
         at: DateTime<Utc>,
-    ) -> Result<Option<Elevation>, StoreError>;
+    ) -> Result<Option<Elevation>, StoreError> {
+        self.keeps_to(&caller.tenant)?;
+        crate::sql::ops::revoke_elevation(self, caller, id, at).await
+    }
     /// Record an MCP connection, open and last seen at `at`, with its tracer.
     async fn insert_connection(
         &mut self,
