@@ -353,13 +353,56 @@ pub trait CredentialStore: Send + Sync {
     async fn shared_token_exists(&self) -> Result<bool, StoreError>;
 }
 
+/// The MCP connection registry and the expiry sweeps: written once for the
+/// SQL stores ([`crate::sql::connections`]).
+#[async_trait]
+pub trait ConnectionStore: Send + Sync {
+    /// Look a connection up in the caller's tenant; another tenant's id is `None`.
+    async fn connection_get(
+        &self,
+        tenant: &TenantId,
+        connection_id: &str,
+    ) -> Result<Option<ConnectionRecord>, StoreError>;
+    async fn connection_close(
+        &self,
+        tenant: &TenantId,
+        connection_id: &str,
+    ) -> Result<(), StoreError>;
+    /// Open connections not past the idle limit: `(this credential with this
+    /// role, the whole tenant)`, for the caps of SPEC §4.
+    async fn connection_open_count(
+        &self,
+        tenant: &TenantId,
+        kind: CredentialKind,
+        credential_id: &str,
+        role: Role,
+    ) -> Result<(i64, i64), StoreError>;
+    /// System scope: close every connection unused past the idle limit, with its
+    /// tracer session, in all tenants; answers what was closed so each replica
+    /// can forget it in memory too.
+    async fn connection_expire(&self) -> Result<Vec<(TenantId, String)>, StoreError>;
+    /// The newest session started (with `brain_session_start` or a profile's
+    /// start) on this MCP connection, from the receipts: the compatibility
+    /// profiles' "the session this connection opened".
+    async fn session_started_on(
+        &self,
+        tenant: &TenantId,
+        connection_id: &str,
+    ) -> Result<Option<SessionId>, StoreError>;
+    /// System scope: close raw runtime sessions (project `_runtime`) unused for
+    /// `max_idle_secs`, in all tenants, as `abandoned`; how many were closed.
+    async fn runtime_expire(&self, max_idle_secs: i64) -> Result<u64, StoreError>;
+}
+
 /// Storage behind one async trait; the server holds an `Arc<dyn Store>` chosen at boot.
 /// Its session calls come from [`crate::writes::SessionWrites`], written once.
 ///
 /// Closing calls (end, relay, abandon) answer the tool's output JSON, because a
 /// replay must answer the stored result of the first call (SPEC §3.5).
 #[async_trait]
-pub trait Store: crate::writes::SessionWrites + CredentialStore + Send + Sync + 'static {
+pub trait Store:
+    crate::writes::SessionWrites + CredentialStore + ConnectionStore + Send + Sync + 'static
+{
     /// Readiness: the database answers.
     async fn ping(&self) -> Result<(), StoreError>;
     /// Gauges for `/metrics`, across all tenants (operators' view, never a tool's).
@@ -430,41 +473,6 @@ pub trait Store: crate::writes::SessionWrites + CredentialStore + Send + Sync + 
     /// `(0, GENESIS_HASH)` for a tenant with no receipts.
     async fn ledger_tip(&self, tenant: &TenantId) -> Result<(i64, String), StoreError>;
 
-    /// Look a connection up in the caller's tenant; another tenant's id is `None`.
-    async fn connection_get(
-        &self,
-        tenant: &TenantId,
-        connection_id: &str,
-    ) -> Result<Option<ConnectionRecord>, StoreError>;
-    async fn connection_close(
-        &self,
-        tenant: &TenantId,
-        connection_id: &str,
-    ) -> Result<(), StoreError>;
-    /// Open connections not past the idle limit: `(this credential with this
-    /// role, the whole tenant)`, for the caps of SPEC §4.
-    async fn connection_open_count(
-        &self,
-        tenant: &TenantId,
-        kind: CredentialKind,
-        credential_id: &str,
-        role: Role,
-    ) -> Result<(i64, i64), StoreError>;
-    /// System scope: close every connection unused past the idle limit, with its
-    /// tracer session, in all tenants; answers what was closed so each replica
-    /// can forget it in memory too.
-    async fn connection_expire(&self) -> Result<Vec<(TenantId, String)>, StoreError>;
-    /// The newest session started (with `brain_session_start` or a profile's
-    /// start) on this MCP connection, from the receipts: the compatibility
-    /// profiles' "the session this connection opened".
-    async fn session_started_on(
-        &self,
-        tenant: &TenantId,
-        connection_id: &str,
-    ) -> Result<Option<SessionId>, StoreError>;
-    /// System scope: close raw runtime sessions (project `_runtime`) unused for
-    /// `max_idle_secs`, in all tenants, as `abandoned`; how many were closed.
-    async fn runtime_expire(&self, max_idle_secs: i64) -> Result<u64, StoreError>;
     /// A session's ledger: its artifacts, oldest first, at most `limit`.
     async fn session_ledger(
         &self,

@@ -25,7 +25,7 @@ fn bind<'q>(
             Param::Flag(v) => q.bind(v),
             Param::Uuid(v) => q.bind(v),
             Param::Time(v) => q.bind(v),
-            Param::Json(v) => q.bind(sqlx::types::Json(v)),
+            Param::Json(v) => q.bind(v.map(sqlx::types::Json)),
             Param::Strings(v) => q.bind(v),
         };
     }

@@ -35,12 +35,11 @@ use brain_core::error::StoreError;
 use brain_core::ids::{ProjectKey, SessionId, SlotName, TenantId};
 use brain_core::memory::{Document, DocumentKind, HistoryEntry, RecallHit};
 use brain_core::model::Revision;
-use brain_core::model::{Artifact, Caller, CredentialKind, Focus, Role};
+use brain_core::model::{Artifact, Caller, Focus};
 use brain_core::receipt::Receipt;
 use brain_core::sql::Scope;
 use brain_core::store::{
-    ConnectionRecord, RecallQuery, ReceiptQuery, SessionDetail, SessionListQuery, Store,
-    StoreSettings, StoreStats,
+    RecallQuery, ReceiptQuery, SessionDetail, SessionListQuery, Store, StoreSettings, StoreStats,
 };
 use brain_core::writes::Backend;
 use std::str::FromStr;
@@ -229,6 +228,14 @@ impl Scope for PgStore {
     async fn system_scope(&self) -> Result<tx::Tx, StoreError> {
         Ok(tx::Tx::new(self.system().await?, self.known.clone()))
     }
+
+    async fn system_write(&self) -> Result<tx::Tx, StoreError> {
+        self.system_scope().await
+    }
+
+    fn settings(&self) -> &StoreSettings {
+        &self.settings
+    }
 }
 
 #[async_trait]
@@ -379,62 +386,6 @@ impl Store for PgStore {
 
     async fn receipts(&self, tenant: &TenantId) -> Result<Vec<Receipt>, StoreError> {
         reads::receipts(self, tenant).await
-    }
-
-    async fn connection_get(
-        &self,
-        tenant: &TenantId,
-        connection_id: &str,
-    ) -> Result<Option<ConnectionRecord>, StoreError> {
-        reads::connection_get(
-            self,
-            tenant,
-            connection_id,
-            self.settings.connection_idle_secs,
-        )
-        .await
-    }
-
-    async fn connection_close(
-        &self,
-        tenant: &TenantId,
-        connection_id: &str,
-    ) -> Result<(), StoreError> {
-        reads::connection_close(self, tenant, connection_id).await
-    }
-
-    async fn connection_open_count(
-        &self,
-        tenant: &TenantId,
-        kind: CredentialKind,
-        credential_id: &str,
-        role: Role,
-    ) -> Result<(i64, i64), StoreError> {
-        reads::connection_open_count(
-            self,
-            tenant,
-            kind,
-            credential_id,
-            role,
-            self.settings.connection_idle_secs,
-        )
-        .await
-    }
-
-    async fn connection_expire(&self) -> Result<Vec<(TenantId, String)>, StoreError> {
-        reads::connection_expire(self, self.settings.connection_idle_secs).await
-    }
-
-    async fn session_started_on(
-        &self,
-        tenant: &TenantId,
-        connection_id: &str,
-    ) -> Result<Option<SessionId>, StoreError> {
-        reads::session_started_on(self, tenant, connection_id).await
-    }
-
-    async fn runtime_expire(&self, max_idle_secs: i64) -> Result<u64, StoreError> {
-        reads::runtime_expire(self, max_idle_secs).await
     }
 
     async fn session_ledger(

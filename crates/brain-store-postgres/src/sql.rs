@@ -43,4 +43,29 @@ pub(crate) static SQL: Sql = Sql {
         " FROM shared_tokens WHERE token_hash = $1 AND revoked_at IS NULL"
     ),
     token_exists: "SELECT EXISTS (SELECT 1 FROM shared_tokens WHERE revoked_at IS NULL) AS found",
+    connection_insert: "INSERT INTO mcp_connections (tenant_id, connection_id, credential_kind, \
+        credential_id, opened_at, last_seen_at, init_params, tracer_session_id, role) \
+        VALUES ($1,$2,$3,$4,$5,$5,$6,$7,$8)",
+    connection_get: "SELECT credential_kind, credential_id, role, closed_at, last_seen_at, \
+        init_params, tracer_session_id FROM mcp_connections \
+        WHERE tenant_id = $1 AND connection_id = $2",
+    connection_touch: "UPDATE mcp_connections SET last_seen_at = $3 \
+        WHERE tenant_id = $1 AND connection_id = $2 AND closed_at IS NULL",
+    connection_close: "UPDATE mcp_connections SET closed_at = COALESCE(closed_at, $3) \
+        WHERE tenant_id = $1 AND connection_id = $2 RETURNING tracer_session_id",
+    tracer_close: "UPDATE sessions SET status = 'ended', ended_at = $3, last_activity_at = $3 \
+        WHERE tenant_id = $1 AND session_id = $2 AND kind = 'tracer' AND status = 'open'",
+    connection_open_count: "SELECT count(*) FILTER (WHERE credential_kind = $2 \
+        AND credential_id = $3 AND role = $5) AS mine, count(*) AS total \
+        FROM mcp_connections WHERE tenant_id = $1 AND closed_at IS NULL AND last_seen_at > $4",
+    connection_expire: "UPDATE mcp_connections SET closed_at = $1 \
+        WHERE closed_at IS NULL AND last_seen_at <= $2 \
+        RETURNING tenant_id, connection_id, tracer_session_id",
+    session_started_on: "SELECT session_id FROM receipts WHERE tenant_id = $1 \
+        AND connection_id = $2 AND tool = 'brain_session_start' AND outcome = 'ok' \
+        ORDER BY seq DESC LIMIT 1",
+    runtime_expire: "UPDATE sessions SET status = 'abandoned', ended_at = $1, \
+        last_activity_at = $1, \
+        abandon_reason = 'expired: no close within the runtime session lifetime' \
+        WHERE project = $2 AND kind = 'agent' AND status = 'open' AND last_activity_at <= $3",
 };

@@ -304,25 +304,6 @@ impl CloseTx for Tx {
         self.heal(written)
     }
 
-    async fn insert_connection(
-        &mut self,
-        caller: &Caller,
-        connection_id: &str,
-        init_params: Option<Value>,
-        tracer: SessionId,
-        at: DateTime<Utc>,
-    ) -> Result<(), StoreError> {
-        crate::reads::insert_connection(
-            &mut self.conn,
-            caller,
-            connection_id,
-            init_params,
-            tracer,
-            at,
-        )
-        .await
-    }
-
     async fn commit(self) -> Result<(), StoreError> {
         self.conn.commit().await.map_err(db)?;
         self.known.add(self.ensured);

@@ -31,7 +31,7 @@ fn bind<'q>(
             Param::Flag(v) => q.bind(v),
             Param::Uuid(v) => q.bind(v),
             Param::Time(v) => q.bind(v.map(|t| t.timestamp_micros())),
-            Param::Json(v) => q.bind(v.to_string()),
+            Param::Json(v) => q.bind(v.map(Value::to_string)),
             Param::Strings(v) => q.bind(json_list(v)?),
         };
     }

@@ -44,12 +44,11 @@ use brain_core::feed::{FocusChange, FocusListener};
 use brain_core::ids::{ProjectKey, SessionId, SlotName, TenantId};
 use brain_core::memory::{Document, DocumentKind, HistoryEntry, RecallHit};
 use brain_core::model::Revision;
-use brain_core::model::{Artifact, Caller, CredentialKind, Focus, Role};
+use brain_core::model::{Artifact, Caller, Focus};
 use brain_core::receipt::Receipt;
 use brain_core::sql::Scope;
 use brain_core::store::{
-    ConnectionRecord, RecallQuery, ReceiptQuery, SessionDetail, SessionListQuery, Store,
-    StoreSettings, StoreStats,
+    RecallQuery, ReceiptQuery, SessionDetail, SessionListQuery, Store, StoreSettings, StoreStats,
 };
 use brain_core::writes::Backend;
 use serde_json::Value;
@@ -142,7 +141,7 @@ impl Backend for SqliteStore {
     type Tx = tx::Tx;
 
     async fn write(&self, tenant: &TenantId) -> Result<tx::Tx, StoreError> {
-        Ok(tx::Tx(self.write_tx().await?, tenant.clone()))
+        Ok(tx::Tx(self.write_tx().await?, Some(tenant.clone())))
     }
 
     fn idle_secs(&self) -> i64 {
@@ -168,6 +167,14 @@ impl Scope for SqliteStore {
 
     async fn system_scope(&self) -> Result<dialect::Read, StoreError> {
         Ok(dialect::Read(self.pool.acquire().await.map_err(db)?))
+    }
+
+    async fn system_write(&self) -> Result<tx::Tx, StoreError> {
+        Ok(tx::Tx(self.write_tx().await?, None))
+    }
+
+    fn settings(&self) -> &StoreSettings {
+        &self.settings
     }
 }
 
@@ -311,62 +318,6 @@ impl Store for SqliteStore {
 
     async fn receipts(&self, tenant: &TenantId) -> Result<Vec<Receipt>, StoreError> {
         reads::receipts(&self.pool, tenant).await
-    }
-
-    async fn connection_get(
-        &self,
-        tenant: &TenantId,
-        connection_id: &str,
-    ) -> Result<Option<ConnectionRecord>, StoreError> {
-        reads::connection_get(
-            self,
-            tenant,
-            connection_id,
-            self.settings.connection_idle_secs,
-        )
-        .await
-    }
-
-    async fn connection_close(
-        &self,
-        tenant: &TenantId,
-        connection_id: &str,
-    ) -> Result<(), StoreError> {
-        reads::connection_close(self, tenant, connection_id).await
-    }
-
-    async fn connection_open_count(
-        &self,
-        tenant: &TenantId,
-        kind: CredentialKind,
-        credential_id: &str,
-        role: Role,
-    ) -> Result<(i64, i64), StoreError> {
-        reads::connection_open_count(
-            &self.pool,
-            tenant,
-            kind,
-            credential_id,
-            role,
-            self.settings.connection_idle_secs,
-        )
-        .await
-    }
-
-    async fn connection_expire(&self) -> Result<Vec<(TenantId, String)>, StoreError> {
-        reads::connection_expire(self, self.settings.connection_idle_secs).await
-    }
-
-    async fn session_started_on(
-        &self,
-        tenant: &TenantId,
-        connection_id: &str,
-    ) -> Result<Option<SessionId>, StoreError> {
-        reads::session_started_on(&self.pool, tenant, connection_id).await
-    }
-
-    async fn runtime_expire(&self, max_idle_secs: i64) -> Result<u64, StoreError> {
-        reads::runtime_expire(self, max_idle_secs).await
     }
 
     async fn session_ledger(

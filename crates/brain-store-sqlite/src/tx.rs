@@ -25,7 +25,8 @@ use crate::{db, dialect, ledger, memory};
 /// was opened for. SQLite has no row-level security: each statement filters
 /// on `tenant_id`, and every operation refuses a tenant other than this one,
 /// so a flow that passed the wrong one fails instead of crossing tenants.
-pub struct Tx(pub(crate) Member, pub(crate) TenantId);
+/// `None`: the system scope of the expiry sweeps, which span tenants.
+pub struct Tx(pub(crate) Member, pub(crate) Option<TenantId>);
 
 #[async_trait]
 impl Conn for Tx {
@@ -47,7 +48,7 @@ impl Conn for Tx {
 #[async_trait]
 impl CloseTx for Tx {
     fn keeps_to(&self, tenant: &TenantId) -> Result<(), StoreError> {
-        if *tenant == self.1 {
+        if self.1.as_ref().is_none_or(|own| own == tenant) {
             Ok(())
         } else {
             Err(StoreError::Backend(
@@ -331,26 +332,6 @@ impl CloseTx for Tx {
     ) -> Result<(), StoreError> {
         self.keeps_to(tenant)?;
         memory::write_document(self.0.conn()?, tenant, project, doc).await
-    }
-
-    async fn insert_connection(
-        &mut self,
-        caller: &Caller,
-        connection_id: &str,
-        init_params: Option<Value>,
-        tracer: SessionId,
-        at: DateTime<Utc>,
-    ) -> Result<(), StoreError> {
-        self.keeps_to(&caller.tenant)?;
-        crate::reads::insert_connection(
-            self.0.conn()?,
-            caller,
-            connection_id,
-            init_params,
-            tracer,
-            at,
-        )
-        .await
     }
 
     async fn commit(self) -> Result<(), StoreError> {

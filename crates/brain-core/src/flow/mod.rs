@@ -242,7 +242,18 @@ pub trait CloseTx: crate::sql::Conn + Send + Sized {
         init_params: Option<Value>,
         tracer: SessionId,
         at: DateTime<Utc>,
-    ) -> Result<(), StoreError>;
+    ) -> Result<(), StoreError> {
+        self.keeps_to(&caller.tenant)?;
+        crate::sql::connections::insert_connection(
+            self,
+            caller,
+            connection_id,
+            init_params.as_ref(),
+            tracer,
+            at,
+        )
+        .await
+    }
     async fn commit(self) -> Result<(), StoreError>;
     /// End a transaction whose answer wrote nothing but rests on what it read
     /// (a replay, a dry run): its writes, if any, are undone. A backend whose

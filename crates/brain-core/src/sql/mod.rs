@@ -6,8 +6,10 @@
 //! text. Nothing here knows a driver.
 //!
 //! - [`rows`]: the column lists and their mapping into domain types.
+//! - [`connections`]: the MCP connection registry and the expiry sweeps.
 //! - [`ops`]: the statements both stores run the same way.
 
+pub mod connections;
 pub mod ops;
 pub mod rows;
 mod text;
@@ -19,6 +21,7 @@ use uuid::Uuid;
 
 use crate::error::StoreError;
 use crate::ids::{ArtifactId, ElevationId, ProjectKey, ReceiptId, SessionId, SlotName, TenantId};
+use crate::store::StoreSettings;
 use crate::writes::Backend;
 
 pub use text::Sql;
@@ -32,7 +35,7 @@ pub enum Param<'a> {
     Flag(bool),
     Uuid(Option<Uuid>),
     Time(Option<DateTime<Utc>>),
-    Json(&'a Value),
+    Json(Option<&'a Value>),
     Strings(&'a [String]),
 }
 
@@ -114,8 +117,11 @@ pub trait Scope: Backend {
     type Read: Conn + Finish + 'static;
     /// A connection that sees only `tenant`'s rows.
     async fn tenant_scope(&self, tenant: &TenantId) -> Result<Self::Read, StoreError>;
-    /// A connection across tenants: a lookup that finds out the tenant, a sweep.
+    /// A connection across tenants: a lookup that finds out the tenant.
     async fn system_scope(&self) -> Result<Self::Read, StoreError>;
+    /// A write transaction across tenants, for the sweeps of expiry.
+    async fn system_write(&self) -> Result<Self::Tx, StoreError>;
+    fn settings(&self) -> &StoreSettings;
 }
 
 /// A stored value that no longer parses is corruption, not a caller error.
@@ -180,6 +186,11 @@ impl From<Option<DateTime<Utc>>> for Param<'_> {
 }
 impl<'a> From<&'a Value> for Param<'a> {
     fn from(v: &'a Value) -> Self {
+        Param::Json(Some(v))
+    }
+}
+impl<'a> From<Option<&'a Value>> for Param<'a> {
+    fn from(v: Option<&'a Value>) -> Self {
         Param::Json(v)
     }
 }

@@ -30,6 +30,33 @@ pub struct Sql {
     pub token_find: &'static str,
     /// → `found`: any live token in any tenant.
     pub token_exists: &'static str,
+
+    /// tenant, connection_id, credential_kind, credential_id, at (opened
+    /// and last seen), init_params, tracer_session_id, role.
+    pub connection_insert: &'static str,
+    /// tenant, connection_id → credential_kind, credential_id, role,
+    /// closed_at, last_seen_at, init_params, tracer_session_id.
+    pub connection_get: &'static str,
+    /// tenant, connection_id, now: last seen now, unless closed.
+    pub connection_touch: &'static str,
+    /// tenant, connection_id, now → tracer_session_id; keeps an earlier
+    /// `closed_at`.
+    pub connection_close: &'static str,
+    /// tenant, session_id, now: end an open tracer session.
+    pub tracer_close: &'static str,
+    /// tenant, credential_kind, credential_id, seen_since, role → `mine` (open
+    /// connections of this credential and role seen since), `total` (the
+    /// tenant's).
+    pub connection_open_count: &'static str,
+    /// now, seen_before → tenant_id, connection_id, tracer_session_id of every
+    /// open connection last seen at or before, closed now (all tenants).
+    pub connection_expire: &'static str,
+    /// tenant, connection_id → session_id of the newest successful
+    /// `brain_session_start` receipt on the connection.
+    pub session_started_on: &'static str,
+    /// now, runtime project, active_before: abandon open agent sessions of the
+    /// project idle since (all tenants).
+    pub runtime_expire: &'static str,
 }
 
 /// The columns of an elevation, for a store's statements.
