@@ -394,6 +394,69 @@ pub trait ConnectionStore: Send + Sync {
     async fn runtime_expire(&self, max_idle_secs: i64) -> Result<u64, StoreError>;
 }
 
+/// The tools' and audits' reads of one tenant: written once for the SQL
+/// stores ([`crate::sql::reads`]).
+#[async_trait]
+pub trait Reads: Send + Sync {
+    async fn focus_get(
+        &self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+        slot: Option<&SlotName>,
+    ) -> Result<Focus, StoreError>;
+    async fn session_get(
+        &self,
+        tenant: &TenantId,
+        session_id: SessionId,
+    ) -> Result<SessionDetail, StoreError>;
+    /// The tenant's receipts in `seq` order (verification, audits, tests).
+    async fn receipts(&self, tenant: &TenantId) -> Result<Vec<Receipt>, StoreError>;
+    /// A session's ledger: its artifacts, oldest first, at most `limit`.
+    async fn session_ledger(
+        &self,
+        tenant: &TenantId,
+        session_id: SessionId,
+        limit: i64,
+    ) -> Result<Vec<Artifact>, StoreError>;
+    async fn document_get(
+        &self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+        kind: DocumentKind,
+        name: &str,
+    ) -> Result<Document, StoreError>;
+    /// Revisions of the base focus or a slot, newest first, below `before` (a
+    /// revision) when given; `limit + 1` rows so the last one's diff has a base.
+    async fn focus_history(
+        &self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+        slot: Option<&SlotName>,
+        before: Option<Revision>,
+        limit: i64,
+    ) -> Result<Vec<HistoryEntry>, StoreError>;
+    /// Agent sessions of a project, newest first, after the keyset cursor when given.
+    async fn session_list(
+        &self,
+        tenant: &TenantId,
+        q: &SessionListQuery,
+    ) -> Result<Vec<SessionDetail>, StoreError>;
+    /// Receipts with `seq > after_seq`, oldest first (newest first below `before_seq`), filtered by project or session.
+    async fn receipts_page(
+        &self,
+        tenant: &TenantId,
+        q: &ReceiptQuery,
+    ) -> Result<Vec<Receipt>, StoreError>;
+}
+
+/// The daily briefs: written once for the SQL stores ([`crate::sql::briefs`]).
+#[async_trait]
+pub trait DailyBriefs: Send + Sync {
+    /// Write today's brief (UTC) for every project active in the last 24 h that
+    /// has none yet; safe on several replicas (the day's row is written once).
+    async fn generate_daily_briefs(&self, now: DateTime<Utc>) -> Result<usize, StoreError>;
+}
+
 /// Storage behind one async trait; the server holds an `Arc<dyn Store>` chosen at boot.
 /// Its session calls come from [`crate::writes::SessionWrites`], written once.
 ///
@@ -401,7 +464,14 @@ pub trait ConnectionStore: Send + Sync {
 /// replay must answer the stored result of the first call (SPEC §3.5).
 #[async_trait]
 pub trait Store:
-    crate::writes::SessionWrites + CredentialStore + ConnectionStore + Send + Sync + 'static
+    crate::writes::SessionWrites
+    + CredentialStore
+    + ConnectionStore
+    + Reads
+    + DailyBriefs
+    + Send
+    + Sync
+    + 'static
 {
     /// Readiness: the database answers.
     async fn ping(&self) -> Result<(), StoreError>;
@@ -410,12 +480,6 @@ pub trait Store:
     /// Close the pool after in-flight calls have finished (graceful shutdown).
     async fn close(&self);
 
-    async fn focus_get(
-        &self,
-        tenant: &TenantId,
-        project: &ProjectKey,
-        slot: Option<&SlotName>,
-    ) -> Result<Focus, StoreError>;
     /// The tenant's focus bodies as resources (SPEC §2.11), ordered by
     /// project then slot (the base focus first), after `after`, at most `limit`.
     /// The server's own projects are not listed.
@@ -459,27 +523,12 @@ pub trait Store:
         tenant: &TenantId,
         project: &ProjectKey,
     ) -> Result<(Focus, Vec<(SlotName, Revision)>), StoreError>;
-    async fn session_get(
-        &self,
-        tenant: &TenantId,
-        session_id: SessionId,
-    ) -> Result<SessionDetail, StoreError>;
 
     /// Whether the tenant has been provisioned (by its first verified call).
     async fn tenant_exists(&self, tenant: &TenantId) -> Result<bool, StoreError>;
-    /// The tenant's receipts in `seq` order (verification, audits, tests).
-    async fn receipts(&self, tenant: &TenantId) -> Result<Vec<Receipt>, StoreError>;
     /// The tenant's ledger tip as recorded beside the chain: `(seq, hash)`,
     /// `(0, GENESIS_HASH)` for a tenant with no receipts.
     async fn ledger_tip(&self, tenant: &TenantId) -> Result<(i64, String), StoreError>;
-
-    /// A session's ledger: its artifacts, oldest first, at most `limit`.
-    async fn session_ledger(
-        &self,
-        tenant: &TenantId,
-        session_id: SessionId,
-        limit: i64,
-    ) -> Result<Vec<Artifact>, StoreError>;
 
     /// Full-text search over a project's artifacts, best first.
     async fn recall(
@@ -487,38 +536,6 @@ pub trait Store:
         tenant: &TenantId,
         q: &RecallQuery,
     ) -> Result<Vec<RecallHit>, StoreError>;
-    async fn document_get(
-        &self,
-        tenant: &TenantId,
-        project: &ProjectKey,
-        kind: DocumentKind,
-        name: &str,
-    ) -> Result<Document, StoreError>;
-    /// Revisions of the base focus or a slot, newest first, below `before` (a
-    /// revision) when given; `limit + 1` rows so the last one's diff has a base.
-    async fn focus_history(
-        &self,
-        tenant: &TenantId,
-        project: &ProjectKey,
-        slot: Option<&SlotName>,
-        before: Option<Revision>,
-        limit: i64,
-    ) -> Result<Vec<HistoryEntry>, StoreError>;
-    /// Agent sessions of a project, newest first, after the keyset cursor when given.
-    async fn session_list(
-        &self,
-        tenant: &TenantId,
-        q: &SessionListQuery,
-    ) -> Result<Vec<SessionDetail>, StoreError>;
-    /// Receipts with `seq > after_seq`, oldest first (newest first below `before_seq`), filtered by project or session.
-    async fn receipts_page(
-        &self,
-        tenant: &TenantId,
-        q: &ReceiptQuery,
-    ) -> Result<Vec<Receipt>, StoreError>;
-    /// Write today's brief (UTC) for every project active in the last 24 h that
-    /// has none yet; safe on several replicas (the day's row is written once).
-    async fn generate_daily_briefs(&self, now: DateTime<Utc>) -> Result<usize, StoreError>;
 }
 
 #[derive(Debug, Clone)]

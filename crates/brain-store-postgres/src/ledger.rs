@@ -62,25 +62,6 @@ pub(crate) const ENSURE_PROJECT: &str = "WITH ensure_t AS (INSERT INTO tenants (
                   ON CONFLICT DO NOTHING RETURNING 1), \
      ensure_b AS (INSERT INTO focus_bodies (tenant_id, project, slot) SELECT $1, $3, '' FROM ensure_p)";
 
-/// Create a slot empty at revision 0 on first bind.
-pub(crate) async fn ensure_slot(
-    tx: &mut PgConnection,
-    tenant: &TenantId,
-    project: &ProjectKey,
-    slot: &SlotName,
-) -> Result<(), StoreError> {
-    sqlx::query(
-        "INSERT INTO focus_bodies (tenant_id, project, slot) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
-    )
-    .bind(tenant.as_str())
-    .bind(project.as_str())
-    .bind(slot.as_str())
-    .execute(&mut *tx)
-    .await
-    .map_err(db)?;
-    Ok(())
-}
-
 /// Append a receipt after the tenant's tip, and with `history` the focus
 /// history row that names it, in one statement: it locks the tip, hashes the
 /// receipt's canonical text with it (`Receipt::frame`), and writes the receipt,

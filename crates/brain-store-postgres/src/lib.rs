@@ -22,7 +22,6 @@ mod known;
 mod ledger;
 mod lifecycle;
 mod memory;
-mod reads;
 mod resources;
 mod sql;
 mod tx;
@@ -32,15 +31,12 @@ use std::time::Duration;
 use crate::dialect::Cols;
 use async_trait::async_trait;
 use brain_core::error::StoreError;
-use brain_core::ids::{ProjectKey, SessionId, SlotName, TenantId};
-use brain_core::memory::{Document, DocumentKind, HistoryEntry, RecallHit};
+use brain_core::ids::{ProjectKey, SlotName, TenantId};
+use brain_core::memory::RecallHit;
 use brain_core::model::Revision;
-use brain_core::model::{Artifact, Caller, Focus};
-use brain_core::receipt::Receipt;
+use brain_core::model::{Caller, Focus};
 use brain_core::sql::Scope;
-use brain_core::store::{
-    RecallQuery, ReceiptQuery, SessionDetail, SessionListQuery, Store, StoreSettings, StoreStats,
-};
+use brain_core::store::{RecallQuery, Store, StoreSettings, StoreStats};
 use brain_core::writes::Backend;
 use std::str::FromStr;
 
@@ -271,15 +267,6 @@ impl Store for PgStore {
         Ok(())
     }
 
-    async fn focus_get(
-        &self,
-        tenant: &TenantId,
-        project: &ProjectKey,
-        slot: Option<&SlotName>,
-    ) -> Result<Focus, StoreError> {
-        reads::focus(self, tenant, project, slot).await
-    }
-
     async fn projects(
         &self,
         tenant: &TenantId,
@@ -353,14 +340,6 @@ impl Store for PgStore {
         }))
     }
 
-    async fn session_get(
-        &self,
-        tenant: &TenantId,
-        session_id: SessionId,
-    ) -> Result<SessionDetail, StoreError> {
-        reads::session_detail(self, tenant, session_id).await
-    }
-
     async fn ledger_tip(&self, tenant: &TenantId) -> Result<(i64, String), StoreError> {
         let mut tx = self.scoped(tenant).await?;
         let tip: Option<(i64, String)> =
@@ -384,68 +363,11 @@ impl Store for PgStore {
         Ok(found.is_some())
     }
 
-    async fn receipts(&self, tenant: &TenantId) -> Result<Vec<Receipt>, StoreError> {
-        reads::receipts(self, tenant).await
-    }
-
-    async fn session_ledger(
-        &self,
-        tenant: &TenantId,
-        session_id: SessionId,
-        limit: i64,
-    ) -> Result<Vec<Artifact>, StoreError> {
-        reads::session_ledger(self, tenant, session_id, limit).await
-    }
-
     async fn recall(
         &self,
         tenant: &TenantId,
         q: &RecallQuery,
     ) -> Result<Vec<RecallHit>, StoreError> {
         memory::recall(self, tenant, q).await
-    }
-
-    async fn document_get(
-        &self,
-        tenant: &TenantId,
-        project: &ProjectKey,
-        kind: DocumentKind,
-        name: &str,
-    ) -> Result<Document, StoreError> {
-        memory::document_get(self, tenant, project, kind, name).await
-    }
-
-    async fn focus_history(
-        &self,
-        tenant: &TenantId,
-        project: &ProjectKey,
-        slot: Option<&SlotName>,
-        before: Option<Revision>,
-        limit: i64,
-    ) -> Result<Vec<HistoryEntry>, StoreError> {
-        memory::focus_history(self, tenant, project, slot, before, limit).await
-    }
-
-    async fn session_list(
-        &self,
-        tenant: &TenantId,
-        q: &SessionListQuery,
-    ) -> Result<Vec<SessionDetail>, StoreError> {
-        memory::session_list(self, tenant, q).await
-    }
-
-    async fn receipts_page(
-        &self,
-        tenant: &TenantId,
-        q: &ReceiptQuery,
-    ) -> Result<Vec<Receipt>, StoreError> {
-        memory::receipts_page(self, tenant, q).await
-    }
-
-    async fn generate_daily_briefs(
-        &self,
-        now: chrono::DateTime<chrono::Utc>,
-    ) -> Result<usize, StoreError> {
-        memory::generate_daily_briefs(self, now).await
     }
 }

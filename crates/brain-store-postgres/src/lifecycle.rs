@@ -2,65 +2,17 @@
 
 use crate::dialect::Cols;
 use brain_core::error::StoreError;
-use brain_core::ids::{ProjectKey, SessionId, SlotName, TenantId};
+use brain_core::ids::{SessionId, SlotName, TenantId};
 use brain_core::memory::Brief;
 use brain_core::model::{Focus, Session, SessionStatus, now_micros};
 use brain_core::receipt::GENESIS_HASH;
-use brain_core::rules::CloseRecord;
 use brain_core::sql::rows;
 use brain_core::store::{BriefingSources, FocusRef, NamedBody, RecentSession};
 use chrono::{DateTime, Utc};
 use sqlx::{PgConnection, Row};
 
 use crate::db;
-use crate::ledger::{ENSURE_PROJECT, slot_key};
-
-/// Load a session of this tenant, locking its row when `lock` is set.
-pub(crate) async fn load_session(
-    conn: &mut PgConnection,
-    tenant: &TenantId,
-    id: SessionId,
-    lock: bool,
-) -> Result<Option<(Session, Option<CloseRecord>)>, StoreError> {
-    let sql = format!(
-        "SELECT {} FROM sessions WHERE tenant_id = $1 AND session_id = $2{}",
-        rows::SESSION_COLUMNS,
-        if lock { " FOR UPDATE" } else { "" }
-    );
-    let row = sqlx::query(&sql)
-        .bind(tenant.as_str())
-        .bind(id.as_uuid())
-        .fetch_optional(&mut *conn)
-        .await
-        .map_err(db)?;
-    row.as_ref().map(|r| rows::session(&Cols(r))).transpose()
-}
-
-/// The base focus (`slot = None`) or a slot body; missing reads as empty at revision 0.
-pub(crate) async fn load_focus(
-    conn: &mut PgConnection,
-    tenant: &TenantId,
-    project: &ProjectKey,
-    slot: Option<&SlotName>,
-    lock: bool,
-) -> Result<Focus, StoreError> {
-    let sql = format!(
-        "SELECT body, revision, updated_at, updated_by_session FROM focus_bodies \
-         WHERE tenant_id = $1 AND project = $2 AND slot = $3{}",
-        if lock { " FOR UPDATE" } else { "" }
-    );
-    let row = sqlx::query(&sql)
-        .bind(tenant.as_str())
-        .bind(project.as_str())
-        .bind(slot_key(slot))
-        .fetch_optional(&mut *conn)
-        .await
-        .map_err(db)?;
-    match row {
-        Some(row) => rows::focus(&Cols(&row)),
-        None => Ok(Focus::empty()),
-    }
-}
+use crate::ledger::ENSURE_PROJECT;
 
 /// The columns every session insert writes; both inserts below bind them in
 /// this order, ending with `opened_tail`'s seven.
@@ -79,56 +31,6 @@ fn opened_tail<'q>(q: PgQuery<'q>, s: &'q Session) -> PgQuery<'q> {
         .bind(&s.opened_by.subject)
         .bind(s.opened_by.role.as_str())
         .bind(&s.opened_by.credential_id)
-}
-
-pub(crate) async fn insert_session(
-    conn: &mut PgConnection,
-    tenant: &TenantId,
-    s: &Session,
-) -> Result<(), StoreError> {
-    let sql = format!(
-        "INSERT INTO sessions ({SESSION_INSERT_COLUMNS}) \
-         VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14)"
-    );
-    let q = sqlx::query(&sql)
-        .bind(tenant.as_str())
-        .bind(s.session_id.as_uuid())
-        .bind(s.project.as_str())
-        .bind(s.client_key.as_str())
-        .bind(s.kind.as_str())
-        .bind(s.bound_slot.as_ref().map(SlotName::as_str))
-        .bind(s.started_focus_revision);
-    opened_tail(q, s).execute(&mut *conn).await.map_err(db)?;
-    Ok(())
-}
-
-pub(crate) async fn ledger_size(
-    conn: &mut PgConnection,
-    tenant: &TenantId,
-    id: SessionId,
-) -> Result<i64, StoreError> {
-    sqlx::query_scalar("SELECT count(*) FROM artifacts WHERE tenant_id = $1 AND session_id = $2")
-        .bind(tenant.as_str())
-        .bind(id.as_uuid())
-        .fetch_one(&mut *conn)
-        .await
-        .map_err(db)
-}
-
-pub(crate) async fn open_agent_sessions(
-    conn: &mut PgConnection,
-    tenant: &TenantId,
-    project: &ProjectKey,
-) -> Result<i64, StoreError> {
-    sqlx::query_scalar(
-        "SELECT count(*) FROM sessions WHERE tenant_id = $1 AND project = $2 \
-         AND status = 'open' AND kind = 'agent'",
-    )
-    .bind(tenant.as_str())
-    .bind(project.as_str())
-    .fetch_one(&mut *conn)
-    .await
-    .map_err(db)
 }
 
 /// Open a session in one statement: create its tenant, project and bound
@@ -299,42 +201,4 @@ pub(crate) async fn briefing_sources(
     recent.sort_by_key(|(ord, _)| *ord);
     out.recent_sessions = recent.into_iter().map(|(_, r)| r).collect();
     Ok(out)
-}
-
-pub(crate) async fn set_binding(
-    conn: &mut PgConnection,
-    tenant: &TenantId,
-    id: SessionId,
-    slot: &SlotName,
-    now: chrono::DateTime<chrono::Utc>,
-) -> Result<(), StoreError> {
-    sqlx::query(
-        "UPDATE sessions SET bound_slot = $3, last_activity_at = $4 WHERE tenant_id = $1 AND session_id = $2",
-    )
-    .bind(tenant.as_str())
-    .bind(id.as_uuid())
-    .bind(slot.as_str())
-    .bind(now)
-    .execute(&mut *conn)
-    .await
-    .map_err(db)?;
-    Ok(())
-}
-
-pub(crate) async fn touch_session(
-    conn: &mut PgConnection,
-    tenant: &TenantId,
-    id: SessionId,
-    now: chrono::DateTime<chrono::Utc>,
-) -> Result<(), StoreError> {
-    sqlx::query(
-        "UPDATE sessions SET last_activity_at = $3 WHERE tenant_id = $1 AND session_id = $2",
-    )
-    .bind(tenant.as_str())
-    .bind(id.as_uuid())
-    .bind(now)
-    .execute(&mut *conn)
-    .await
-    .map_err(db)?;
-    Ok(())
 }

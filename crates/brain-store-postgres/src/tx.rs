@@ -1,15 +1,13 @@
 //! A PostgreSQL write transaction as `brain_core::flow` needs it: the SQL of
 //! every `CloseTx` operation. `brain_core::writes` opens it and runs the flows.
 
-use crate::dialect::Cols;
 use async_trait::async_trait;
 use brain_core::error::StoreError;
 use brain_core::flow::{CloseTx, FocusWrite};
-use brain_core::ids::{ArtifactId, ProjectKey, SessionId, SlotName, TenantId};
-use brain_core::memory::{Document, DocumentKind};
+use brain_core::ids::{ArtifactId, ProjectKey, SessionId, TenantId};
+use brain_core::memory::Document;
 use brain_core::model::{ArtifactKind, Caller, Focus, FocusOutcome, Session};
 use brain_core::receipt::{Receipt, ReceiptDraft};
-use brain_core::rules::CloseRecord;
 use brain_core::sql::rows;
 use brain_core::sql::{BoxRow, Conn, Finish, Param, Sql};
 use brain_core::store::{BriefingSources, LockedClose, Unattributed};
@@ -20,8 +18,8 @@ use std::sync::Arc;
 
 use crate::known::KnownProjects;
 
-use crate::lifecycle::{insert_session, load_focus, load_session};
-use crate::{db, dialect, ledger, memory};
+use crate::{db, dialect, ledger};
+use brain_core::sql::sessions;
 
 /// A write transaction, as `brain_core::flow` needs it.
 pub struct Tx {
@@ -81,20 +79,12 @@ impl Finish for Tx {
 
 #[async_trait]
 impl CloseTx for Tx {
-    async fn lock_session(
-        &mut self,
-        tenant: &TenantId,
-        id: SessionId,
-    ) -> Result<Option<(Session, Option<CloseRecord>)>, StoreError> {
-        load_session(&mut self.conn, tenant, id, true).await
-    }
-
     async fn lock_close(
         &mut self,
         tenant: &TenantId,
         id: SessionId,
     ) -> Result<Option<LockedClose>, StoreError> {
-        lock_close(&mut self.conn, tenant, id).await
+        lock_close(self, tenant, id).await
     }
 
     async fn close_counts(
@@ -104,15 +94,6 @@ impl CloseTx for Tx {
         until: DateTime<Utc>,
     ) -> Result<(Unattributed, i64), StoreError> {
         close_counts(&mut self.conn, tenant, session, until).await
-    }
-
-    async fn focus(
-        &mut self,
-        tenant: &TenantId,
-        project: &ProjectKey,
-        slot: Option<&SlotName>,
-    ) -> Result<Focus, StoreError> {
-        load_focus(&mut self.conn, tenant, project, slot, false).await
     }
 
     async fn ensure_tenant(&mut self, tenant: &TenantId) -> Result<(), StoreError> {
@@ -165,42 +146,6 @@ impl CloseTx for Tx {
         apply_close(&mut self.conn, tenant, session, focus, digest, result).await
     }
 
-    async fn insert_session(
-        &mut self,
-        tenant: &TenantId,
-        session: &Session,
-    ) -> Result<(), StoreError> {
-        insert_session(&mut self.conn, tenant, session).await
-    }
-
-    async fn ensure_slot(
-        &mut self,
-        tenant: &TenantId,
-        project: &ProjectKey,
-        slot: &SlotName,
-    ) -> Result<(), StoreError> {
-        ledger::ensure_slot(&mut self.conn, tenant, project, slot).await
-    }
-
-    async fn set_binding(
-        &mut self,
-        tenant: &TenantId,
-        session: SessionId,
-        slot: &SlotName,
-        now: chrono::DateTime<chrono::Utc>,
-    ) -> Result<(), StoreError> {
-        crate::lifecycle::set_binding(&mut self.conn, tenant, session, slot, now).await
-    }
-
-    async fn touch_session(
-        &mut self,
-        tenant: &TenantId,
-        session: SessionId,
-        now: chrono::DateTime<chrono::Utc>,
-    ) -> Result<(), StoreError> {
-        crate::lifecycle::touch_session(&mut self.conn, tenant, session, now).await
-    }
-
     async fn insert_artifact(
         &mut self,
         tenant: &TenantId,
@@ -224,14 +169,6 @@ impl CloseTx for Tx {
         q: &brain_core::store::RecallQuery,
     ) -> Result<Vec<brain_core::memory::RecallHit>, StoreError> {
         crate::memory::recall_in(&mut self.conn, tenant, q).await
-    }
-
-    async fn inbox_count(
-        &mut self,
-        tenant: &TenantId,
-        project: &ProjectKey,
-    ) -> Result<i64, StoreError> {
-        crate::memory::inbox_count_in(&mut self.conn, tenant, project).await
     }
 
     async fn artifact_states(
@@ -284,23 +221,13 @@ impl CloseTx for Tx {
         Ok(())
     }
 
-    async fn lock_document(
-        &mut self,
-        tenant: &TenantId,
-        project: &ProjectKey,
-        kind: DocumentKind,
-        name: &str,
-    ) -> Result<Document, StoreError> {
-        memory::document_get_in(&mut self.conn, tenant, project, kind, name, true).await
-    }
-
     async fn write_document(
         &mut self,
         tenant: &TenantId,
         project: &ProjectKey,
         doc: &Document,
     ) -> Result<(), StoreError> {
-        let written = memory::write_document(&mut self.conn, tenant, project, doc).await;
+        let written = sessions::write_document(self, tenant, project, doc).await;
         self.heal(written)
     }
 
@@ -316,7 +243,7 @@ impl CloseTx for Tx {
 /// waited, so the locked row is no longer its target), the two are loaded
 /// apart, locked in the same order.
 async fn lock_close(
-    conn: &mut PgConnection,
+    tx: &mut Tx,
     tenant: &TenantId,
     id: SessionId,
 ) -> Result<Option<LockedClose>, StoreError> {
@@ -334,25 +261,20 @@ async fn lock_close(
             cols.join(", ")
         )
     });
-    let row = sqlx::query(SQL.as_str())
-        .bind(tenant.as_str())
-        .bind(id.as_uuid())
-        .fetch_optional(&mut *conn)
-        .await
-        .map_err(db)?;
+    let row = tx.fetch_optional(&SQL, &[tenant.into(), id.into()]).await?;
     if let Some(row) = row {
-        let (session, close_record) = rows::session(&Cols(&row))?;
+        let (session, close_record) = rows::session(row.as_ref())?;
         return Ok(Some(LockedClose {
             session,
             close_record,
-            target: rows::focus(&Cols(&row))?,
+            target: rows::focus(row.as_ref())?,
         }));
     }
-    let Some((session, close_record)) = load_session(conn, tenant, id, true).await? else {
+    let Some((session, close_record)) = sessions::load_session(tx, tenant, id, true).await? else {
         return Ok(None);
     };
-    let target = load_focus(
-        conn,
+    let target = sessions::load_focus(
+        tx,
         tenant,
         &session.project,
         session.bound_slot.as_ref(),

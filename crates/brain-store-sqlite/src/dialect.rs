@@ -2,13 +2,13 @@
 //! JSON values and string lists as JSON text, uuids as 16-byte blobs.
 
 use std::borrow::Borrow;
+use std::ops::DerefMut;
 
 use async_trait::async_trait;
 use brain_core::error::StoreError;
 use brain_core::sql::{BoxRow, Conn, Finish, Param, Row, Sql, corrupt};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
-use sqlx::pool::PoolConnection;
 use sqlx::query::Query;
 use sqlx::sqlite::{SqliteArguments, SqliteRow};
 use sqlx::{Row as _, Sqlite, SqliteConnection};
@@ -65,12 +65,13 @@ pub(crate) async fn fetch_all(
         .collect())
 }
 
-/// A read on a pooled connection, outside the writer's batches: it sees
-/// what has committed.
-pub struct Read(pub(crate) PoolConnection<Sqlite>);
+/// Statements on a connection of its own: a pooled one for a read, outside
+/// the writer's batches (it sees what has committed), or one borrowed from a
+/// transaction.
+pub struct On<C>(pub(crate) C);
 
 #[async_trait]
-impl Conn for Read {
+impl<C: DerefMut<Target = SqliteConnection> + Send> Conn for On<C> {
     fn sql(&self) -> &'static Sql {
         &crate::sql::SQL
     }
@@ -87,7 +88,7 @@ impl Conn for Read {
 }
 
 #[async_trait]
-impl Finish for Read {
+impl<C: Send> Finish for On<C> {
     async fn finish(self) -> Result<(), StoreError> {
         Ok(())
     }

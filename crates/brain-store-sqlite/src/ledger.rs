@@ -68,25 +68,6 @@ pub(crate) async fn ensure_project(
     Ok(())
 }
 
-/// Create a slot empty at revision 0 on first bind.
-pub(crate) async fn ensure_slot(
-    tx: &mut SqliteConnection,
-    tenant: &TenantId,
-    project: &ProjectKey,
-    slot: &SlotName,
-) -> Result<(), StoreError> {
-    sqlx::query(
-        "INSERT INTO focus_bodies (tenant_id, project, slot) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
-    )
-    .bind(tenant.as_str())
-    .bind(project.as_str())
-    .bind(slot.as_str())
-    .execute(&mut *tx)
-    .await
-    .map_err(db)?;
-    Ok(())
-}
-
 /// Append a receipt after the tenant's tip.
 pub(crate) async fn append(
     tx: &mut SqliteConnection,

@@ -27,7 +27,6 @@ mod dialect;
 mod ledger;
 mod lifecycle;
 mod memory;
-mod reads;
 mod resources;
 mod rows;
 mod sql;
@@ -41,15 +40,12 @@ use crate::dialect::Cols;
 use async_trait::async_trait;
 use brain_core::error::StoreError;
 use brain_core::feed::{FocusChange, FocusListener};
-use brain_core::ids::{ProjectKey, SessionId, SlotName, TenantId};
-use brain_core::memory::{Document, DocumentKind, HistoryEntry, RecallHit};
+use brain_core::ids::{ProjectKey, SlotName, TenantId};
+use brain_core::memory::RecallHit;
 use brain_core::model::Revision;
-use brain_core::model::{Artifact, Caller, Focus};
-use brain_core::receipt::Receipt;
+use brain_core::model::{Caller, Focus};
 use brain_core::sql::Scope;
-use brain_core::store::{
-    RecallQuery, ReceiptQuery, SessionDetail, SessionListQuery, Store, StoreSettings, StoreStats,
-};
+use brain_core::store::{RecallQuery, Store, StoreSettings, StoreStats};
 use brain_core::writes::Backend;
 use serde_json::Value;
 use sqlx::sqlite::{
@@ -159,14 +155,14 @@ impl Backend for SqliteStore {
 /// has no row-level security, so every statement filters on its tenant.
 #[async_trait]
 impl Scope for SqliteStore {
-    type Read = dialect::Read;
+    type Read = dialect::On<sqlx::pool::PoolConnection<sqlx::Sqlite>>;
 
-    async fn tenant_scope(&self, _tenant: &TenantId) -> Result<dialect::Read, StoreError> {
+    async fn tenant_scope(&self, _tenant: &TenantId) -> Result<Self::Read, StoreError> {
         self.system_scope().await
     }
 
-    async fn system_scope(&self) -> Result<dialect::Read, StoreError> {
-        Ok(dialect::Read(self.pool.acquire().await.map_err(db)?))
+    async fn system_scope(&self) -> Result<Self::Read, StoreError> {
+        Ok(dialect::On(self.pool.acquire().await.map_err(db)?))
     }
 
     async fn system_write(&self) -> Result<tx::Tx, StoreError> {
@@ -207,15 +203,6 @@ impl Store for SqliteStore {
             .await
             .map_err(db)?;
         Ok(())
-    }
-
-    async fn focus_get(
-        &self,
-        tenant: &TenantId,
-        project: &ProjectKey,
-        slot: Option<&SlotName>,
-    ) -> Result<Focus, StoreError> {
-        reads::focus(&self.pool, tenant, project, slot).await
     }
 
     async fn projects(
@@ -289,14 +276,6 @@ impl Store for SqliteStore {
         }))
     }
 
-    async fn session_get(
-        &self,
-        tenant: &TenantId,
-        session_id: SessionId,
-    ) -> Result<SessionDetail, StoreError> {
-        reads::session_detail(self, tenant, session_id).await
-    }
-
     async fn ledger_tip(&self, tenant: &TenantId) -> Result<(i64, String), StoreError> {
         let tip: Option<(i64, String)> =
             sqlx::query_as("SELECT seq, hash FROM receipt_heads WHERE tenant_id = ?1")
@@ -316,67 +295,11 @@ impl Store for SqliteStore {
         Ok(found.is_some())
     }
 
-    async fn receipts(&self, tenant: &TenantId) -> Result<Vec<Receipt>, StoreError> {
-        reads::receipts(&self.pool, tenant).await
-    }
-
-    async fn session_ledger(
-        &self,
-        tenant: &TenantId,
-        session_id: SessionId,
-        limit: i64,
-    ) -> Result<Vec<Artifact>, StoreError> {
-        reads::session_ledger(&self.pool, tenant, session_id, limit).await
-    }
     async fn recall(
         &self,
         tenant: &TenantId,
         q: &RecallQuery,
     ) -> Result<Vec<RecallHit>, StoreError> {
         memory::recall(self, tenant, q).await
-    }
-
-    async fn document_get(
-        &self,
-        tenant: &TenantId,
-        project: &ProjectKey,
-        kind: DocumentKind,
-        name: &str,
-    ) -> Result<Document, StoreError> {
-        memory::document_get(self, tenant, project, kind, name).await
-    }
-
-    async fn focus_history(
-        &self,
-        tenant: &TenantId,
-        project: &ProjectKey,
-        slot: Option<&SlotName>,
-        before: Option<Revision>,
-        limit: i64,
-    ) -> Result<Vec<HistoryEntry>, StoreError> {
-        memory::focus_history(self, tenant, project, slot, before, limit).await
-    }
-
-    async fn session_list(
-        &self,
-        tenant: &TenantId,
-        q: &SessionListQuery,
-    ) -> Result<Vec<SessionDetail>, StoreError> {
-        memory::session_list(self, tenant, q).await
-    }
-
-    async fn receipts_page(
-        &self,
-        tenant: &TenantId,
-        q: &ReceiptQuery,
-    ) -> Result<Vec<Receipt>, StoreError> {
-        memory::receipts_page(self, tenant, q).await
-    }
-
-    async fn generate_daily_briefs(
-        &self,
-        now: chrono::DateTime<chrono::Utc>,
-    ) -> Result<usize, StoreError> {
-        memory::generate_daily_briefs(self, now).await
     }
 }

@@ -3,21 +3,17 @@
 
 use crate::dialect::Cols;
 use brain_core::error::StoreError;
-use brain_core::ids::{ProjectKey, SessionId, SlotName, TenantId};
-use brain_core::memory::{
-    Brief, DayActivity, Document, DocumentKind, HistoryEntry, RecallHit, daily_brief_text,
-};
-use brain_core::model::{Revision, now_micros};
-use brain_core::receipt::Receipt;
+use brain_core::ids::{ProjectKey, TenantId};
+use brain_core::memory::{Brief, Document, RecallHit};
+use brain_core::model::now_micros;
 use brain_core::sql::rows;
-use brain_core::store::{RecallQuery, ReceiptQuery, SessionDetail, SessionListQuery};
-use chrono::{DateTime, Utc};
+use brain_core::sql::sessions;
+use brain_core::store::RecallQuery;
 
 use sqlx::sqlite::SqliteRow;
 use sqlx::{Row, SqliteConnection};
 
-use crate::rows::micros;
-use crate::{SqliteStore, db, ledger};
+use crate::{SqliteStore, db};
 
 pub(crate) async fn recall(
     store: &SqliteStore,
@@ -136,54 +132,6 @@ fn hits(rows_found: &[SqliteRow]) -> Result<Vec<RecallHit>, StoreError> {
         .collect()
 }
 
-fn document(row: &SqliteRow) -> Result<Document, StoreError> {
-    let kind: String = row.try_get("kind").map_err(db)?;
-    Ok(Document {
-        kind: DocumentKind::parse(&kind)
-            .ok_or_else(|| StoreError::Backend("stored document kind does not parse".into()))?,
-        name: row.try_get("name").map_err(db)?,
-        body: row.try_get("body").map_err(db)?,
-        revision: row.try_get("revision").map_err(db)?,
-        updated_at: crate::rows::opt_time(row, "updated_at")?,
-        updated_by: row.try_get("updated_by").map_err(db)?,
-    })
-}
-
-pub(crate) async fn document_get_in(
-    conn: &mut SqliteConnection,
-    tenant: &TenantId,
-    project: &ProjectKey,
-    kind: DocumentKind,
-    name: &str,
-) -> Result<Document, StoreError> {
-    let row = sqlx::query(
-        "SELECT kind, name, body, revision, updated_at, updated_by FROM documents \
-         WHERE tenant_id = ?1 AND project = ?2 AND kind = ?3 AND name = ?4",
-    )
-    .bind(tenant.as_str())
-    .bind(project.as_str())
-    .bind(kind.as_str())
-    .bind(name)
-    .fetch_optional(&mut *conn)
-    .await
-    .map_err(db)?;
-    match row {
-        Some(r) => document(&r),
-        None => Ok(Document::empty(kind, name)),
-    }
-}
-
-pub(crate) async fn document_get(
-    store: &SqliteStore,
-    tenant: &TenantId,
-    project: &ProjectKey,
-    kind: DocumentKind,
-    name: &str,
-) -> Result<Document, StoreError> {
-    let mut conn = store.pool.acquire().await.map_err(db)?;
-    document_get_in(&mut conn, tenant, project, kind, name).await
-}
-
 pub(crate) async fn mental_models_in(
     conn: &mut SqliteConnection,
     tenant: &TenantId,
@@ -198,136 +146,7 @@ pub(crate) async fn mental_models_in(
     .fetch_all(&mut *conn)
     .await
     .map_err(db)?;
-    found.iter().map(document).collect()
-}
-
-pub(crate) async fn write_document(
-    conn: &mut SqliteConnection,
-    tenant: &TenantId,
-    project: &ProjectKey,
-    doc: &Document,
-) -> Result<(), StoreError> {
-    sqlx::query(
-        "INSERT INTO documents (tenant_id, project, kind, name, body, revision, updated_at, updated_by) \
-         VALUES (?1,?2,?3,?4,?5,?6,?7,?8) ON CONFLICT (tenant_id, project, kind, name) DO UPDATE \
-         SET body = EXCLUDED.body, revision = EXCLUDED.revision, updated_at = EXCLUDED.updated_at, \
-             updated_by = EXCLUDED.updated_by",
-    )
-    .bind(tenant.as_str())
-    .bind(project.as_str())
-    .bind(doc.kind.as_str())
-    .bind(&doc.name)
-    .bind(&doc.body)
-    .bind(doc.revision)
-    .bind(doc.updated_at.map(micros))
-    .bind(&doc.updated_by)
-    .execute(&mut *conn)
-    .await
-    .map_err(db)?;
-    Ok(())
-}
-
-pub(crate) async fn focus_history(
-    store: &SqliteStore,
-    tenant: &TenantId,
-    project: &ProjectKey,
-    slot: Option<&SlotName>,
-    before: Option<Revision>,
-    limit: i64,
-) -> Result<Vec<HistoryEntry>, StoreError> {
-    let found = sqlx::query(
-        "SELECT revision, body, session_id, receipt_seq, created_at FROM focus_history \
-         WHERE tenant_id = ?1 AND project = ?2 AND slot = ?3 AND revision < ?4 \
-         ORDER BY revision DESC LIMIT ?5",
-    )
-    .bind(tenant.as_str())
-    .bind(project.as_str())
-    .bind(ledger::slot_key(slot))
-    .bind(before.unwrap_or(i64::MAX))
-    .bind(limit + 1)
-    .fetch_all(&store.pool)
-    .await
-    .map_err(db)?;
-    found
-        .iter()
-        .map(|r| {
-            Ok(HistoryEntry {
-                revision: r.try_get("revision").map_err(db)?,
-                body: r.try_get("body").map_err(db)?,
-                session_id: SessionId::from_uuid(r.try_get("session_id").map_err(db)?),
-                receipt_seq: r.try_get("receipt_seq").map_err(db)?,
-                created_at: crate::rows::time(r, "created_at")?,
-            })
-        })
-        .collect()
-}
-
-pub(crate) async fn session_list(
-    store: &SqliteStore,
-    tenant: &TenantId,
-    q: &SessionListQuery,
-) -> Result<Vec<SessionDetail>, StoreError> {
-    let sql = format!(
-        "SELECT {}, (SELECT count(*) FROM artifacts a WHERE a.tenant_id = s.tenant_id \
-           AND a.session_id = s.session_id) AS ledger_size \
-         FROM sessions s WHERE tenant_id = ?1 AND project = ?2 AND kind = 'agent' \
-         AND (?3 IS NULL OR status = ?3) \
-         AND (?4 IS NULL OR (opened_at, session_id) < (?4, ?5)) \
-         ORDER BY opened_at DESC, session_id DESC LIMIT ?6",
-        rows::SESSION_COLUMNS
-    );
-    let mut conn = store.pool.acquire().await.map_err(db)?;
-    let found = sqlx::query(&sql)
-        .bind(tenant.as_str())
-        .bind(q.project.as_str())
-        .bind(q.status.map(|s| s.as_str()))
-        .bind(q.after.map(|a| micros(a.0)))
-        .bind(q.after.map(|a| a.1.as_uuid()).unwrap_or_default())
-        .bind(q.limit)
-        .fetch_all(&mut *conn)
-        .await
-        .map_err(db)?;
-    let now = now_micros();
-    let mut out = Vec::with_capacity(found.len());
-    for r in &found {
-        let (session, _) = rows::session(&Cols(r))?;
-        let ledger_size: i64 = r.try_get("ledger_size").map_err(db)?;
-        out.push(SessionDetail {
-            idle: session.is_idle(now, store.settings.idle_secs),
-            session,
-            ledger_size,
-        });
-    }
-    Ok(out)
-}
-
-pub(crate) async fn receipts_page(
-    store: &SqliteStore,
-    tenant: &TenantId,
-    q: &ReceiptQuery,
-) -> Result<Vec<Receipt>, StoreError> {
-    let sql = format!(
-        "SELECT {} FROM receipts WHERE tenant_id = ?1 AND seq > ?2 \
-         AND (?3 IS NULL OR project = ?3) AND (?4 IS NULL OR session_id = ?4) \
-         AND (?6 IS NULL OR seq < ?6) ORDER BY seq {} LIMIT ?5",
-        rows::RECEIPT_COLUMNS,
-        if q.before_seq.is_some() {
-            "DESC"
-        } else {
-            "ASC"
-        }
-    );
-    let found = sqlx::query(&sql)
-        .bind(tenant.as_str())
-        .bind(q.after_seq)
-        .bind(q.project.as_ref().map(ProjectKey::as_str))
-        .bind(q.session_id.map(|s| s.as_uuid()))
-        .bind(q.limit)
-        .bind(q.before_seq)
-        .fetch_all(&store.pool)
-        .await
-        .map_err(db)?;
-    found.iter().map(|r| rows::receipt(&Cols(r))).collect()
+    found.iter().map(|r| sessions::document(&Cols(r))).collect()
 }
 
 pub(crate) async fn brief_in(
@@ -351,22 +170,6 @@ pub(crate) async fn brief_in(
         generated_at,
         now_micros(),
     )))
-}
-
-pub(crate) async fn inbox_count_in(
-    conn: &mut SqliteConnection,
-    tenant: &TenantId,
-    project: &ProjectKey,
-) -> Result<i64, StoreError> {
-    sqlx::query_scalar(
-        "SELECT count(*) FROM artifacts WHERE tenant_id = ?1 AND project = ?2 \
-         AND kind = 'todo' AND acknowledged_at IS NULL",
-    )
-    .bind(tenant.as_str())
-    .bind(project.as_str())
-    .fetch_one(&mut *conn)
-    .await
-    .map_err(db)
 }
 
 /// Web-search syntax for FTS5, like PostgreSQL's `websearch_to_tsquery`: words
@@ -420,96 +223,4 @@ fn fts_query(input: &str) -> Option<String> {
         pending_or = false;
     }
     (!out.is_empty()).then(|| out.concat())
-}
-
-/// Today's brief for every project active in the last 24 h; `ON CONFLICT DO
-/// NOTHING` on (tenant, project, day) makes the first replica's write the only one.
-pub(crate) async fn generate_daily_briefs(
-    store: &SqliteStore,
-    now: DateTime<Utc>,
-) -> Result<usize, StoreError> {
-    let since = now - chrono::Duration::hours(24);
-    let day = now.date_naive();
-    let active: Vec<(String, String)> = sqlx::query_as(
-        "SELECT p.tenant_id, p.project FROM projects p \
-         WHERE NOT EXISTS (SELECT 1 FROM daily_briefs b WHERE b.tenant_id = p.tenant_id \
-                             AND b.project = p.project AND b.day = ?2) \
-           AND (EXISTS (SELECT 1 FROM sessions s WHERE s.tenant_id = p.tenant_id AND s.project = p.project \
-                          AND s.kind = 'agent' AND s.last_activity_at >= ?1) \
-             OR EXISTS (SELECT 1 FROM artifacts a WHERE a.tenant_id = p.tenant_id AND a.project = p.project \
-                          AND a.created_at >= ?1))",
-    )
-    .bind(micros(since))
-    .bind(day.to_string())
-    .fetch_all(&store.pool)
-    .await
-    .map_err(db)?;
-    let mut written = 0;
-    for (tenant, project) in active {
-        let (Ok(tenant), Ok(project)) = (TenantId::parse(&tenant), ProjectKey::parse(&project))
-        else {
-            continue;
-        };
-        // Read and written in one write, through the writer's queue.
-        let mut tx = store.write_tx().await?;
-        let a = activity(tx.conn()?, &tenant, &project, since).await?;
-        if a.is_empty() {
-            continue;
-        }
-        let done = sqlx::query(
-            "INSERT INTO daily_briefs (tenant_id, project, day, body, generated_at) \
-             VALUES (?1,?2,?3,?4,?5) ON CONFLICT DO NOTHING",
-        )
-        .bind(tenant.as_str())
-        .bind(project.as_str())
-        .bind(day.to_string())
-        .bind(daily_brief_text(&project, day, &a))
-        .bind(micros(now))
-        .execute(tx.conn()?)
-        .await
-        .map_err(db)?;
-        tx.commit().await?;
-        written += usize::try_from(done.rows_affected()).unwrap_or(0);
-    }
-    Ok(written)
-}
-
-async fn activity(
-    conn: &mut SqliteConnection,
-    tenant: &TenantId,
-    project: &ProjectKey,
-    since: DateTime<Utc>,
-) -> Result<DayActivity, StoreError> {
-    let closed: Vec<(String, Option<String>)> = sqlx::query_as(
-        "SELECT status, summary FROM sessions WHERE tenant_id = ?1 AND project = ?2 AND kind = 'agent' \
-         AND ended_at >= ?3 ORDER BY ended_at, session_id",
-    )
-    .bind(tenant.as_str())
-    .bind(project.as_str())
-    .bind(micros(since))
-    .fetch_all(&mut *conn)
-    .await
-    .map_err(db)?;
-    let focus: Vec<(String, i64)> = sqlx::query_as(
-        "SELECT slot, revision FROM focus_history WHERE tenant_id = ?1 AND project = ?2 \
-         AND created_at >= ?3 ORDER BY created_at, slot, revision",
-    )
-    .bind(tenant.as_str())
-    .bind(project.as_str())
-    .bind(micros(since))
-    .fetch_all(&mut *conn)
-    .await
-    .map_err(db)?;
-    let kinds: Vec<(String, i64)> = sqlx::query_as(
-        "SELECT kind, count(*) FROM artifacts WHERE tenant_id = ?1 AND project = ?2 \
-         AND created_at >= ?3 GROUP BY kind ORDER BY kind",
-    )
-    .bind(tenant.as_str())
-    .bind(project.as_str())
-    .bind(micros(since))
-    .fetch_all(&mut *conn)
-    .await
-    .map_err(db)?;
-    let open_sessions = crate::lifecycle::open_agent_sessions(conn, tenant, project).await?;
-    Ok(DayActivity::from_rows(closed, focus, kinds, open_sessions))
 }

@@ -2,7 +2,9 @@
 //! parameters and columns are documented on `brain_core::sql::Sql`.
 
 use brain_core::sql::Sql;
-use brain_core::{elevation_columns, token_columns};
+use brain_core::{
+    artifact_columns, elevation_columns, receipt_columns, session_columns, token_columns,
+};
 
 pub(crate) static SQL: Sql = Sql {
     elevation_active: "SELECT EXISTS (SELECT 1 FROM elevations WHERE tenant_id = ?1 \
@@ -68,4 +70,96 @@ pub(crate) static SQL: Sql = Sql {
         last_activity_at = ?1, \
         abandon_reason = 'expired: no close within the runtime session lifetime' \
         WHERE project = ?2 AND kind = 'agent' AND status = 'open' AND last_activity_at <= ?3",
+    session_get: concat!(
+        "SELECT ",
+        session_columns!(),
+        " FROM sessions WHERE tenant_id = ?1 AND session_id = ?2"
+    ),
+    session_lock: concat!(
+        "SELECT ",
+        session_columns!(),
+        " FROM sessions WHERE tenant_id = ?1 AND session_id = ?2"
+    ),
+    focus_get: "SELECT body, revision, updated_at, updated_by_session FROM focus_bodies \
+        WHERE tenant_id = ?1 AND project = ?2 AND slot = ?3",
+    focus_lock: "SELECT body, revision, updated_at, updated_by_session FROM focus_bodies \
+        WHERE tenant_id = ?1 AND project = ?2 AND slot = ?3",
+    session_insert: "INSERT INTO sessions (tenant_id, session_id, project, client_key, kind, \
+        bound_slot, started_focus_revision, status, opened_at, last_activity_at, opened_by_kind, \
+        opened_by_subject, opened_by_role, opened_by_credential) \
+        VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)",
+    ledger_size: "SELECT count(*) AS n FROM artifacts WHERE tenant_id = ?1 AND session_id = ?2",
+    open_agent_sessions: "SELECT count(*) AS n FROM sessions WHERE tenant_id = ?1 \
+        AND project = ?2 AND status = 'open' AND kind = 'agent'",
+    inbox_count: "SELECT count(*) AS n FROM artifacts WHERE tenant_id = ?1 AND project = ?2 \
+        AND kind = 'todo' AND acknowledged_at IS NULL",
+    session_bind: "UPDATE sessions SET bound_slot = ?3, last_activity_at = ?4 \
+        WHERE tenant_id = ?1 AND session_id = ?2",
+    session_touch: "UPDATE sessions SET last_activity_at = ?3 \
+        WHERE tenant_id = ?1 AND session_id = ?2",
+    slot_ensure: "INSERT INTO focus_bodies (tenant_id, project, slot) VALUES (?1, ?2, ?3) \
+        ON CONFLICT DO NOTHING",
+    document_get: "SELECT kind, name, body, revision, updated_at, updated_by FROM documents \
+        WHERE tenant_id = ?1 AND project = ?2 AND kind = ?3 AND name = ?4",
+    document_lock: "SELECT kind, name, body, revision, updated_at, updated_by FROM documents \
+        WHERE tenant_id = ?1 AND project = ?2 AND kind = ?3 AND name = ?4",
+    document_write: "INSERT INTO documents (tenant_id, project, kind, name, body, revision, \
+        updated_at, updated_by) VALUES (?1,?2,?3,?4,?5,?6,?7,?8) \
+        ON CONFLICT (tenant_id, project, kind, name) DO UPDATE SET body = EXCLUDED.body, \
+        revision = EXCLUDED.revision, updated_at = EXCLUDED.updated_at, \
+        updated_by = EXCLUDED.updated_by",
+    focus_history: "SELECT revision, body, session_id, receipt_seq, created_at FROM focus_history \
+        WHERE tenant_id = ?1 AND project = ?2 AND slot = ?3 AND revision < ?4 \
+        ORDER BY revision DESC LIMIT ?5",
+    session_list: concat!(
+        "SELECT ",
+        session_columns!(),
+        ", (SELECT count(*) FROM artifacts a WHERE a.tenant_id = s.tenant_id \
+           AND a.session_id = s.session_id) AS ledger_size \
+         FROM sessions s WHERE tenant_id = ?1 AND project = ?2 AND kind = 'agent' \
+         AND (?3 IS NULL OR status = ?3) \
+         AND (?4 IS NULL OR (opened_at, session_id) < (?4, ?5)) \
+         ORDER BY opened_at DESC, session_id DESC LIMIT ?6"
+    ),
+    receipts_page: concat!(
+        "SELECT ",
+        receipt_columns!(),
+        " FROM receipts WHERE tenant_id = ?1 AND seq > ?2 \
+         AND (?3 IS NULL OR project = ?3) AND (?4 IS NULL OR session_id = ?4) \
+         AND (?6 IS NULL OR seq < ?6) ORDER BY seq ASC LIMIT ?5"
+    ),
+    receipts_page_newest_first: concat!(
+        "SELECT ",
+        receipt_columns!(),
+        " FROM receipts WHERE tenant_id = ?1 AND seq > ?2 \
+         AND (?3 IS NULL OR project = ?3) AND (?4 IS NULL OR session_id = ?4) \
+         AND (?6 IS NULL OR seq < ?6) ORDER BY seq DESC LIMIT ?5"
+    ),
+    receipts_all: concat!(
+        "SELECT ",
+        receipt_columns!(),
+        " FROM receipts WHERE tenant_id = ?1 ORDER BY seq"
+    ),
+    session_ledger: concat!(
+        "SELECT ",
+        artifact_columns!(),
+        " FROM artifacts WHERE tenant_id = ?1 AND session_id = ?2 \
+         ORDER BY created_at, artifact_id LIMIT ?3"
+    ),
+    briefs_due: "SELECT p.tenant_id, p.project FROM projects p \
+        WHERE NOT EXISTS (SELECT 1 FROM daily_briefs b WHERE b.tenant_id = p.tenant_id \
+                            AND b.project = p.project AND b.day = ?2) \
+          AND (EXISTS (SELECT 1 FROM sessions s WHERE s.tenant_id = p.tenant_id \
+                         AND s.project = p.project AND s.kind = 'agent' \
+                         AND s.last_activity_at >= ?1) \
+            OR EXISTS (SELECT 1 FROM artifacts a WHERE a.tenant_id = p.tenant_id \
+                         AND a.project = p.project AND a.created_at >= ?1))",
+    brief_insert: "INSERT INTO daily_briefs (tenant_id, project, day, body, generated_at) \
+        VALUES (?1,?2,?3,?4,?5) ON CONFLICT DO NOTHING",
+    activity_closed: "SELECT status, summary FROM sessions WHERE tenant_id = ?1 \
+        AND project = ?2 AND kind = 'agent' AND ended_at >= ?3 ORDER BY ended_at, session_id",
+    activity_focus: "SELECT slot, revision FROM focus_history WHERE tenant_id = ?1 \
+        AND project = ?2 AND created_at >= ?3 ORDER BY created_at, slot, revision",
+    activity_kinds: "SELECT kind, count(*) AS n FROM artifacts WHERE tenant_id = ?1 \
+        AND project = ?2 AND created_at >= ?3 GROUP BY kind ORDER BY kind",
 };

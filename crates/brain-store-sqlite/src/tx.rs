@@ -4,11 +4,9 @@
 use async_trait::async_trait;
 use brain_core::error::StoreError;
 use brain_core::flow::{CloseTx, FocusWrite};
-use brain_core::ids::{ArtifactId, ProjectKey, SessionId, SlotName, TenantId};
-use brain_core::memory::{Document, DocumentKind};
+use brain_core::ids::{ArtifactId, ProjectKey, SessionId, TenantId};
 use brain_core::model::{ArtifactKind, Caller, Focus, FocusOutcome, Session};
 use brain_core::receipt::{Receipt, ReceiptDraft};
-use brain_core::rules::CloseRecord;
 use brain_core::sql::{BoxRow, Conn, Param, Sql};
 use brain_core::store::{BriefingSources, LockedClose, Unattributed};
 use chrono::{DateTime, Utc};
@@ -17,9 +15,9 @@ use sqlx::{Row, SqliteConnection};
 
 use crate::batch::Member;
 
-use crate::lifecycle::{insert_session, load_focus, load_session, open_agent_sessions};
 use crate::rows::micros;
-use crate::{db, dialect, ledger, memory};
+use crate::{db, dialect, ledger};
+use brain_core::sql::sessions;
 
 /// A write transaction, as `brain_core::flow` needs it, for the tenant it
 /// was opened for. SQLite has no row-level security: each statement filters
@@ -57,15 +55,6 @@ impl CloseTx for Tx {
         }
     }
 
-    async fn lock_session(
-        &mut self,
-        tenant: &TenantId,
-        id: SessionId,
-    ) -> Result<Option<(Session, Option<CloseRecord>)>, StoreError> {
-        self.keeps_to(tenant)?;
-        load_session(self.0.conn()?, tenant, id).await
-    }
-
     async fn lock_close(
         &mut self,
         tenant: &TenantId,
@@ -74,14 +63,16 @@ impl CloseTx for Tx {
         self.keeps_to(tenant)?;
         // SQLite runs one writer at a time, in process: these are function
         // calls, not round trips, and the write lock is already held.
-        let Some((session, close_record)) = load_session(self.0.conn()?, tenant, id).await? else {
+        let Some((session, close_record)) = sessions::load_session(self, tenant, id, true).await?
+        else {
             return Ok(None);
         };
-        let target = load_focus(
-            self.0.conn()?,
+        let target = sessions::load_focus(
+            self,
             tenant,
             &session.project,
             session.bound_slot.as_ref(),
+            true,
         )
         .await?;
         Ok(Some(LockedClose {
@@ -100,18 +91,8 @@ impl CloseTx for Tx {
         self.keeps_to(tenant)?;
         Ok((
             unattributed(self.0.conn()?, tenant, session, until).await?,
-            open_agent_sessions(self.0.conn()?, tenant, &session.project).await?,
+            sessions::open_agent_sessions(self, tenant, &session.project).await?,
         ))
-    }
-
-    async fn focus(
-        &mut self,
-        tenant: &TenantId,
-        project: &ProjectKey,
-        slot: Option<&SlotName>,
-    ) -> Result<Focus, StoreError> {
-        self.keeps_to(tenant)?;
-        load_focus(self.0.conn()?, tenant, project, slot).await
     }
 
     async fn ensure_tenant(&mut self, tenant: &TenantId) -> Result<(), StoreError> {
@@ -137,17 +118,17 @@ impl CloseTx for Tx {
         self.keeps_to(tenant)?;
         self.ensure_project(tenant, &session.project).await?;
         let project = session.project.clone();
-        session.started_focus_revision = load_focus(self.0.conn()?, tenant, &project, None)
+        session.started_focus_revision = sessions::load_focus(self, tenant, &project, None, false)
             .await?
             .revision;
         let slot = match session.bound_slot.clone() {
             Some(name) => {
-                ledger::ensure_slot(self.0.conn()?, tenant, &project, &name).await?;
-                Some(load_focus(self.0.conn()?, tenant, &project, Some(&name)).await?)
+                sessions::ensure_slot(self, tenant, &project, &name).await?;
+                Some(sessions::load_focus(self, tenant, &project, Some(&name), false).await?)
             }
             None => None,
         };
-        insert_session(self.0.conn()?, tenant, session).await?;
+        sessions::insert_session(self, tenant, session).await?;
         Ok(slot)
     }
 
@@ -180,46 +161,6 @@ impl CloseTx for Tx {
         store_close(self.0.conn()?, tenant, session, digest, result).await
     }
 
-    async fn insert_session(
-        &mut self,
-        tenant: &TenantId,
-        session: &Session,
-    ) -> Result<(), StoreError> {
-        self.keeps_to(tenant)?;
-        insert_session(self.0.conn()?, tenant, session).await
-    }
-
-    async fn ensure_slot(
-        &mut self,
-        tenant: &TenantId,
-        project: &ProjectKey,
-        slot: &SlotName,
-    ) -> Result<(), StoreError> {
-        self.keeps_to(tenant)?;
-        ledger::ensure_slot(self.0.conn()?, tenant, project, slot).await
-    }
-
-    async fn set_binding(
-        &mut self,
-        tenant: &TenantId,
-        session: SessionId,
-        slot: &SlotName,
-        now: DateTime<Utc>,
-    ) -> Result<(), StoreError> {
-        self.keeps_to(tenant)?;
-        crate::lifecycle::set_binding(self.0.conn()?, tenant, session, slot, now).await
-    }
-
-    async fn touch_session(
-        &mut self,
-        tenant: &TenantId,
-        session: SessionId,
-        now: DateTime<Utc>,
-    ) -> Result<(), StoreError> {
-        self.keeps_to(tenant)?;
-        crate::lifecycle::touch_session(self.0.conn()?, tenant, session, now).await
-    }
-
     async fn insert_artifact(
         &mut self,
         tenant: &TenantId,
@@ -245,15 +186,6 @@ impl CloseTx for Tx {
     ) -> Result<Vec<brain_core::memory::RecallHit>, StoreError> {
         self.keeps_to(tenant)?;
         crate::memory::recall_in(self.0.conn()?, tenant, q).await
-    }
-
-    async fn inbox_count(
-        &mut self,
-        tenant: &TenantId,
-        project: &ProjectKey,
-    ) -> Result<i64, StoreError> {
-        self.keeps_to(tenant)?;
-        crate::memory::inbox_count_in(self.0.conn()?, tenant, project).await
     }
 
     async fn artifact_states(
@@ -310,28 +242,6 @@ impl CloseTx for Tx {
             .map_err(db)?;
         }
         Ok(())
-    }
-
-    async fn lock_document(
-        &mut self,
-        tenant: &TenantId,
-        project: &ProjectKey,
-        kind: DocumentKind,
-        name: &str,
-    ) -> Result<Document, StoreError> {
-        self.keeps_to(tenant)?;
-        // The one writer's transaction already excludes every other write.
-        memory::document_get_in(self.0.conn()?, tenant, project, kind, name).await
-    }
-
-    async fn write_document(
-        &mut self,
-        tenant: &TenantId,
-        project: &ProjectKey,
-        doc: &Document,
-    ) -> Result<(), StoreError> {
-        self.keeps_to(tenant)?;
-        memory::write_document(self.0.conn()?, tenant, project, doc).await
     }
 
     async fn commit(self) -> Result<(), StoreError> {

@@ -64,7 +64,10 @@ pub trait CloseTx: crate::sql::Conn + Send + Sized {
         &mut self,
         tenant: &TenantId,
         id: SessionId,
-    ) -> Result<Option<(Session, Option<CloseRecord>)>, StoreError>;
+    ) -> Result<Option<(Session, Option<CloseRecord>)>, StoreError> {
+        self.keeps_to(tenant)?;
+        crate::sql::sessions::load_session(self, tenant, id, true).await
+    }
     /// For a closing call: the session and its target body, both locked.
     async fn lock_close(
         &mut self,
@@ -87,7 +90,10 @@ pub trait CloseTx: crate::sql::Conn + Send + Sized {
         tenant: &TenantId,
         project: &ProjectKey,
         slot: Option<&SlotName>,
-    ) -> Result<Focus, StoreError>;
+    ) -> Result<Focus, StoreError> {
+        self.keeps_to(tenant)?;
+        crate::sql::sessions::load_focus(self, tenant, project, slot, false).await
+    }
     async fn elevation_active(
         &mut self,
         caller: &Caller,
@@ -134,13 +140,19 @@ pub trait CloseTx: crate::sql::Conn + Send + Sized {
         &mut self,
         tenant: &TenantId,
         session: &Session,
-    ) -> Result<(), StoreError>;
+    ) -> Result<(), StoreError> {
+        self.keeps_to(tenant)?;
+        crate::sql::sessions::insert_session(self, tenant, session).await
+    }
     async fn ensure_slot(
         &mut self,
         tenant: &TenantId,
         project: &ProjectKey,
         slot: &SlotName,
-    ) -> Result<(), StoreError>;
+    ) -> Result<(), StoreError> {
+        self.keeps_to(tenant)?;
+        crate::sql::sessions::ensure_slot(self, tenant, project, slot).await
+    }
     /// Bind the session to `slot` and mark it active at `now`.
     async fn set_binding(
         &mut self,
@@ -148,14 +160,20 @@ pub trait CloseTx: crate::sql::Conn + Send + Sized {
         session: SessionId,
         slot: &SlotName,
         now: DateTime<Utc>,
-    ) -> Result<(), StoreError>;
+    ) -> Result<(), StoreError> {
+        self.keeps_to(tenant)?;
+        crate::sql::sessions::set_binding(self, tenant, session, slot, now).await
+    }
     /// Mark the session active at `now`.
     async fn touch_session(
         &mut self,
         tenant: &TenantId,
         session: SessionId,
         now: DateTime<Utc>,
-    ) -> Result<(), StoreError>;
+    ) -> Result<(), StoreError> {
+        self.keeps_to(tenant)?;
+        crate::sql::sessions::touch_session(self, tenant, session, now).await
+    }
     async fn insert_artifact(
         &mut self,
         tenant: &TenantId,
@@ -176,7 +194,10 @@ pub trait CloseTx: crate::sql::Conn + Send + Sized {
         &mut self,
         tenant: &TenantId,
         project: &ProjectKey,
-    ) -> Result<i64, StoreError>;
+    ) -> Result<i64, StoreError> {
+        self.keeps_to(tenant)?;
+        crate::sql::sessions::inbox_count(self, tenant, project).await
+    }
     /// Of `ids`, those that are artifacts of the project: `(id, kind,
     /// acknowledged)`.
     async fn artifact_states(
@@ -202,14 +223,20 @@ pub trait CloseTx: crate::sql::Conn + Send + Sized {
         project: &ProjectKey,
         kind: DocumentKind,
         name: &str,
-    ) -> Result<Document, StoreError>;
+    ) -> Result<Document, StoreError> {
+        self.keeps_to(tenant)?;
+        crate::sql::sessions::load_document(self, tenant, project, kind, name, true).await
+    }
     /// Insert or replace a project document.
     async fn write_document(
         &mut self,
         tenant: &TenantId,
         project: &ProjectKey,
         doc: &Document,
-    ) -> Result<(), StoreError>;
+    ) -> Result<(), StoreError> {
+        self.keeps_to(tenant)?;
+        crate::sql::sessions::write_document(self, tenant, project, doc).await
+    }
     /// The tenant's MCP connection an elevation would name, if it exists.
     async fn connection_owner(
         &mut self,

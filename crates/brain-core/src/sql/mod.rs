@@ -6,12 +6,18 @@
 //! text. Nothing here knows a driver.
 //!
 //! - [`rows`]: the column lists and their mapping into domain types.
+//! - [`briefs`]: the daily briefs.
 //! - [`connections`]: the MCP connection registry and the expiry sweeps.
+//! - [`reads`]: the tools' and audits' reads.
+//! - [`sessions`]: the session, focus and document statements of a write.
 //! - [`ops`]: the statements both stores run the same way.
 
+pub mod briefs;
 pub mod connections;
 pub mod ops;
+pub mod reads;
 pub mod rows;
+pub mod sessions;
 mod text;
 
 use async_trait::async_trait;
@@ -207,6 +213,11 @@ impl<'a> From<&'a TenantId> for Param<'a> {
 impl<'a> From<&'a ProjectKey> for Param<'a> {
     fn from(v: &'a ProjectKey) -> Self {
         Param::Text(Some(v.as_str()))
+    }
+}
+impl<'a> From<Option<&'a ProjectKey>> for Param<'a> {
+    fn from(v: Option<&'a ProjectKey>) -> Self {
+        Param::Text(v.map(ProjectKey::as_str))
     }
 }
 impl<'a> From<&'a SlotName> for Param<'a> {

@@ -11,16 +11,9 @@ use crate::model::{
 use crate::receipt::Receipt;
 use crate::rules::CloseRecord;
 
-pub const SESSION_COLUMNS: &str = "session_id, project, client_key, kind, bound_slot, \
-    started_focus_revision, status, opened_at, last_activity_at, ended_at, summary, next_focus, \
-    nothing_to_capture_reason, focus_outcome, abandon_reason, opened_by_kind, opened_by_subject, \
-    opened_by_role, opened_by_credential, close_digest, close_result";
-
-pub const RECEIPT_COLUMNS: &str = "tenant_id, seq, receipt_id, at, tool, project, session_id, \
-    credential_kind, subject, token_id, connection_id, elevated, outcome, request_digest, prev_hash, hash";
-
-pub const ARTIFACT_COLUMNS: &str =
-    "artifact_id, project, session_id, kind, text, tags, created_at, acknowledged_at, ack_note";
+pub const SESSION_COLUMNS: &str = crate::session_columns!();
+pub const RECEIPT_COLUMNS: &str = crate::receipt_columns!();
+pub const ARTIFACT_COLUMNS: &str = crate::artifact_columns!();
 
 pub fn session(row: &dyn Row) -> Result<(Session, Option<CloseRecord>), StoreError> {
     let session = Session {

@@ -57,6 +57,73 @@ pub struct Sql {
     /// now, runtime project, active_before: abandon open agent sessions of the
     /// project idle since (all tenants).
     pub runtime_expire: &'static str,
+
+    /// tenant, session_id → the session's columns.
+    pub session_get: &'static str,
+    /// As `session_get`, locking the row for the transaction.
+    pub session_lock: &'static str,
+    /// tenant, project, slot ('' for the base) → body, revision, updated_at,
+    /// updated_by_session.
+    pub focus_get: &'static str,
+    /// As `focus_get`, locking the row for the transaction.
+    pub focus_lock: &'static str,
+    /// tenant, session_id, project, client_key, kind, bound_slot,
+    /// started_focus_revision, status, opened_at, last_activity_at,
+    /// opened_by_kind, opened_by_subject, opened_by_role, opened_by_credential.
+    pub session_insert: &'static str,
+    /// tenant, session_id → `n`: the session's artifacts.
+    pub ledger_size: &'static str,
+    /// tenant, project → `n`: the project's open agent sessions.
+    pub open_agent_sessions: &'static str,
+    /// tenant, project → `n`: the project's unacknowledged todos.
+    pub inbox_count: &'static str,
+    /// tenant, session_id, slot, now: bind the session and mark it active.
+    pub session_bind: &'static str,
+    /// tenant, session_id, now: mark the session active.
+    pub session_touch: &'static str,
+    /// tenant, project, slot: create the slot's empty body when missing.
+    pub slot_ensure: &'static str,
+    /// tenant, project, kind, name → kind, name, body, revision, updated_at,
+    /// updated_by.
+    pub document_get: &'static str,
+    /// As `document_get`, locking the row for the transaction.
+    pub document_lock: &'static str,
+    /// tenant, project, kind, name, body, revision, updated_at, updated_by:
+    /// insert or replace.
+    pub document_write: &'static str,
+    /// tenant, project, slot, before_revision, limit → revision, body,
+    /// session_id, receipt_seq, created_at, newest first.
+    pub focus_history: &'static str,
+    /// tenant, project, status or NULL, after_opened_at or NULL,
+    /// after_session_id, limit → the sessions' columns and `ledger_size`,
+    /// newest first.
+    pub session_list: &'static str,
+    /// tenant, after_seq, project or NULL, session_id or NULL, limit,
+    /// before_seq (NULL) → receipt columns, oldest first.
+    pub receipts_page: &'static str,
+    /// As `receipts_page` with before_seq set, newest first.
+    pub receipts_page_newest_first: &'static str,
+    /// tenant → every receipt's columns in `seq` order.
+    pub receipts_all: &'static str,
+    /// tenant, session_id, limit → the session's artifacts' columns, oldest
+    /// first.
+    pub session_ledger: &'static str,
+
+    /// since, day ('YYYY-MM-DD') → tenant_id, project of every project
+    /// with agent sessions active or artifacts created since and no brief
+    /// for the day (all tenants).
+    pub briefs_due: &'static str,
+    /// tenant, project, day ('YYYY-MM-DD'), body, generated_at; nothing when
+    /// the day has its brief.
+    pub brief_insert: &'static str,
+    /// tenant, project, since → status, summary of agent sessions ended
+    /// since, in order.
+    pub activity_closed: &'static str,
+    /// tenant, project, since → slot, revision of focus writes since, in
+    /// order.
+    pub activity_focus: &'static str,
+    /// tenant, project, since → kind, `n`: artifacts created since by kind.
+    pub activity_kinds: &'static str,
 }
 
 /// The columns of an elevation, for a store's statements.
@@ -72,5 +139,32 @@ macro_rules! elevation_columns {
 macro_rules! token_columns {
     () => {
         "token_id, name, created_at, revoked_at"
+    };
+}
+/// The columns of a session, for a store's statements.
+#[macro_export]
+macro_rules! session_columns {
+    () => {
+        "session_id, project, client_key, kind, bound_slot, started_focus_revision, status, \
+         opened_at, last_activity_at, ended_at, summary, next_focus, nothing_to_capture_reason, \
+         focus_outcome, abandon_reason, opened_by_kind, opened_by_subject, opened_by_role, \
+         opened_by_credential, close_digest, close_result"
+    };
+}
+
+/// The columns of a receipt, for a store's statements.
+#[macro_export]
+macro_rules! receipt_columns {
+    () => {
+        "tenant_id, seq, receipt_id, at, tool, project, session_id, credential_kind, subject, \
+         token_id, connection_id, elevated, outcome, request_digest, prev_hash, hash"
+    };
+}
+
+/// The columns of an artifact, for a store's statements.
+#[macro_export]
+macro_rules! artifact_columns {
+    () => {
+        "artifact_id, project, session_id, kind, text, tags, created_at, acknowledged_at, ack_note"
     };
 }

@@ -1,0 +1,164 @@
+//! The tools' and audits' reads, for every [`Scope`]d store: each one
+//! statement or two in the tenant's read scope.
+
+use async_trait::async_trait;
+
+use super::sessions::{ledger_size, load_document, load_focus, load_session, slot_key};
+use super::{Conn, Finish, Param, Scope, rows};
+use crate::error::{DomainError, StoreError};
+use crate::ids::{ProjectKey, SessionId, SlotName, TenantId};
+use crate::memory::{Document, DocumentKind, HistoryEntry};
+use crate::model::{Artifact, Focus, Revision, now_micros};
+use crate::receipt::Receipt;
+use crate::store::{Reads, ReceiptQuery, SessionDetail, SessionListQuery};
+
+#[async_trait]
+impl<S: Scope> Reads for S {
+    async fn focus_get(
+        &self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+        slot: Option<&SlotName>,
+    ) -> Result<Focus, StoreError> {
+        let mut c = self.tenant_scope(tenant).await?;
+        let focus = load_focus(&mut c, tenant, project, slot, false).await?;
+        c.finish().await?;
+        Ok(focus)
+    }
+
+    async fn session_get(
+        &self,
+        tenant: &TenantId,
+        session_id: SessionId,
+    ) -> Result<SessionDetail, StoreError> {
+        let mut c = self.tenant_scope(tenant).await?;
+        let (session, _) = load_session(&mut c, tenant, session_id, false)
+            .await?
+            .ok_or_else(DomainError::session_not_found)?;
+        let ledger_size = ledger_size(&mut c, tenant, session_id).await?;
+        c.finish().await?;
+        Ok(SessionDetail {
+            idle: session.is_idle(now_micros(), self.idle_secs()),
+            session,
+            ledger_size,
+        })
+    }
+
+    async fn receipts(&self, tenant: &TenantId) -> Result<Vec<Receipt>, StoreError> {
+        let mut c = self.tenant_scope(tenant).await?;
+        let found = c.fetch_all(c.sql().receipts_all, &[tenant.into()]).await?;
+        c.finish().await?;
+        found.iter().map(|r| rows::receipt(r.as_ref())).collect()
+    }
+
+    async fn session_ledger(
+        &self,
+        tenant: &TenantId,
+        session_id: SessionId,
+        limit: i64,
+    ) -> Result<Vec<Artifact>, StoreError> {
+        let mut c = self.tenant_scope(tenant).await?;
+        let params = [tenant.into(), session_id.into(), limit.into()];
+        let found = c.fetch_all(c.sql().session_ledger, &params).await?;
+        c.finish().await?;
+        found.iter().map(|r| rows::artifact(r.as_ref())).collect()
+    }
+
+    async fn document_get(
+        &self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+        kind: DocumentKind,
+        name: &str,
+    ) -> Result<Document, StoreError> {
+        let mut c = self.tenant_scope(tenant).await?;
+        let doc = load_document(&mut c, tenant, project, kind, name, false).await?;
+        c.finish().await?;
+        Ok(doc)
+    }
+
+    async fn focus_history(
+        &self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+        slot: Option<&SlotName>,
+        before: Option<Revision>,
+        limit: i64,
+    ) -> Result<Vec<HistoryEntry>, StoreError> {
+        let mut c = self.tenant_scope(tenant).await?;
+        let params = [
+            tenant.into(),
+            project.into(),
+            slot_key(slot).into(),
+            before.unwrap_or(i64::MAX).into(),
+            (limit + 1).into(),
+        ];
+        let found = c.fetch_all(c.sql().focus_history, &params).await?;
+        c.finish().await?;
+        found
+            .iter()
+            .map(|r| {
+                Ok(HistoryEntry {
+                    revision: r.int("revision")?,
+                    body: r.text("body")?,
+                    session_id: SessionId::from_uuid(r.uuid("session_id")?),
+                    receipt_seq: r.int("receipt_seq")?,
+                    created_at: r.time("created_at")?,
+                })
+            })
+            .collect()
+    }
+
+    async fn session_list(
+        &self,
+        tenant: &TenantId,
+        q: &SessionListQuery,
+    ) -> Result<Vec<SessionDetail>, StoreError> {
+        let mut c = self.tenant_scope(tenant).await?;
+        let params = [
+            tenant.into(),
+            (&q.project).into(),
+            q.status.map(|s| s.as_str()).into(),
+            q.after.map(|a| a.0).into(),
+            q.after.map(|a| a.1.as_uuid()).unwrap_or_default().into(),
+            q.limit.into(),
+        ];
+        let found = c.fetch_all(c.sql().session_list, &params).await?;
+        c.finish().await?;
+        let now = now_micros();
+        found
+            .iter()
+            .map(|r| {
+                let (session, _) = rows::session(r.as_ref())?;
+                Ok(SessionDetail {
+                    idle: session.is_idle(now, self.idle_secs()),
+                    session,
+                    ledger_size: r.int("ledger_size")?,
+                })
+            })
+            .collect()
+    }
+
+    async fn receipts_page(
+        &self,
+        tenant: &TenantId,
+        q: &ReceiptQuery,
+    ) -> Result<Vec<Receipt>, StoreError> {
+        let mut c = self.tenant_scope(tenant).await?;
+        let sql = match q.before_seq {
+            Some(_) => c.sql().receipts_page_newest_first,
+            None => c.sql().receipts_page,
+        };
+        let params: [Param; 6] = [
+            tenant.into(),
+            q.after_seq.into(),
+            q.project.as_ref().into(),
+            q.session_id.into(),
+            q.limit.into(),
+            q.before_seq.into(),
+        ];
+        let found = c.fetch_all(sql, &params).await?;
+        c.finish().await?;
+        found.iter().map(|r| rows::receipt(r.as_ref())).collect()
+    }
+}
