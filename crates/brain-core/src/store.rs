@@ -447,39 +447,6 @@ pub trait Reads: Send + Sync {
         tenant: &TenantId,
         q: &ReceiptQuery,
     ) -> Result<Vec<Receipt>, StoreError>;
-}
-
-/// The daily briefs: written once for the SQL stores ([`crate::sql::briefs`]).
-#[async_trait]
-pub trait DailyBriefs: Send + Sync {
-    /// Write today's brief (UTC) for every project active in the last 24 h that
-    /// has none yet; safe on several replicas (the day's row is written once).
-    async fn generate_daily_briefs(&self, now: DateTime<Utc>) -> Result<usize, StoreError>;
-}
-
-/// Storage behind one async trait; the server holds an `Arc<dyn Store>` chosen at boot.
-/// Its session calls come from [`crate::writes::SessionWrites`], written once.
-///
-/// Closing calls (end, relay, abandon) answer the tool's output JSON, because a
-/// replay must answer the stored result of the first call (SPEC §3.5).
-#[async_trait]
-pub trait Store:
-    crate::writes::SessionWrites
-    + CredentialStore
-    + ConnectionStore
-    + Reads
-    + DailyBriefs
-    + Send
-    + Sync
-    + 'static
-{
-    /// Readiness: the database answers.
-    async fn ping(&self) -> Result<(), StoreError>;
-    /// Gauges for `/metrics`, across all tenants (operators' view, never a tool's).
-    async fn stats(&self) -> Result<StoreStats, StoreError>;
-    /// Close the pool after in-flight calls have finished (graceful shutdown).
-    async fn close(&self);
-
     /// The tenant's focus bodies as resources (SPEC §2.11), ordered by
     /// project then slot (the base focus first), after `after`, at most `limit`.
     /// The server's own projects are not listed.
@@ -496,10 +463,20 @@ pub trait Store:
         project: &ProjectKey,
         slot: Option<&SlotName>,
     ) -> Result<bool, StoreError>;
-    /// Hand every committed focus change, written on any replica, to
-    /// `listener` from now on (PostgreSQL: one LISTEN connection per replica;
-    /// SQLite: in process). Call once per process.
-    async fn watch_focus(&self, listener: crate::feed::FocusListener) -> Result<(), StoreError>;
+}
+
+/// The daily briefs: written once for the SQL stores ([`crate::sql::briefs`]).
+#[async_trait]
+pub trait DailyBriefs: Send + Sync {
+    /// Write today's brief (UTC) for every project active in the last 24 h that
+    /// has none yet; safe on several replicas (the day's row is written once).
+    async fn generate_daily_briefs(&self, now: DateTime<Utc>) -> Result<usize, StoreError>;
+}
+
+/// The operator console's reads: written once for the SQL stores
+/// ([`crate::sql::console`]).
+#[async_trait]
+pub trait ConsoleReads: Send + Sync {
     /// The tenant's projects for the operator console, by name, optionally
     /// only those whose name contains `search`; the server's own are left out.
     async fn projects(
@@ -516,6 +493,36 @@ pub trait Store:
         tenant: &TenantId,
         project: &ProjectKey,
     ) -> Result<Vec<String>, StoreError>;
+}
+
+/// Storage behind one async trait; the server holds an `Arc<dyn Store>` chosen at boot.
+/// Its session calls come from [`crate::writes::SessionWrites`], written once.
+///
+/// Closing calls (end, relay, abandon) answer the tool's output JSON, because a
+/// replay must answer the stored result of the first call (SPEC §3.5).
+#[async_trait]
+pub trait Store:
+    crate::writes::SessionWrites
+    + CredentialStore
+    + ConnectionStore
+    + Reads
+    + ConsoleReads
+    + DailyBriefs
+    + Send
+    + Sync
+    + 'static
+{
+    /// Readiness: the database answers.
+    async fn ping(&self) -> Result<(), StoreError>;
+    /// Gauges for `/metrics`, across all tenants (operators' view, never a tool's).
+    async fn stats(&self) -> Result<StoreStats, StoreError>;
+    /// Close the pool after in-flight calls have finished (graceful shutdown).
+    async fn close(&self);
+
+    /// Hand every committed focus change, written on any replica, to
+    /// `listener` from now on (PostgreSQL: one LISTEN connection per replica;
+    /// SQLite: in process). Call once per process.
+    async fn watch_focus(&self, listener: crate::feed::FocusListener) -> Result<(), StoreError>;
     /// The base focus, and the project's slots with their revisions by name
     /// (at most 200), in one read.
     async fn focus_with_slots(

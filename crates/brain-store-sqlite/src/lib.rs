@@ -22,12 +22,10 @@
 
 mod artifacts;
 mod batch;
-mod console;
 mod dialect;
 mod ledger;
 mod lifecycle;
 mod memory;
-mod resources;
 mod rows;
 mod sql;
 mod tx;
@@ -42,8 +40,8 @@ use brain_core::error::StoreError;
 use brain_core::feed::{FocusChange, FocusListener};
 use brain_core::ids::{ProjectKey, SlotName, TenantId};
 use brain_core::memory::RecallHit;
+use brain_core::model::Focus;
 use brain_core::model::Revision;
-use brain_core::model::{Caller, Focus};
 use brain_core::sql::Scope;
 use brain_core::store::{RecallQuery, Store, StoreSettings, StoreStats};
 use brain_core::writes::Backend;
@@ -203,48 +201,6 @@ impl Store for SqliteStore {
             .await
             .map_err(db)?;
         Ok(())
-    }
-
-    async fn projects(
-        &self,
-        tenant: &TenantId,
-        search: Option<&str>,
-        limit: i64,
-    ) -> Result<Vec<brain_core::store::ProjectSummary>, StoreError> {
-        console::projects(self, tenant, search, limit).await
-    }
-
-    async fn operator_targets(
-        &self,
-        caller: &Caller,
-    ) -> Result<brain_core::store::OperatorTargets, StoreError> {
-        console::operator_targets(self, caller).await
-    }
-
-    async fn mental_model_names(
-        &self,
-        tenant: &TenantId,
-        project: &ProjectKey,
-    ) -> Result<Vec<String>, StoreError> {
-        console::mental_model_names(self, tenant, project).await
-    }
-
-    async fn focus_resources(
-        &self,
-        tenant: &TenantId,
-        after: Option<(&ProjectKey, Option<&SlotName>)>,
-        limit: i64,
-    ) -> Result<Vec<brain_core::store::FocusResource>, StoreError> {
-        resources::list(self, tenant, after, limit).await
-    }
-
-    async fn focus_exists(
-        &self,
-        tenant: &TenantId,
-        project: &ProjectKey,
-        slot: Option<&SlotName>,
-    ) -> Result<bool, StoreError> {
-        resources::exists(self, tenant, project, slot).await
     }
 
     async fn watch_focus(&self, listener: FocusListener) -> Result<(), StoreError> {

@@ -162,4 +162,29 @@ pub(crate) static SQL: Sql = Sql {
         AND project = ?2 AND created_at >= ?3 ORDER BY created_at, slot, revision",
     activity_kinds: "SELECT kind, count(*) AS n FROM artifacts WHERE tenant_id = ?1 \
         AND project = ?2 AND created_at >= ?3 GROUP BY kind ORDER BY kind",
+    projects: "SELECT p.project, COALESCE(f.revision, 0) AS base_revision, \
+          (SELECT count(*) FROM sessions s WHERE s.tenant_id = p.tenant_id \
+             AND s.project = p.project AND s.kind = 'agent' AND s.status = 'open') AS open_sessions, \
+          (SELECT count(*) FROM sessions s WHERE s.tenant_id = p.tenant_id \
+             AND s.project = p.project AND s.kind = 'agent' AND s.status = 'open' \
+             AND s.last_activity_at < ?3) AS idle_sessions, \
+          (SELECT max(s.last_activity_at) FROM sessions s \
+             WHERE s.tenant_id = p.tenant_id AND s.project = p.project AND s.kind = 'agent') \
+             AS last_active_micros \
+        FROM projects p LEFT JOIN focus_bodies f \
+          ON f.tenant_id = p.tenant_id AND f.project = p.project AND f.slot = '' \
+        WHERE p.tenant_id = ?1 AND p.project NOT IN (?5, ?6) \
+          AND (?2 IS NULL OR instr(p.project, ?2) > 0) \
+        ORDER BY p.project LIMIT ?4",
+    operator_connections: "SELECT connection_id FROM mcp_connections WHERE tenant_id = ?1 \
+        AND credential_kind = 'jwt' AND credential_id = ?2 AND role = 'operator' \
+        AND closed_at IS NULL ORDER BY opened_at DESC LIMIT 50",
+    operator_sessions: "SELECT session_id, project FROM sessions WHERE tenant_id = ?1 \
+        AND kind = 'agent' AND status = 'open' AND opened_by_credential = ?2 \
+        AND opened_by_role = 'operator' ORDER BY opened_at DESC LIMIT 50",
+    mental_model_names: "SELECT name FROM documents WHERE tenant_id = ?1 AND project = ?2 \
+        AND kind = 'mental_model' ORDER BY name LIMIT 200",
+    focus_resources: "SELECT project, slot, revision FROM focus_bodies \
+        WHERE tenant_id = ?1 AND project NOT IN (?2, ?3) AND (project, slot) > (?4, ?5) \
+        ORDER BY project, slot LIMIT ?6",
 };

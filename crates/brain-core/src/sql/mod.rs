@@ -7,6 +7,7 @@
 //!
 //! - [`rows`]: the column lists and their mapping into domain types.
 //! - [`briefs`]: the daily briefs.
+//! - [`console`]: the operator console's reads.
 //! - [`connections`]: the MCP connection registry and the expiry sweeps.
 //! - [`reads`]: the tools' and audits' reads.
 //! - [`sessions`]: the session, focus and document statements of a write.
@@ -14,6 +15,7 @@
 
 pub mod briefs;
 pub mod connections;
+pub mod console;
 pub mod ops;
 pub mod reads;
 pub mod rows;

@@ -10,7 +10,7 @@ use crate::ids::{ProjectKey, SessionId, SlotName, TenantId};
 use crate::memory::{Document, DocumentKind, HistoryEntry};
 use crate::model::{Artifact, Focus, Revision, now_micros};
 use crate::receipt::Receipt;
-use crate::store::{Reads, ReceiptQuery, SessionDetail, SessionListQuery};
+use crate::store::{FocusResource, Reads, ReceiptQuery, SessionDetail, SessionListQuery};
 
 #[async_trait]
 impl<S: Scope> Reads for S {
@@ -160,5 +160,44 @@ impl<S: Scope> Reads for S {
         let found = c.fetch_all(sql, &params).await?;
         c.finish().await?;
         found.iter().map(|r| rows::receipt(r.as_ref())).collect()
+    }
+
+    async fn focus_resources(
+        &self,
+        tenant: &TenantId,
+        after: Option<(&ProjectKey, Option<&SlotName>)>,
+        limit: i64,
+    ) -> Result<Vec<FocusResource>, StoreError> {
+        let (p, s) = after.map_or(("", ""), |(p, s)| (p.as_str(), slot_key(s)));
+        let mut c = self.tenant_scope(tenant).await?;
+        let params = [
+            tenant.into(),
+            ProjectKey::TRACERS.into(),
+            ProjectKey::RUNTIME.into(),
+            p.into(),
+            s.into(),
+            limit.into(),
+        ];
+        let found = c.fetch_all(c.sql().focus_resources, &params).await?;
+        c.finish().await?;
+        let mut out = Vec::with_capacity(found.len());
+        for r in found {
+            let row = (r.text("project")?, r.text("slot")?, r.int("revision")?);
+            out.extend(FocusResource::from_row(row));
+        }
+        Ok(out)
+    }
+
+    async fn focus_exists(
+        &self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+        slot: Option<&SlotName>,
+    ) -> Result<bool, StoreError> {
+        let mut c = self.tenant_scope(tenant).await?;
+        let params = [tenant.into(), project.into(), slot_key(slot).into()];
+        let found = c.fetch_optional(c.sql().focus_get, &params).await?;
+        c.finish().await?;
+        Ok(found.is_some())
     }
 }

@@ -124,6 +124,25 @@ pub struct Sql {
     pub activity_focus: &'static str,
     /// tenant, project, since → kind, `n`: artifacts created since by kind.
     pub activity_kinds: &'static str,
+
+    /// tenant, search or NULL (a substring of the name), idle_before, limit,
+    /// the two server projects (left out) → project, base_revision,
+    /// open_sessions, idle_sessions (open agent sessions active before
+    /// idle_before), last_active_micros (the newest agent activity, as
+    /// microseconds since the epoch); by name.
+    pub projects: &'static str,
+    /// tenant, credential_id → connection_id of the credential's open
+    /// operator connections, newest first, at most 50.
+    pub operator_connections: &'static str,
+    /// tenant, credential_id → session_id, project of the open agent sessions
+    /// the credential opened as operator, newest first, at most 50.
+    pub operator_sessions: &'static str,
+    /// tenant, project → name of its mental models, by name, at most 200.
+    pub mental_model_names: &'static str,
+    /// tenant, the two server projects (left out), after_project,
+    /// after_slot, limit → project, slot, revision of focus bodies after
+    /// (after_project, after_slot), in that order.
+    pub focus_resources: &'static str,
 }
 
 /// The columns of an elevation, for a store's statements.

@@ -1,0 +1,76 @@
+//! The operator console's reads (SPEC §4 `/brain-admin/`), for every
+//! [`Scope`]d store: projects with their activity, an operator's own
+//! elevation targets, mental-model names.
+
+use async_trait::async_trait;
+use chrono::Duration;
+
+use super::{Conn, Finish, Scope};
+use crate::error::StoreError;
+use crate::ids::{ProjectKey, TenantId};
+use crate::model::{Caller, now_micros};
+use crate::store::{ConsoleReads, OperatorTargets, ProjectSummary};
+
+#[async_trait]
+impl<S: Scope> ConsoleReads for S {
+    async fn projects(
+        &self,
+        tenant: &TenantId,
+        search: Option<&str>,
+        limit: i64,
+    ) -> Result<Vec<ProjectSummary>, StoreError> {
+        let idle_before = now_micros() - Duration::seconds(self.idle_secs());
+        let mut c = self.tenant_scope(tenant).await?;
+        let params = [
+            tenant.into(),
+            search.into(),
+            idle_before.into(),
+            limit.into(),
+            ProjectKey::TRACERS.into(),
+            ProjectKey::RUNTIME.into(),
+        ];
+        let found = c.fetch_all(c.sql().projects, &params).await?;
+        c.finish().await?;
+        let mut out = Vec::with_capacity(found.len());
+        for r in found {
+            let row = (
+                r.text("project")?,
+                r.int("base_revision")?,
+                r.int("open_sessions")?,
+                r.int("idle_sessions")?,
+                r.opt_int("last_active_micros")?,
+            );
+            out.extend(ProjectSummary::from_row(row));
+        }
+        Ok(out)
+    }
+
+    async fn operator_targets(&self, caller: &Caller) -> Result<OperatorTargets, StoreError> {
+        let mut c = self.tenant_scope(&caller.tenant).await?;
+        let params = [(&caller.tenant).into(), (&caller.credential_id).into()];
+        let connections = c.fetch_all(c.sql().operator_connections, &params).await?;
+        let sessions = c.fetch_all(c.sql().operator_sessions, &params).await?;
+        c.finish().await?;
+        let connections = connections
+            .iter()
+            .map(|r| r.text("connection_id"))
+            .collect::<Result<_, _>>()?;
+        let sessions = sessions
+            .iter()
+            .map(|r| Ok((r.uuid("session_id")?, r.text("project")?)))
+            .collect::<Result<_, StoreError>>()?;
+        Ok(OperatorTargets::from_rows(connections, sessions))
+    }
+
+    async fn mental_model_names(
+        &self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+    ) -> Result<Vec<String>, StoreError> {
+        let mut c = self.tenant_scope(tenant).await?;
+        let params = [tenant.into(), project.into()];
+        let found = c.fetch_all(c.sql().mental_model_names, &params).await?;
+        c.finish().await?;
+        found.iter().map(|r| r.text("name")).collect()
+    }
+}
