@@ -16,24 +16,6 @@ pub(crate) fn slot_key(slot: Option<&SlotName>) -> &str {
     slot.map_or(BASE, SlotName::as_str)
 }
 
-/// Create the tenant and its ledger tip on first use. Tenants come from signed
-/// credentials, so a verified tenant claim is enough to provision one.
-pub(crate) async fn ensure_tenant(
-    tx: &mut PgConnection,
-    tenant: &TenantId,
-) -> Result<(), StoreError> {
-    sqlx::query(
-        "WITH t AS (INSERT INTO tenants (tenant_id) VALUES ($1) ON CONFLICT DO NOTHING) \
-         INSERT INTO receipt_heads (tenant_id, seq, hash) VALUES ($1, 0, $2) ON CONFLICT DO NOTHING",
-    )
-    .bind(tenant.as_str())
-    .bind(GENESIS_HASH)
-    .execute(&mut *tx)
-    .await
-    .map_err(db)?;
-    Ok(())
-}
-
 /// Create the tenant (with its ledger tip) and the project (with its empty
 /// base focus at revision 0) on first use, in one statement.
 pub(crate) async fn ensure_project(

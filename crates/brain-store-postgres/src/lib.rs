@@ -15,7 +15,6 @@
 //! brain-core to decide, applies the decision and its receipt, and commits.
 #![forbid(unsafe_code)]
 
-mod artifacts;
 mod dialect;
 mod known;
 mod ledger;

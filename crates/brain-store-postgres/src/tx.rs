@@ -96,10 +96,6 @@ impl CloseTx for Tx {
         close_counts(&mut self.conn, tenant, session, until).await
     }
 
-    async fn ensure_tenant(&mut self, tenant: &TenantId) -> Result<(), StoreError> {
-        ledger::ensure_tenant(&mut self.conn, tenant).await
-    }
-
     async fn ensure_project(
         &mut self,
         tenant: &TenantId,
@@ -151,7 +147,7 @@ impl CloseTx for Tx {
         tenant: &TenantId,
         artifact: &brain_core::model::Artifact,
     ) -> Result<(), StoreError> {
-        let inserted = crate::artifacts::insert_artifact(&mut self.conn, tenant, artifact).await;
+        let inserted = brain_core::sql::writes::insert_artifact(self, tenant, artifact).await;
         self.heal(inserted)
     }
 

@@ -20,13 +20,9 @@
 //! commit, so an acknowledged call survives a crash.
 #![forbid(unsafe_code)]
 
-mod artifacts;
 mod batch;
 mod dialect;
-mod ledger;
-mod lifecycle;
 mod memory;
-mod rows;
 mod sql;
 mod tx;
 

@@ -3,11 +3,9 @@
 
 use crate::dialect::Cols;
 use brain_core::error::StoreError;
-use brain_core::ids::{ProjectKey, TenantId};
-use brain_core::memory::{Brief, Document, RecallHit};
-use brain_core::model::now_micros;
+use brain_core::ids::TenantId;
+use brain_core::memory::RecallHit;
 use brain_core::sql::rows;
-use brain_core::sql::sessions;
 use brain_core::store::RecallQuery;
 
 use sqlx::sqlite::SqliteRow;
@@ -130,46 +128,6 @@ fn hits(rows_found: &[SqliteRow]) -> Result<Vec<RecallHit>, StoreError> {
             })
         })
         .collect()
-}
-
-pub(crate) async fn mental_models_in(
-    conn: &mut SqliteConnection,
-    tenant: &TenantId,
-    project: &ProjectKey,
-) -> Result<Vec<Document>, StoreError> {
-    let found = sqlx::query(
-        "SELECT kind, name, body, revision, updated_at, updated_by FROM documents \
-         WHERE tenant_id = ?1 AND project = ?2 AND kind = 'mental_model' ORDER BY name",
-    )
-    .bind(tenant.as_str())
-    .bind(project.as_str())
-    .fetch_all(&mut *conn)
-    .await
-    .map_err(db)?;
-    found.iter().map(|r| sessions::document(&Cols(r))).collect()
-}
-
-pub(crate) async fn brief_in(
-    conn: &mut SqliteConnection,
-    tenant: &TenantId,
-    project: &ProjectKey,
-) -> Result<Option<Brief>, StoreError> {
-    let row = sqlx::query(
-        "SELECT body, generated_at FROM daily_briefs WHERE tenant_id = ?1 AND project = ?2 \
-         ORDER BY day DESC LIMIT 1",
-    )
-    .bind(tenant.as_str())
-    .bind(project.as_str())
-    .fetch_optional(&mut *conn)
-    .await
-    .map_err(db)?;
-    let Some(row) = row else { return Ok(None) };
-    let generated_at = crate::rows::time(&row, "generated_at")?;
-    Ok(Some(Brief::at(
-        row.try_get("body").map_err(db)?,
-        generated_at,
-        now_micros(),
-    )))
 }
 
 /// Web-search syntax for FTS5, like PostgreSQL's `websearch_to_tsquery`: words

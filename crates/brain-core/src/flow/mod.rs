@@ -73,7 +73,10 @@ pub trait CloseTx: crate::sql::Conn + Send + Sized {
         &mut self,
         tenant: &TenantId,
         id: SessionId,
-    ) -> Result<Option<LockedClose>, StoreError>;
+    ) -> Result<Option<LockedClose>, StoreError> {
+        self.keeps_to(tenant)?;
+        crate::sql::writes::lock_close(self, tenant, id).await
+    }
     /// What a close's answer counts, read after its locks are held (a
     /// statement that waited on them would count from before the wait): the
     /// project's artifacts of no session created from the session's opening
@@ -83,7 +86,10 @@ pub trait CloseTx: crate::sql::Conn + Send + Sized {
         tenant: &TenantId,
         session: &Session,
         until: DateTime<Utc>,
-    ) -> Result<(Unattributed, i64), StoreError>;
+    ) -> Result<(Unattributed, i64), StoreError> {
+        self.keeps_to(tenant)?;
+        crate::sql::writes::close_counts(self, tenant, session, until).await
+    }
     /// The base focus (`slot` None) or a slot body, unlocked.
     async fn focus(
         &mut self,
@@ -103,13 +109,19 @@ pub trait CloseTx: crate::sql::Conn + Send + Sized {
         crate::sql::ops::elevation_active(self, caller, session).await
     }
     /// Create the tenant and its ledger tip on first use.
-    async fn ensure_tenant(&mut self, tenant: &TenantId) -> Result<(), StoreError>;
+    async fn ensure_tenant(&mut self, tenant: &TenantId) -> Result<(), StoreError> {
+        self.keeps_to(tenant)?;
+        crate::sql::writes::ensure_tenant(self, tenant).await
+    }
     /// Create the tenant and the project (with its empty base focus) on first use.
     async fn ensure_project(
         &mut self,
         tenant: &TenantId,
         project: &ProjectKey,
-    ) -> Result<(), StoreError>;
+    ) -> Result<(), StoreError> {
+        self.keeps_to(tenant)?;
+        crate::sql::writes::ensure_project(self, tenant, project).await
+    }
     /// Open `session`: create its tenant, project and bound slot on first use,
     /// set its `started_focus_revision` to the base focus revision, insert it;
     /// the bound slot's body when it has one.
@@ -117,7 +129,10 @@ pub trait CloseTx: crate::sql::Conn + Send + Sized {
         &mut self,
         tenant: &TenantId,
         session: &mut Session,
-    ) -> Result<Option<Focus>, StoreError>;
+    ) -> Result<Option<Focus>, StoreError> {
+        self.keeps_to(tenant)?;
+        crate::sql::writes::open_session(self, tenant, session).await
+    }
     /// Append a receipt after the tenant's tip, taking the tip's lock; with
     /// `history`, also the focus history row that names this receipt.
     async fn append_receipt(
@@ -125,7 +140,10 @@ pub trait CloseTx: crate::sql::Conn + Send + Sized {
         caller: &Caller,
         draft: ReceiptDraft,
         history: Option<FocusWrite<'_>>,
-    ) -> Result<Receipt, StoreError>;
+    ) -> Result<Receipt, StoreError> {
+        self.keeps_to(&caller.tenant)?;
+        crate::sql::writes::append_receipt(self, caller, draft, history).await
+    }
     /// Persist the closed session with the digest and result of the closing
     /// call and, when given, replace its target body (already locked).
     async fn apply_close(
@@ -135,7 +153,10 @@ pub trait CloseTx: crate::sql::Conn + Send + Sized {
         focus: Option<FocusWrite<'_>>,
         digest: &str,
         result: &Value,
-    ) -> Result<(), StoreError>;
+    ) -> Result<(), StoreError> {
+        self.keeps_to(tenant)?;
+        crate::sql::writes::apply_close(self, tenant, session, focus, digest, result).await
+    }
     async fn insert_session(
         &mut self,
         tenant: &TenantId,
@@ -178,13 +199,19 @@ pub trait CloseTx: crate::sql::Conn + Send + Sized {
         &mut self,
         tenant: &TenantId,
         artifact: &Artifact,
-    ) -> Result<(), StoreError>;
+    ) -> Result<(), StoreError> {
+        self.keeps_to(tenant)?;
+        crate::sql::writes::insert_artifact(self, tenant, artifact).await
+    }
     /// Everything the briefing (SPEC §5) reads but its mission recall.
     async fn briefing_sources(
         &mut self,
         tenant: &TenantId,
         session: &Session,
-    ) -> Result<BriefingSources, StoreError>;
+    ) -> Result<BriefingSources, StoreError> {
+        self.keeps_to(tenant)?;
+        crate::sql::writes::briefing_sources(self, tenant, session).await
+    }
     async fn recall(
         &mut self,
         tenant: &TenantId,
@@ -205,7 +232,10 @@ pub trait CloseTx: crate::sql::Conn + Send + Sized {
         tenant: &TenantId,
         project: &ProjectKey,
         ids: &[ArtifactId],
-    ) -> Result<Vec<(ArtifactId, ArtifactKind, bool)>, StoreError>;
+    ) -> Result<Vec<(ArtifactId, ArtifactKind, bool)>, StoreError> {
+        self.keeps_to(tenant)?;
+        crate::sql::writes::artifact_states(self, tenant, project, ids).await
+    }
     /// Mark these todos of the project acknowledged at `at`, with the note.
     async fn acknowledge(
         &mut self,
@@ -214,7 +244,10 @@ pub trait CloseTx: crate::sql::Conn + Send + Sized {
         ids: &[ArtifactId],
         note: Option<&str>,
         at: DateTime<Utc>,
-    ) -> Result<(), StoreError>;
+    ) -> Result<(), StoreError> {
+        self.keeps_to(tenant)?;
+        crate::sql::writes::acknowledge(self, tenant, project, ids, note, at).await
+    }
     /// A project document, locked for the rest of the transaction; one never
     /// written reads as empty at revision 0.
     async fn lock_document(

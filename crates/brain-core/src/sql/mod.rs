@@ -11,6 +11,8 @@
 //! - [`connections`]: the MCP connection registry and the expiry sweeps.
 //! - [`reads`]: the tools' and audits' reads.
 //! - [`sessions`]: the session, focus and document statements of a write.
+//! - [`writes`]: the portable form of each write, one plain statement at a
+//!   time (a store whose dialect fuses them overrides the `CloseTx` method).
 //! - [`ops`]: the statements both stores run the same way.
 
 pub mod briefs;
@@ -21,6 +23,7 @@ pub mod reads;
 pub mod rows;
 pub mod sessions;
 mod text;
+pub mod writes;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
