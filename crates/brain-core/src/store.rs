@@ -463,6 +463,11 @@ pub trait Reads: Send + Sync {
         project: &ProjectKey,
         slot: Option<&SlotName>,
     ) -> Result<bool, StoreError>;
+    /// Whether the tenant has been provisioned (by its first verified call).
+    async fn tenant_exists(&self, tenant: &TenantId) -> Result<bool, StoreError>;
+    /// The tenant's ledger tip as recorded beside the chain: `(seq, hash)`,
+    /// `(0, GENESIS_HASH)` for a tenant with no receipts.
+    async fn ledger_tip(&self, tenant: &TenantId) -> Result<(i64, String), StoreError>;
 }
 
 /// The daily briefs: written once for the SQL stores ([`crate::sql::briefs`]).
@@ -473,10 +478,11 @@ pub trait DailyBriefs: Send + Sync {
     async fn generate_daily_briefs(&self, now: DateTime<Utc>) -> Result<usize, StoreError>;
 }
 
-/// The operator console's reads: written once for the SQL stores
+/// What operators read: the console (SPEC §4), `/metrics` and readiness;
+/// written once for the SQL stores
 /// ([`crate::sql::console`]).
 #[async_trait]
-pub trait ConsoleReads: Send + Sync {
+pub trait OperatorReads: Send + Sync {
     /// The tenant's projects for the operator console, by name, optionally
     /// only those whose name contains `search`; the server's own are left out.
     async fn projects(
@@ -493,6 +499,10 @@ pub trait ConsoleReads: Send + Sync {
         tenant: &TenantId,
         project: &ProjectKey,
     ) -> Result<Vec<String>, StoreError>;
+    /// Readiness: the database answers.
+    async fn ping(&self) -> Result<(), StoreError>;
+    /// Gauges for `/metrics`, across all tenants (operators' view, never a tool's).
+    async fn stats(&self) -> Result<StoreStats, StoreError>;
 }
 
 /// Storage behind one async trait; the server holds an `Arc<dyn Store>` chosen at boot.
@@ -506,16 +516,12 @@ pub trait Store:
     + CredentialStore
     + ConnectionStore
     + Reads
-    + ConsoleReads
+    + OperatorReads
     + DailyBriefs
     + Send
     + Sync
     + 'static
 {
-    /// Readiness: the database answers.
-    async fn ping(&self) -> Result<(), StoreError>;
-    /// Gauges for `/metrics`, across all tenants (operators' view, never a tool's).
-    async fn stats(&self) -> Result<StoreStats, StoreError>;
     /// Close the pool after in-flight calls have finished (graceful shutdown).
     async fn close(&self);
 
@@ -530,12 +536,6 @@ pub trait Store:
         tenant: &TenantId,
         project: &ProjectKey,
     ) -> Result<(Focus, Vec<(SlotName, Revision)>), StoreError>;
-
-    /// Whether the tenant has been provisioned (by its first verified call).
-    async fn tenant_exists(&self, tenant: &TenantId) -> Result<bool, StoreError>;
-    /// The tenant's ledger tip as recorded beside the chain: `(seq, hash)`,
-    /// `(0, GENESIS_HASH)` for a tenant with no receipts.
-    async fn ledger_tip(&self, tenant: &TenantId) -> Result<(i64, String), StoreError>;
 
     /// Full-text search over a project's artifacts, best first.
     async fn recall(

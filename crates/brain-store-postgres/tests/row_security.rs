@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use brain_core::ids::TenantId;
-use brain_core::store::{Reads, Store, StoreSettings};
+use brain_core::store::{Reads, StoreSettings};
 use brain_store_postgres::PgStore;
 use brain_testkit::TestDb;
 use brain_testkit::story::{agent, start};

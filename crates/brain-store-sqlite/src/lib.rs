@@ -39,7 +39,7 @@ use brain_core::memory::RecallHit;
 use brain_core::model::Focus;
 use brain_core::model::Revision;
 use brain_core::sql::Scope;
-use brain_core::store::{RecallQuery, Store, StoreSettings, StoreStats};
+use brain_core::store::{RecallQuery, Store, StoreSettings};
 use brain_core::writes::Backend;
 use serde_json::Value;
 use sqlx::sqlite::{
@@ -166,37 +166,18 @@ impl Scope for SqliteStore {
     fn settings(&self) -> &StoreSettings {
         &self.settings
     }
+
+    fn pool_gauges(&self) -> (u32, u32) {
+        let idle = u32::try_from(self.pool.num_idle()).unwrap_or(u32::MAX);
+        (self.pool.size(), idle)
+    }
 }
 
 #[async_trait]
 impl Store for SqliteStore {
-    async fn stats(&self) -> Result<StoreStats, StoreError> {
-        let (open_sessions, open_connections): (i64, i64) = sqlx::query_as(
-            "SELECT (SELECT count(*) FROM sessions WHERE status = 'open' AND kind = 'agent'), \
-                    (SELECT count(*) FROM mcp_connections WHERE closed_at IS NULL)",
-        )
-        .fetch_one(&self.pool)
-        .await
-        .map_err(db)?;
-        Ok(StoreStats {
-            open_sessions,
-            open_connections,
-            pool_size: self.pool.size(),
-            pool_idle: u32::try_from(self.pool.num_idle()).unwrap_or(u32::MAX),
-        })
-    }
-
     async fn close(&self) {
         self.writer.flush().await;
         self.pool.close().await;
-    }
-
-    async fn ping(&self) -> Result<(), StoreError> {
-        sqlx::query("SELECT 1")
-            .execute(&self.pool)
-            .await
-            .map_err(db)?;
-        Ok(())
     }
 
     async fn watch_focus(&self, listener: FocusListener) -> Result<(), StoreError> {
@@ -226,25 +207,6 @@ impl Store for SqliteStore {
             let slot: String = sqlx::Row::try_get(r, "slot").map_err(db)?;
             Ok((slot, brain_core::sql::rows::focus(&Cols(r))?))
         }))
-    }
-
-    async fn ledger_tip(&self, tenant: &TenantId) -> Result<(i64, String), StoreError> {
-        let tip: Option<(i64, String)> =
-            sqlx::query_as("SELECT seq, hash FROM receipt_heads WHERE tenant_id = ?1")
-                .bind(tenant.as_str())
-                .fetch_optional(&self.pool)
-                .await
-                .map_err(db)?;
-        Ok(tip.unwrap_or((0, brain_core::receipt::GENESIS_HASH.to_owned())))
-    }
-
-    async fn tenant_exists(&self, tenant: &TenantId) -> Result<bool, StoreError> {
-        let found: Option<i32> = sqlx::query_scalar("SELECT 1 FROM tenants WHERE tenant_id = ?1")
-            .bind(tenant.as_str())
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(db)?;
-        Ok(found.is_some())
     }
 
     async fn recall(

@@ -196,7 +196,7 @@ pub(crate) static SQL: Sql = Sql {
     ],
     project_insert: "INSERT INTO projects (tenant_id, project, created_at) VALUES (?1, ?2, ?3) \
         ON CONFLICT DO NOTHING",
-    ledger_tip: "SELECT seq, hash FROM receipt_heads WHERE tenant_id = ?1",
+    ledger_tip_lock: "SELECT seq, hash FROM receipt_heads WHERE tenant_id = ?1",
     receipt_insert: "INSERT INTO receipts (tenant_id, seq, receipt_id, at, tool, project, \
         session_id, credential_kind, subject, token_id, connection_id, elevated, outcome, \
         request_digest, prev_hash, hash) \
@@ -230,4 +230,10 @@ pub(crate) static SQL: Sql = Sql {
     recent_closed: "SELECT session_id, status, summary, ended_at FROM sessions \
         WHERE tenant_id = ?1 AND project = ?2 AND kind = 'agent' AND status <> 'open' \
         ORDER BY ended_at DESC, session_id LIMIT 5",
+    ping: "SELECT 1 AS one",
+    gauges: "SELECT (SELECT count(*) FROM sessions WHERE status = 'open' AND kind = 'agent') \
+        AS open_sessions, \
+        (SELECT count(*) FROM mcp_connections WHERE closed_at IS NULL) AS open_connections",
+    tenant_get: "SELECT 1 AS one FROM tenants WHERE tenant_id = ?1",
+    ledger_tip: "SELECT seq, hash FROM receipt_heads WHERE tenant_id = ?1",
 };

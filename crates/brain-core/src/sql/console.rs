@@ -1,6 +1,6 @@
-//! The operator console's reads (SPEC §4 `/brain-admin/`), for every
-//! [`Scope`]d store: projects with their activity, an operator's own
-//! elevation targets, mental-model names.
+//! What operators read, for every [`Scope`]d store: the console's projects
+//! with their activity, an operator's own elevation targets and mental-model
+//! names (SPEC §4 `/brain-admin/`), `/metrics` gauges and readiness.
 
 use async_trait::async_trait;
 use chrono::Duration;
@@ -9,10 +9,10 @@ use super::{Conn, Finish, Scope};
 use crate::error::StoreError;
 use crate::ids::{ProjectKey, TenantId};
 use crate::model::{Caller, now_micros};
-use crate::store::{ConsoleReads, OperatorTargets, ProjectSummary};
+use crate::store::{OperatorReads, OperatorTargets, ProjectSummary, StoreStats};
 
 #[async_trait]
-impl<S: Scope> ConsoleReads for S {
+impl<S: Scope> OperatorReads for S {
     async fn projects(
         &self,
         tenant: &TenantId,
@@ -72,5 +72,25 @@ impl<S: Scope> ConsoleReads for S {
         let found = c.fetch_all(c.sql().mental_model_names, &params).await?;
         c.finish().await?;
         found.iter().map(|r| r.text("name")).collect()
+    }
+
+    async fn ping(&self) -> Result<(), StoreError> {
+        let mut c = self.system_scope().await?;
+        c.fetch_one(c.sql().ping, &[]).await?;
+        c.finish().await
+    }
+
+    /// System scope: the gauges count across tenants.
+    async fn stats(&self) -> Result<StoreStats, StoreError> {
+        let mut c = self.system_scope().await?;
+        let row = c.fetch_one(c.sql().gauges, &[]).await?;
+        c.finish().await?;
+        let (pool_size, pool_idle) = self.pool_gauges();
+        Ok(StoreStats {
+            open_sessions: row.int("open_sessions")?,
+            open_connections: row.int("open_connections")?,
+            pool_size,
+            pool_idle,
+        })
     }
 }

@@ -7,7 +7,7 @@
 //!
 //! - [`rows`]: the column lists and their mapping into domain types.
 //! - [`briefs`]: the daily briefs.
-//! - [`console`]: the operator console's reads.
+//! - [`console`]: what operators read: the console, gauges, readiness.
 //! - [`connections`]: the MCP connection registry and the expiry sweeps.
 //! - [`reads`]: the tools' and audits' reads.
 //! - [`sessions`]: the session, focus and document statements of a write.
@@ -133,6 +133,8 @@ pub trait Scope: Backend {
     /// A write transaction across tenants, for the sweeps of expiry.
     async fn system_write(&self) -> Result<Self::Tx, StoreError>;
     fn settings(&self) -> &StoreSettings;
+    /// Connections in the pool, and how many of them are idle.
+    fn pool_gauges(&self) -> (u32, u32);
 }
 
 /// A stored value that no longer parses is corruption, not a caller error.

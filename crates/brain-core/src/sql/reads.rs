@@ -200,4 +200,25 @@ impl<S: Scope> Reads for S {
         c.finish().await?;
         Ok(found.is_some())
     }
+
+    async fn tenant_exists(&self, tenant: &TenantId) -> Result<bool, StoreError> {
+        let mut c = self.tenant_scope(tenant).await?;
+        let found = c
+            .fetch_optional(c.sql().tenant_get, &[tenant.into()])
+            .await?;
+        c.finish().await?;
+        Ok(found.is_some())
+    }
+
+    async fn ledger_tip(&self, tenant: &TenantId) -> Result<(i64, String), StoreError> {
+        let mut c = self.tenant_scope(tenant).await?;
+        let tip = c
+            .fetch_optional(c.sql().ledger_tip, &[tenant.into()])
+            .await?;
+        c.finish().await?;
+        match tip {
+            Some(r) => Ok((r.int("seq")?, r.text("hash")?)),
+            None => Ok((0, crate::receipt::GENESIS_HASH.to_owned())),
+        }
+    }
 }

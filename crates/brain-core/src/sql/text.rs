@@ -143,6 +143,14 @@ pub struct Sql {
     /// after_slot, limit → project, slot, revision of focus bodies after
     /// (after_project, after_slot), in that order.
     pub focus_resources: &'static str,
+    /// → a row: the database answers.
+    pub ping: &'static str,
+    /// → open_sessions (agent, all tenants), open_connections.
+    pub gauges: &'static str,
+    /// tenant → a row when the tenant exists.
+    pub tenant_get: &'static str,
+    /// tenant → seq, hash of the tenant's ledger tip.
+    pub ledger_tip: &'static str,
 
     // The portable writes (`super::writes`). PostgreSQL overrides most of the
     // `CloseTx` methods that run these with fused statements; its texts here
@@ -152,8 +160,9 @@ pub struct Sql {
     pub tenant_ensure: &'static [&'static str],
     /// tenant, project, now: create the project when missing.
     pub project_insert: &'static str,
-    /// tenant → seq, hash of the tenant's ledger tip.
-    pub ledger_tip: &'static str,
+    /// tenant → seq, hash of the tenant's ledger tip, locked for the
+    /// transaction.
+    pub ledger_tip_lock: &'static str,
     /// tenant, seq, receipt_id, at, tool, project, session_id,
     /// credential_kind, subject, token_id, connection_id, elevated, outcome,
     /// request_digest, prev_hash, hash.
