@@ -270,7 +270,7 @@ impl Store for PgStore {
         .map_err(db)?;
         brain_core::store::focus_and_slots(found.iter().map(|r| {
             let slot: String = sqlx::Row::try_get(r, "slot").map_err(db)?;
-            Ok((slot, brain_core::sql::rows::focus(&Cols(r))?))
+            Ok((slot, brain_core::sql::rows::focus(&Cols::new(r))?))
         }))
     }
 

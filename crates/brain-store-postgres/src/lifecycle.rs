@@ -74,7 +74,7 @@ pub(crate) async fn open_session(
     // A slot this statement created has no row yet in its own snapshot.
     let revision: Option<i64> = row.try_get("revision").map_err(db)?;
     if revision.is_some() {
-        rows::focus(&Cols(&row)).map(Some)
+        rows::focus(&Cols::new(&row)).map(Some)
     } else {
         Ok(Some(Focus::empty()))
     }

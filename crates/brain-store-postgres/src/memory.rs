@@ -88,7 +88,7 @@ pub(crate) async fn recall_in(
         .iter()
         .map(|r| {
             Ok(RecallHit {
-                artifact: rows::artifact(&Cols(r))?,
+                artifact: rows::artifact(&Cols::new(r))?,
                 rank: f64::from(
                     r.try_get::<Option<f32>, _>("rank")
                         .map_err(db)?

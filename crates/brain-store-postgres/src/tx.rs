@@ -58,14 +58,14 @@ impl Conn for Tx {
         &crate::sql::SQL
     }
     async fn execute(&mut self, sql: &str, params: &[Param<'_>]) -> Result<u64, StoreError> {
-        dialect::execute(&mut self.conn, sql, params).await
+        brain_store_sqlx::execute::<dialect::Pg>(&mut self.conn, sql, params).await
     }
     async fn fetch_all(
         &mut self,
         sql: &str,
         params: &[Param<'_>],
     ) -> Result<Vec<BoxRow>, StoreError> {
-        dialect::fetch_all(&mut self.conn, sql, params).await
+        brain_store_sqlx::fetch_all::<dialect::Pg>(&mut self.conn, sql, params).await
     }
 }
 

@@ -156,7 +156,7 @@ impl Scope for SqliteStore {
     }
 
     async fn system_scope(&self) -> Result<Self::Read, StoreError> {
-        Ok(dialect::On(self.pool.acquire().await.map_err(db)?))
+        Ok(dialect::On::new(self.pool.acquire().await.map_err(db)?))
     }
 
     async fn system_write(&self) -> Result<tx::Tx, StoreError> {
@@ -205,7 +205,7 @@ impl Store for SqliteStore {
         .map_err(db)?;
         brain_core::store::focus_and_slots(found.iter().map(|r| {
             let slot: String = sqlx::Row::try_get(r, "slot").map_err(db)?;
-            Ok((slot, brain_core::sql::rows::focus(&Cols(r))?))
+            Ok((slot, brain_core::sql::rows::focus(&Cols::new(r))?))
         }))
     }
 

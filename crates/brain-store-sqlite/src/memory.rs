@@ -122,7 +122,7 @@ fn hits(rows_found: &[SqliteRow]) -> Result<Vec<RecallHit>, StoreError> {
         .iter()
         .map(|r| {
             Ok(RecallHit {
-                artifact: rows::artifact(&Cols(r))?,
+                artifact: rows::artifact(&Cols::new(r))?,
                 rank: r.try_get::<f64, _>("rank").map_err(db)?,
                 snippet: r.try_get("snippet").map_err(db)?,
             })
