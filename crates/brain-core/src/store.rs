@@ -468,6 +468,12 @@ pub trait Reads: Send + Sync {
     /// The tenant's ledger tip as recorded beside the chain: `(seq, hash)`,
     /// `(0, GENESIS_HASH)` for a tenant with no receipts.
     async fn ledger_tip(&self, tenant: &TenantId) -> Result<(i64, String), StoreError>;
+    /// Full-text search over a project's artifacts, best first.
+    async fn recall(
+        &self,
+        tenant: &TenantId,
+        q: &RecallQuery,
+    ) -> Result<Vec<RecallHit>, StoreError>;
 }
 
 /// The daily briefs: written once for the SQL stores ([`crate::sql::briefs`]).
@@ -536,13 +542,6 @@ pub trait Store:
         tenant: &TenantId,
         project: &ProjectKey,
     ) -> Result<(Focus, Vec<(SlotName, Revision)>), StoreError>;
-
-    /// Full-text search over a project's artifacts, best first.
-    async fn recall(
-        &self,
-        tenant: &TenantId,
-        q: &RecallQuery,
-    ) -> Result<Vec<RecallHit>, StoreError>;
 }
 
 #[derive(Debug, Clone)]

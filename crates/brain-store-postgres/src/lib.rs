@@ -19,7 +19,6 @@ mod dialect;
 mod known;
 mod ledger;
 mod lifecycle;
-mod memory;
 mod resources;
 mod sql;
 mod tx;
@@ -30,11 +29,10 @@ use crate::dialect::Cols;
 use async_trait::async_trait;
 use brain_core::error::StoreError;
 use brain_core::ids::{ProjectKey, SlotName, TenantId};
-use brain_core::memory::RecallHit;
 use brain_core::model::Focus;
 use brain_core::model::Revision;
 use brain_core::sql::Scope;
-use brain_core::store::{RecallQuery, Store, StoreSettings};
+use brain_core::store::{Store, StoreSettings};
 use brain_core::writes::Backend;
 use std::str::FromStr;
 
@@ -272,13 +270,5 @@ impl Store for PgStore {
             let slot: String = sqlx::Row::try_get(r, "slot").map_err(db)?;
             Ok((slot, brain_core::sql::rows::focus(&Cols::new(r))?))
         }))
-    }
-
-    async fn recall(
-        &self,
-        tenant: &TenantId,
-        q: &RecallQuery,
-    ) -> Result<Vec<RecallHit>, StoreError> {
-        memory::recall(self, tenant, q).await
     }
 }

@@ -234,4 +234,27 @@ pub(crate) static SQL: Sql = Sql {
         (SELECT count(*) FROM mcp_connections WHERE closed_at IS NULL) AS open_connections",
     tenant_get: "SELECT 1 AS one FROM tenants WHERE tenant_id = $1",
     ledger_tip: "SELECT seq, hash FROM receipt_heads WHERE tenant_id = $1",
+    recall_search: concat!(
+        "SELECT ",
+        artifact_columns!(),
+        ", ts_rank(search, query) / NULLIF(max(ts_rank(search, query)) OVER (), 0) AS rank, \
+         ts_headline('simple', text, query, \
+           'StartSel=«,StopSel=»,MaxWords=30,MinWords=8,MaxFragments=2') AS snippet \
+         FROM artifacts, websearch_to_tsquery('simple', $3) AS query \
+         WHERE tenant_id = $1 AND project = $2 \
+         AND (cardinality($4::text[]) = 0 OR kind = ANY($4)) AND tags @> $7::text[] \
+         AND (NOT $8 OR (kind = 'todo' AND acknowledged_at IS NULL)) \
+         AND ($9::uuid IS NULL OR session_id = $9) AND search @@ query \
+         ORDER BY rank DESC, created_at DESC, artifact_id LIMIT $5 OFFSET $6"
+    ),
+    recall_list: concat!(
+        "SELECT ",
+        artifact_columns!(),
+        " FROM artifacts WHERE tenant_id = $1 AND project = $2 \
+         AND (cardinality($4::text[]) = 0 OR kind = ANY($4)) AND tags @> $7::text[] \
+         AND (NOT $8 OR (kind = 'todo' AND acknowledged_at IS NULL)) \
+         AND ($9::uuid IS NULL OR session_id = $9) AND $3::text = '' \
+         AND ($10::timestamptz IS NULL OR (created_at, artifact_id) < ($10, $11::uuid)) \
+         ORDER BY created_at DESC, artifact_id DESC LIMIT $5 OFFSET $6"
+    ),
 };

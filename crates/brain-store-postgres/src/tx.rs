@@ -159,14 +159,6 @@ impl CloseTx for Tx {
         crate::lifecycle::briefing_sources(&mut self.conn, tenant, session).await
     }
 
-    async fn recall(
-        &mut self,
-        tenant: &TenantId,
-        q: &brain_core::store::RecallQuery,
-    ) -> Result<Vec<brain_core::memory::RecallHit>, StoreError> {
-        crate::memory::recall_in(&mut self.conn, tenant, q).await
-    }
-
     async fn artifact_states(
         &mut self,
         tenant: &TenantId,

@@ -73,4 +73,61 @@ impl Dialect for Lite {
     fn opt_real(row: &SqliteRow, col: &str) -> Result<Option<f64>, StoreError> {
         row.try_get(col).map_err(db)
     }
+
+    fn search_terms(query: &str) -> Option<String> {
+        fts_query(query)
+    }
+}
+
+/// Web-search syntax for FTS5, like PostgreSQL's `websearch_to_tsquery`: words
+/// are ANDed, `or` between words ORs them, a leading `-` excludes, "quotes" make
+/// a phrase. Every term is quoted, so no input is an FTS5 syntax error.
+pub(crate) fn fts_query(input: &str) -> Option<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut pending_or = false;
+    let mut rest = input;
+    while !rest.trim_start().is_empty() {
+        rest = rest.trim_start();
+        let (negate, body) = match rest.strip_prefix('-') {
+            Some(b) => (true, b),
+            None => (false, rest),
+        };
+        let (term, next) = if let Some(q) = body.strip_prefix('"') {
+            match q.find('"') {
+                Some(i) => (&q[..i], &q[i + 1..]),
+                None => (q, ""),
+            }
+        } else {
+            let end = body.find(char::is_whitespace).unwrap_or(body.len());
+            (&body[..end], &body[end..])
+        };
+        rest = next;
+        let words: Vec<&str> = term
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .collect();
+        if words.is_empty() {
+            continue;
+        }
+        if !negate && words.len() == 1 && words[0].eq_ignore_ascii_case("or") && !out.is_empty() {
+            pending_or = true;
+            continue;
+        }
+        let phrase = format!("\"{}\"", words.join(" "));
+        let joiner = if out.is_empty() {
+            ""
+        } else if negate {
+            " NOT "
+        } else if pending_or {
+            " OR "
+        } else {
+            " AND "
+        };
+        if negate && out.is_empty() {
+            continue; // FTS5 cannot start with NOT
+        }
+        out.push(format!("{joiner}{phrase}"));
+        pending_or = false;
+    }
+    (!out.is_empty()).then(|| out.concat())
 }

@@ -22,7 +22,6 @@
 
 mod batch;
 mod dialect;
-mod memory;
 mod sql;
 mod tx;
 
@@ -35,11 +34,10 @@ use async_trait::async_trait;
 use brain_core::error::StoreError;
 use brain_core::feed::{FocusChange, FocusListener};
 use brain_core::ids::{ProjectKey, SlotName, TenantId};
-use brain_core::memory::RecallHit;
 use brain_core::model::Focus;
 use brain_core::model::Revision;
 use brain_core::sql::Scope;
-use brain_core::store::{RecallQuery, Store, StoreSettings};
+use brain_core::store::{Store, StoreSettings};
 use brain_core::writes::Backend;
 use serde_json::Value;
 use sqlx::sqlite::{
@@ -207,13 +205,5 @@ impl Store for SqliteStore {
             let slot: String = sqlx::Row::try_get(r, "slot").map_err(db)?;
             Ok((slot, brain_core::sql::rows::focus(&Cols::new(r))?))
         }))
-    }
-
-    async fn recall(
-        &self,
-        tenant: &TenantId,
-        q: &RecallQuery,
-    ) -> Result<Vec<RecallHit>, StoreError> {
-        memory::recall(self, tenant, q).await
     }
 }

@@ -23,6 +23,9 @@ impl Conn for Tx {
     fn sql(&self) -> &'static Sql {
         &crate::sql::SQL
     }
+    fn search_terms(&self, query: &str) -> Option<String> {
+        dialect::fts_query(query)
+    }
     async fn execute(&mut self, sql: &str, params: &[Param<'_>]) -> Result<u64, StoreError> {
         brain_store_sqlx::execute::<dialect::Lite>(self.0.conn()?, sql, params).await
     }
@@ -45,15 +48,6 @@ impl CloseTx for Tx {
                 "a write transaction was asked for another tenant's rows".into(),
             ))
         }
-    }
-
-    async fn recall(
-        &mut self,
-        tenant: &TenantId,
-        q: &brain_core::store::RecallQuery,
-    ) -> Result<Vec<brain_core::memory::RecallHit>, StoreError> {
-        self.keeps_to(tenant)?;
-        crate::memory::recall_in(self.0.conn()?, tenant, q).await
     }
 
     async fn commit(self) -> Result<(), StoreError> {

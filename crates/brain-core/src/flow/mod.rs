@@ -216,7 +216,10 @@ pub trait CloseTx: crate::sql::Conn + Send + Sized {
         &mut self,
         tenant: &TenantId,
         q: &RecallQuery,
-    ) -> Result<Vec<RecallHit>, StoreError>;
+    ) -> Result<Vec<RecallHit>, StoreError> {
+        self.keeps_to(tenant)?;
+        crate::sql::recall::recall(self, tenant, q).await
+    }
     async fn inbox_count(
         &mut self,
         tenant: &TenantId,

@@ -10,6 +10,7 @@
 //! - [`console`]: what operators read: the console, gauges, readiness.
 //! - [`connections`]: the MCP connection registry and the expiry sweeps.
 //! - [`reads`]: the tools' and audits' reads.
+//! - [`recall`]: the recall statement, search or listing.
 //! - [`sessions`]: the session, focus and document statements of a write.
 //! - [`writes`]: the portable form of each write, one plain statement at a
 //!   time (a store whose dialect fuses them overrides the `CloseTx` method).
@@ -20,6 +21,7 @@ pub mod connections;
 pub mod console;
 pub mod ops;
 pub mod reads;
+pub mod recall;
 pub mod rows;
 pub mod sessions;
 mod text;
@@ -90,6 +92,12 @@ pub type BoxRow = Box<dyn Row>;
 pub trait Conn: Send {
     /// This store's statement texts.
     fn sql(&self) -> &'static Sql;
+    /// A recall's query as this store's full-text engine takes it; `None`
+    /// when nothing in it is searchable. PostgreSQL parses web-search syntax
+    /// itself.
+    fn search_terms(&self, query: &str) -> Option<String> {
+        Some(query.to_owned())
+    }
     /// Rows affected.
     async fn execute(&mut self, sql: &str, params: &[Param<'_>]) -> Result<u64, StoreError>;
     async fn fetch_all(

@@ -7,10 +7,13 @@ use super::sessions::{ledger_size, load_document, load_focus, load_session, slot
 use super::{Conn, Finish, Param, Scope, rows};
 use crate::error::{DomainError, StoreError};
 use crate::ids::{ProjectKey, SessionId, SlotName, TenantId};
+use crate::memory::RecallHit;
 use crate::memory::{Document, DocumentKind, HistoryEntry};
 use crate::model::{Artifact, Focus, Revision, now_micros};
 use crate::receipt::Receipt;
-use crate::store::{FocusResource, Reads, ReceiptQuery, SessionDetail, SessionListQuery};
+use crate::store::{
+    FocusResource, Reads, RecallQuery, ReceiptQuery, SessionDetail, SessionListQuery,
+};
 
 #[async_trait]
 impl<S: Scope> Reads for S {
@@ -220,5 +223,16 @@ impl<S: Scope> Reads for S {
             Some(r) => Ok((r.int("seq")?, r.text("hash")?)),
             None => Ok((0, crate::receipt::GENESIS_HASH.to_owned())),
         }
+    }
+
+    async fn recall(
+        &self,
+        tenant: &TenantId,
+        q: &RecallQuery,
+    ) -> Result<Vec<RecallHit>, StoreError> {
+        let mut c = self.tenant_scope(tenant).await?;
+        let hits = super::recall::recall(&mut c, tenant, q).await?;
+        c.finish().await?;
+        Ok(hits)
     }
 }

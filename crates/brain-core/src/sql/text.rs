@@ -143,6 +143,16 @@ pub struct Sql {
     /// after_slot, limit → project, slot, revision of focus bodies after
     /// (after_project, after_slot), in that order.
     pub focus_resources: &'static str,
+    /// tenant, project, search terms, kinds (none: all), limit, offset, tags
+    /// (each required), inbox (only open todos), session_id or NULL → the
+    /// artifacts' columns, `rank` (relative to the best match over all
+    /// matches, NULL when that is 0) and `snippet` (hits between « and »),
+    /// best first.
+    pub recall_search: &'static str,
+    /// The same first nine parameters (terms bound empty), then
+    /// before_created_at or NULL and before_artifact_id → the artifacts'
+    /// columns, newest first.
+    pub recall_list: &'static str,
     /// → a row: the database answers.
     pub ping: &'static str,
     /// → open_sessions (agent, all tenants), open_connections.
@@ -240,5 +250,10 @@ macro_rules! receipt_columns {
 macro_rules! artifact_columns {
     () => {
         "artifact_id, project, session_id, kind, text, tags, created_at, acknowledged_at, ack_note"
+    };
+    // Qualified by the alias `a`, for a join.
+    (a) => {
+        "a.artifact_id, a.project, a.session_id, a.kind, a.text, a.tags, a.created_at, \
+         a.acknowledged_at, a.ack_note"
     };
 }

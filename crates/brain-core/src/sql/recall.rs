@@ -1,0 +1,83 @@
+//! Recall (SPEC §2.8) for every SQL store: one statement, a search or a
+//! listing, with the same eleven parameters on both. Each store's full-text
+//! engine is its own (PostgreSQL's `websearch_to_tsquery`, SQLite's FTS5
+//! behind [`Conn::search_terms`]).
+
+use super::{Conn, Param, Row, rows};
+use crate::error::StoreError;
+use crate::ids::TenantId;
+use crate::memory::{LIST_SNIPPET_CHARS, RecallHit};
+use crate::store::RecallQuery;
+
+/// The start of a listed artifact's text, as its snippet.
+fn list_snippet(text: &str) -> String {
+    match text.char_indices().nth(LIST_SNIPPET_CHARS) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_owned(),
+    }
+}
+
+pub async fn recall<C: Conn + ?Sized>(
+    c: &mut C,
+    tenant: &TenantId,
+    q: &RecallQuery,
+) -> Result<Vec<RecallHit>, StoreError> {
+    let (sql, terms) = match &q.query {
+        Some(text) => match c.search_terms(text) {
+            Some(terms) => (c.sql().recall_search, terms),
+            // Nothing searchable (only punctuation): nothing matches.
+            None => return Ok(Vec::new()),
+        },
+        None => (c.sql().recall_list, String::new()),
+    };
+    let kinds: Vec<String> = q.kinds.iter().map(|k| k.as_str().to_owned()).collect();
+    let mut params: Vec<Param> = vec![
+        tenant.into(),
+        (&q.project).into(),
+        (&terms).into(),
+        kinds.as_slice().into(),
+        q.limit.into(),
+        q.offset.into(),
+        q.tags.as_slice().into(),
+        q.inbox.into(),
+        q.session_id.into(),
+    ];
+    if q.query.is_none() {
+        params.push(q.before.map(|(at, _)| at).into());
+        params.push(Param::Uuid(q.before.map(|(_, id)| id.as_uuid())));
+    }
+    let found = c.fetch_all(sql, &params).await?;
+    let listing = q.query.is_none();
+    found.iter().map(|r| hit(r.as_ref(), listing)).collect()
+}
+
+fn hit(r: &dyn Row, listing: bool) -> Result<RecallHit, StoreError> {
+    let artifact = rows::artifact(r)?;
+    let (rank, snippet) = if listing {
+        (1.0, list_snippet(&artifact.text))
+    } else {
+        // A best match of rank 0 (all ranks 0) has no ratio: every hit is 1.
+        (r.opt_real("rank")?.unwrap_or(1.0), r.text("snippet")?)
+    };
+    Ok(RecallHit {
+        artifact,
+        rank,
+        snippet,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_listed_snippet_is_the_texts_start_in_characters() {
+        assert_eq!(list_snippet("short"), "short");
+        let long: String = "é".repeat(LIST_SNIPPET_CHARS + 5);
+        let s = list_snippet(&long);
+        assert_eq!(s.chars().count(), LIST_SNIPPET_CHARS + 1);
+        assert!(s.ends_with('…'));
+        let exact: String = "a".repeat(LIST_SNIPPET_CHARS);
+        assert_eq!(list_snippet(&exact), exact);
+    }
+}
