@@ -474,6 +474,13 @@ pub trait Reads: Send + Sync {
         tenant: &TenantId,
         q: &RecallQuery,
     ) -> Result<Vec<RecallHit>, StoreError>;
+    /// The base focus, and the project's slots with their revisions by name
+    /// (at most 200), in one read.
+    async fn focus_with_slots(
+        &self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+    ) -> Result<(Focus, Vec<(SlotName, Revision)>), StoreError>;
 }
 
 /// The daily briefs: written once for the SQL stores ([`crate::sql::briefs`]).
@@ -535,13 +542,6 @@ pub trait Store:
     /// `listener` from now on (PostgreSQL: one LISTEN connection per replica;
     /// SQLite: in process). Call once per process.
     async fn watch_focus(&self, listener: crate::feed::FocusListener) -> Result<(), StoreError>;
-    /// The base focus, and the project's slots with their revisions by name
-    /// (at most 200), in one read.
-    async fn focus_with_slots(
-        &self,
-        tenant: &TenantId,
-        project: &ProjectKey,
-    ) -> Result<(Focus, Vec<(SlotName, Revision)>), StoreError>;
 }
 
 #[derive(Debug, Clone)]

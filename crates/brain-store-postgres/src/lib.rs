@@ -25,12 +25,9 @@ mod tx;
 
 use std::time::Duration;
 
-use crate::dialect::Cols;
 use async_trait::async_trait;
 use brain_core::error::StoreError;
-use brain_core::ids::{ProjectKey, SlotName, TenantId};
-use brain_core::model::Focus;
-use brain_core::model::Revision;
+use brain_core::ids::TenantId;
 use brain_core::sql::Scope;
 use brain_core::store::{Store, StoreSettings};
 use brain_core::writes::Backend;
@@ -212,6 +209,7 @@ impl Backend for PgStore {
 #[async_trait]
 impl Scope for PgStore {
     type Read = tx::Tx;
+    type Pooled = brain_store_sqlx::On<dialect::Pg, sqlx::pool::PoolConnection<sqlx::Postgres>>;
 
     async fn tenant_scope(&self, tenant: &TenantId) -> Result<tx::Tx, StoreError> {
         Ok(tx::Tx::new(self.scoped(tenant).await?, self.known.clone()))
@@ -219,6 +217,12 @@ impl Scope for PgStore {
 
     async fn system_scope(&self) -> Result<tx::Tx, StoreError> {
         Ok(tx::Tx::new(self.system().await?, self.known.clone()))
+    }
+
+    async fn pooled(&self) -> Result<Self::Pooled, StoreError> {
+        Ok(brain_store_sqlx::On::new(
+            self.pool.acquire().await.map_err(db)?,
+        ))
     }
 
     async fn system_write(&self) -> Result<tx::Tx, StoreError> {
@@ -230,8 +234,7 @@ impl Scope for PgStore {
     }
 
     fn pool_gauges(&self) -> (u32, u32) {
-        let idle = u32::try_from(self.pool.num_idle()).unwrap_or(u32::MAX);
-        (self.pool.size(), idle)
+        brain_store_sqlx::pool_gauges(&self.pool)
     }
 }
 
@@ -246,29 +249,5 @@ impl Store for PgStore {
         listener: brain_core::feed::FocusListener,
     ) -> Result<(), StoreError> {
         resources::watch(self, listener).await
-    }
-
-    async fn focus_with_slots(
-        &self,
-        tenant: &TenantId,
-        project: &ProjectKey,
-    ) -> Result<(Focus, Vec<(SlotName, Revision)>), StoreError> {
-        // One statement for both: the base focus ('' sorts first) with its
-        // body, the slots with their revisions only. The function scopes its
-        // own statement to the tenant (migration 0008), so the read is one
-        // round trip instead of BEGIN, the query and COMMIT.
-        let found = sqlx::query(
-            "SELECT slot, body, revision, updated_at, updated_by_session \
-             FROM brain_focus_with_slots($1, $2)",
-        )
-        .bind(tenant.as_str())
-        .bind(project.as_str())
-        .fetch_all(&self.pool)
-        .await
-        .map_err(db)?;
-        brain_core::store::focus_and_slots(found.iter().map(|r| {
-            let slot: String = sqlx::Row::try_get(r, "slot").map_err(db)?;
-            Ok((slot, brain_core::sql::rows::focus(&Cols::new(r))?))
-        }))
     }
 }

@@ -257,4 +257,6 @@ pub(crate) static SQL: Sql = Sql {
          AND ($10::timestamptz IS NULL OR (created_at, artifact_id) < ($10, $11::uuid)) \
          ORDER BY created_at DESC, artifact_id DESC LIMIT $5 OFFSET $6"
     ),
+    focus_with_slots: "SELECT slot, body, revision, updated_at, updated_by_session \
+        FROM brain_focus_with_slots($1, $2)",
 };

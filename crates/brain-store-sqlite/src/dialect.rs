@@ -13,9 +13,6 @@ use sqlx::{Row as _, Sqlite};
 /// SQLite, as `brain_store_sqlx` runs brain's statements on it.
 pub struct Lite;
 
-/// A SQLite row as `brain_core::sql` reads it.
-pub(crate) type Cols<R> = brain_store_sqlx::Cols<Lite, R>;
-
 /// Statements on a connection of its own: a pooled one for a read, outside
 /// the writer's batches (it sees what has committed), or one borrowed from a
 /// transaction.

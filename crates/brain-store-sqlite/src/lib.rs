@@ -29,13 +29,10 @@ use std::str::FromStr;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use crate::dialect::Cols;
 use async_trait::async_trait;
 use brain_core::error::StoreError;
 use brain_core::feed::{FocusChange, FocusListener};
-use brain_core::ids::{ProjectKey, SlotName, TenantId};
-use brain_core::model::Focus;
-use brain_core::model::Revision;
+use brain_core::ids::TenantId;
 use brain_core::sql::Scope;
 use brain_core::store::{Store, StoreSettings};
 use brain_core::writes::Backend;
@@ -148,6 +145,7 @@ impl Backend for SqliteStore {
 #[async_trait]
 impl Scope for SqliteStore {
     type Read = dialect::On<sqlx::pool::PoolConnection<sqlx::Sqlite>>;
+    type Pooled = Self::Read;
 
     async fn tenant_scope(&self, _tenant: &TenantId) -> Result<Self::Read, StoreError> {
         self.system_scope().await
@@ -155,6 +153,10 @@ impl Scope for SqliteStore {
 
     async fn system_scope(&self) -> Result<Self::Read, StoreError> {
         Ok(dialect::On::new(self.pool.acquire().await.map_err(db)?))
+    }
+
+    async fn pooled(&self) -> Result<Self::Read, StoreError> {
+        self.system_scope().await
     }
 
     async fn system_write(&self) -> Result<tx::Tx, StoreError> {
@@ -166,8 +168,7 @@ impl Scope for SqliteStore {
     }
 
     fn pool_gauges(&self) -> (u32, u32) {
-        let idle = u32::try_from(self.pool.num_idle()).unwrap_or(u32::MAX);
-        (self.pool.size(), idle)
+        brain_store_sqlx::pool_gauges(&self.pool)
     }
 }
 
@@ -184,26 +185,5 @@ impl Store for SqliteStore {
             Err(poisoned) => poisoned.into_inner().push(listener),
         }
         Ok(())
-    }
-
-    async fn focus_with_slots(
-        &self,
-        tenant: &TenantId,
-        project: &ProjectKey,
-    ) -> Result<(Focus, Vec<(SlotName, Revision)>), StoreError> {
-        let found = sqlx::query(
-            "SELECT slot, CASE WHEN slot = '' THEN body ELSE '' END AS body, revision, updated_at, \
-             updated_by_session FROM focus_bodies WHERE tenant_id = ?1 AND project = ?2 \
-             ORDER BY slot LIMIT 201",
-        )
-        .bind(tenant.as_str())
-        .bind(project.as_str())
-        .fetch_all(&self.pool)
-        .await
-        .map_err(db)?;
-        brain_core::store::focus_and_slots(found.iter().map(|r| {
-            let slot: String = sqlx::Row::try_get(r, "slot").map_err(db)?;
-            Ok((slot, brain_core::sql::rows::focus(&Cols::new(r))?))
-        }))
     }
 }

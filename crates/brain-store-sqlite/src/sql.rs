@@ -266,4 +266,7 @@ pub(crate) static SQL: Sql = Sql {
          AND (?10 IS NULL OR (a.created_at, a.artifact_id) < (?10, ?11)) \
          ORDER BY a.created_at DESC, a.artifact_id DESC LIMIT ?5 OFFSET ?6"
     ),
+    focus_with_slots: "SELECT slot, CASE WHEN slot = '' THEN body ELSE '' END AS body, revision, \
+        updated_at, updated_by_session FROM focus_bodies WHERE tenant_id = ?1 AND project = ?2 \
+        ORDER BY slot LIMIT 201",
 };

@@ -14,7 +14,7 @@ use brain_core::sql::{BoxRow, Conn, Finish, Param, Row, Sql};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::query::Query;
-use sqlx::{ColumnIndex, Database, Decode, Executor, IntoArguments, Type};
+use sqlx::{ColumnIndex, Database, Decode, Executor, IntoArguments, Pool, Type};
 use uuid::Uuid;
 
 /// A query of `DB` as `sqlx::query` makes it.
@@ -181,4 +181,10 @@ impl<D, C: Send> Finish for On<D, C> {
     async fn finish(self) -> Result<(), StoreError> {
         Ok(())
     }
+}
+
+/// A pool's connections, and how many of them are idle.
+pub fn pool_gauges<DB: Database>(pool: &Pool<DB>) -> (u32, u32) {
+    let idle = u32::try_from(pool.num_idle()).unwrap_or(u32::MAX);
+    (pool.size(), idle)
 }

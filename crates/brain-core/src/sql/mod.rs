@@ -134,10 +134,14 @@ pub trait Finish {
 #[async_trait]
 pub trait Scope: Backend {
     type Read: Conn + Finish + 'static;
+    type Pooled: Conn + 'static;
     /// A connection that sees only `tenant`'s rows.
     async fn tenant_scope(&self, tenant: &TenantId) -> Result<Self::Read, StoreError>;
     /// A connection across tenants: a lookup that finds out the tenant.
     async fn system_scope(&self) -> Result<Self::Read, StoreError>;
+    /// A pooled connection outside any transaction, for a statement that
+    /// scopes itself to its tenant.
+    async fn pooled(&self) -> Result<Self::Pooled, StoreError>;
     /// A write transaction across tenants, for the sweeps of expiry.
     async fn system_write(&self) -> Result<Self::Tx, StoreError>;
     fn settings(&self) -> &StoreSettings;

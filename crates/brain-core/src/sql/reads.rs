@@ -13,6 +13,7 @@ use crate::model::{Artifact, Focus, Revision, now_micros};
 use crate::receipt::Receipt;
 use crate::store::{
     FocusResource, Reads, RecallQuery, ReceiptQuery, SessionDetail, SessionListQuery,
+    focus_and_slots,
 };
 
 #[async_trait]
@@ -234,5 +235,23 @@ impl<S: Scope> Reads for S {
         let hits = super::recall::recall(&mut c, tenant, q).await?;
         c.finish().await?;
         Ok(hits)
+    }
+
+    /// One statement on a pooled connection outside any transaction: the
+    /// statement scopes itself to the tenant (PostgreSQL's function of
+    /// migration 0008), so the read is one round trip.
+    async fn focus_with_slots(
+        &self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+    ) -> Result<(Focus, Vec<(SlotName, Revision)>), StoreError> {
+        let mut c = self.pooled().await?;
+        let params = [tenant.into(), project.into()];
+        let found = c.fetch_all(c.sql().focus_with_slots, &params).await?;
+        focus_and_slots(
+            found
+                .iter()
+                .map(|r| Ok((r.text("slot")?, rows::focus(r.as_ref())?))),
+        )
     }
 }

@@ -143,6 +143,11 @@ pub struct Sql {
     /// after_slot, limit → project, slot, revision of focus bodies after
     /// (after_project, after_slot), in that order.
     pub focus_resources: &'static str,
+    /// tenant, project → slot, body (the base's only; '' for a slot),
+    /// revision, updated_at, updated_by_session of the base focus ('' sorts
+    /// first) and at most 200 slots. Runs outside any tenant scope: the
+    /// statement itself must keep to the tenant.
+    pub focus_with_slots: &'static str,
     /// tenant, project, search terms, kinds (none: all), limit, offset, tags
     /// (each required), inbox (only open todos), session_id or NULL → the
     /// artifacts' columns, `rank` (relative to the best match over all
