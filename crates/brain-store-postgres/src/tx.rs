@@ -131,15 +131,62 @@ impl CloseTx for Tx {
         self.heal(placed)
     }
 
+    /// Persist the closed session and, when the close applied, its target body,
+    /// in one statement. The change is announced in it too: PostgreSQL delivers a
+    /// NOTIFY only when its transaction commits, so a listener on any replica
+    /// hears exactly the writes that happened (SPEC §2.11).
     async fn apply_close(
         &mut self,
         tenant: &TenantId,
-        session: &Session,
+        s: &Session,
         focus: Option<FocusWrite<'_>>,
         digest: &str,
         result: &Value,
     ) -> Result<(), StoreError> {
-        apply_close(&mut self.conn, tenant, session, focus, digest, result).await
+        const SESSION: &str = "UPDATE sessions SET status = $3, ended_at = $4, last_activity_at = $5, summary = $6, \
+             next_focus = $7, nothing_to_capture_reason = $8, focus_outcome = $9, abandon_reason = $10, \
+             close_digest = $11, close_result = $12 WHERE tenant_id = $1 AND session_id = $2";
+        let sql = match focus {
+            None => SESSION.to_owned(),
+            Some(_) => format!(
+                "WITH s AS ({SESSION}), \
+                 u AS (UPDATE focus_bodies SET body = $15, revision = $16, updated_at = $17, updated_by_session = $2 \
+                       WHERE tenant_id = $1 AND project = $13 AND slot = $14 RETURNING 1) \
+                 SELECT pg_notify('brain_focus', $18) FROM u"
+            ),
+        };
+        let q = sqlx::query(&sql)
+            .bind(tenant.as_str())
+            .bind(s.session_id.as_uuid())
+            .bind(s.status.as_str())
+            .bind(s.ended_at)
+            .bind(s.last_activity_at)
+            .bind(&s.summary)
+            .bind(&s.next_focus)
+            .bind(&s.nothing_to_capture_reason)
+            .bind(s.focus_outcome.map(FocusOutcome::as_str))
+            .bind(&s.abandon_reason)
+            .bind(digest)
+            .bind(result);
+        let q = match focus {
+            None => q,
+            Some(w) => {
+                let change = brain_core::feed::FocusChange {
+                    tenant: tenant.clone(),
+                    project: w.session.project.clone(),
+                    slot: w.session.bound_slot.clone(),
+                    revision: w.revision,
+                };
+                q.bind(w.session.project.as_str())
+                    .bind(ledger::slot_key(w.session.bound_slot.as_ref()))
+                    .bind(w.body)
+                    .bind(w.revision)
+                    .bind(w.at)
+                    .bind(change.to_payload())
+            }
+        };
+        q.execute(&mut *self.conn).await.map_err(db)?;
+        Ok(())
     }
 
     async fn insert_artifact(
@@ -308,62 +355,4 @@ async fn close_counts(
         },
         row.try_get("open_agents").map_err(db)?,
     ))
-}
-
-/// Persist the closed session and, when the close applied, its target body,
-/// in one statement. The change is announced in it too: PostgreSQL delivers a
-/// NOTIFY only when its transaction commits, so a listener on any replica
-/// hears exactly the writes that happened (SPEC §2.11).
-async fn apply_close(
-    conn: &mut PgConnection,
-    tenant: &TenantId,
-    s: &Session,
-    focus: Option<FocusWrite<'_>>,
-    digest: &str,
-    result: &Value,
-) -> Result<(), StoreError> {
-    const SESSION: &str = "UPDATE sessions SET status = $3, ended_at = $4, last_activity_at = $5, summary = $6, \
-         next_focus = $7, nothing_to_capture_reason = $8, focus_outcome = $9, abandon_reason = $10, \
-         close_digest = $11, close_result = $12 WHERE tenant_id = $1 AND session_id = $2";
-    let sql = match focus {
-        None => SESSION.to_owned(),
-        Some(_) => format!(
-            "WITH s AS ({SESSION}), \
-             u AS (UPDATE focus_bodies SET body = $15, revision = $16, updated_at = $17, updated_by_session = $2 \
-                   WHERE tenant_id = $1 AND project = $13 AND slot = $14 RETURNING 1) \
-             SELECT pg_notify('brain_focus', $18) FROM u"
-        ),
-    };
-    let q = sqlx::query(&sql)
-        .bind(tenant.as_str())
-        .bind(s.session_id.as_uuid())
-        .bind(s.status.as_str())
-        .bind(s.ended_at)
-        .bind(s.last_activity_at)
-        .bind(&s.summary)
-        .bind(&s.next_focus)
-        .bind(&s.nothing_to_capture_reason)
-        .bind(s.focus_outcome.map(FocusOutcome::as_str))
-        .bind(&s.abandon_reason)
-        .bind(digest)
-        .bind(result);
-    let q = match focus {
-        None => q,
-        Some(w) => {
-            let change = brain_core::feed::FocusChange {
-                tenant: tenant.clone(),
-                project: w.session.project.clone(),
-                slot: w.session.bound_slot.clone(),
-                revision: w.revision,
-            };
-            q.bind(w.session.project.as_str())
-                .bind(ledger::slot_key(w.session.bound_slot.as_ref()))
-                .bind(w.body)
-                .bind(w.revision)
-                .bind(w.at)
-                .bind(change.to_payload())
-        }
-    };
-    q.execute(&mut *conn).await.map_err(db)?;
-    Ok(())
 }
