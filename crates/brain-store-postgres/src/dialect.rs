@@ -54,14 +54,12 @@ impl Dialect for Pg {
         row.try_get(col).map_err(db)
     }
 
-    /// `real` (ts_rank's type) or `double precision`.
+    /// `real`, ts_rank's type (the only real brain reads), else `double
+    /// precision`.
     fn opt_real(row: &PgRow, col: &str) -> Result<Option<f64>, StoreError> {
-        match row.try_get::<Option<f64>, _>(col) {
-            Ok(v) => Ok(v),
-            Err(_) => Ok(row
-                .try_get::<Option<f32>, _>(col)
-                .map_err(db)?
-                .map(f64::from)),
+        match row.try_get::<Option<f32>, _>(col) {
+            Ok(v) => Ok(v.map(f64::from)),
+            Err(_) => row.try_get(col).map_err(db),
         }
     }
 }

@@ -2,19 +2,12 @@
 
 use brain_core::error::StoreError;
 use brain_core::flow::FocusWrite;
-use brain_core::ids::{ProjectKey, SlotName, TenantId};
+use brain_core::ids::{ProjectKey, TenantId};
 use brain_core::model::{Caller, now_micros};
 use brain_core::receipt::{GENESIS_HASH, Receipt, ReceiptDraft};
 use sqlx::{PgConnection, Row};
 
 use crate::db;
-
-/// The `slot` column value of the base focus.
-pub(crate) const BASE: &str = "";
-
-pub(crate) fn slot_key(slot: Option<&SlotName>) -> &str {
-    slot.map_or(BASE, SlotName::as_str)
-}
 
 /// Create the tenant (with its ledger tip) and the project (with its empty
 /// base focus at revision 0) on first use, in one statement.
@@ -96,7 +89,9 @@ pub(crate) async fn append_with(
         None => q,
         Some(w) => q
             .bind(w.session.project.as_str())
-            .bind(slot_key(w.session.bound_slot.as_ref()))
+            .bind(brain_core::sql::sessions::slot_key(
+                w.session.bound_slot.as_ref(),
+            ))
             .bind(w.revision)
             .bind(w.body)
             .bind(w.session.session_id.as_uuid())

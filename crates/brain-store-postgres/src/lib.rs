@@ -1,14 +1,16 @@
 //! brain-store-postgres: `brain_core::store::Store` on PostgreSQL with sqlx.
 //!
-//! - [`rows`]: row ↔ domain mapping, the only place column names meet types.
-//! - [`ledger`]: tenant bootstrap and receipt appends under the ledger-tip lock.
-//! - [`lifecycle`]: the session and briefing queries `brain_core::flow` runs.
-//! - [`tx`]: a PostgreSQL write transaction as `brain_core::flow` needs it (`CloseTx`);
-//!   `brain_core::writes` runs every write on it.
-//! - [`artifacts`]: the artifact insert.
-//! - [`memory`]: recall, documents, history, listings, receipt pages, daily briefs.
-//! - [`operators`]: elevation and shared-token SQL.
-//! - [`reads`]: focus, sessions, receipts, the connection registry.
+//! What both SQL stores share is written once in `brain_core::sql` (which
+//! statement, which parameters, row mapping, the portable writes) and
+//! `brain_store_sqlx` (running them on sqlx). This crate holds PostgreSQL's:
+//! - [`sql`]: its statement texts.
+//! - [`dialect`]: how brain's types bind and read (`timestamptz`, `uuid`,
+//!   `jsonb`, `text[]`).
+//! - [`tx`]: its write transaction, overriding the `CloseTx` writes it fuses
+//!   into fewer round trips ([`lifecycle`]: opening a session and the
+//!   briefing; [`ledger`]: the receipt append under the ledger-tip lock).
+//! - [`known`]: the projects this process has seen committed.
+//! - [`resources`]: the LISTEN task that hears every replica's focus writes.
 //!
 //! Each mutation is one transaction that locks what it compares in a fixed
 //! order — session row, then focus row, then the tenant's ledger tip — asks
@@ -187,9 +189,7 @@ fn reason(e: &sqlx::Error) -> String {
 }
 
 /// sqlx errors become backend errors; their text stays on the server side.
-pub(crate) fn db(e: sqlx::Error) -> StoreError {
-    StoreError::backend(e)
-}
+pub(crate) use brain_store_sqlx::db;
 
 /// The session calls run `brain_core::flow` on a tenant-scoped transaction.
 #[async_trait]

@@ -259,4 +259,6 @@ pub(crate) static SQL: Sql = Sql {
     ),
     focus_with_slots: "SELECT slot, body, revision, updated_at, updated_by_session \
         FROM brain_focus_with_slots($1, $2)",
+    focus_exists: "SELECT 1 AS one FROM focus_bodies \
+        WHERE tenant_id = $1 AND project = $2 AND slot = $3",
 };

@@ -79,6 +79,12 @@ impl Finish for Tx {
 
 #[async_trait]
 impl CloseTx for Tx {
+    /// Row-level security is the wall: the transaction's `brain.tenant`
+    /// setting hides every other tenant's rows from each statement.
+    fn keeps_to(&self, _tenant: &TenantId) -> Result<(), StoreError> {
+        Ok(())
+    }
+
     async fn lock_close(
         &mut self,
         tenant: &TenantId,
@@ -178,7 +184,7 @@ impl CloseTx for Tx {
                     revision: w.revision,
                 };
                 q.bind(w.session.project.as_str())
-                    .bind(ledger::slot_key(w.session.bound_slot.as_ref()))
+                    .bind(sessions::slot_key(w.session.bound_slot.as_ref()))
                     .bind(w.body)
                     .bind(w.revision)
                     .bind(w.at)

@@ -1,15 +1,14 @@
 //! brain-store-sqlite: `brain_core::store::Store` on SQLite with sqlx, the embedded default.
 //!
-//! - [`rows`]: row ↔ domain mapping, the only place column names meet types.
-//! - [`ledger`]: tenant bootstrap and receipt appends under the ledger-tip lock.
-//! - [`lifecycle`]: the session and briefing queries `brain_core::flow` runs.
-//! - [`batch`]: group commit of the one writer's transaction.
-//! - [`tx`]: a SQLite write transaction as `brain_core::flow` needs it (`CloseTx`);
-//!   `brain_core::writes` runs every write on it.
-//! - [`artifacts`]: the artifact insert.
-//! - [`memory`]: recall, documents, history, listings, receipt pages, daily briefs.
-//! - [`operators`]: elevation and shared-token SQL.
-//! - [`reads`]: focus, sessions, receipts, the connection registry.
+//! What both SQL stores share is written once in `brain_core::sql` (which
+//! statement, which parameters, row mapping, the portable writes SQLite runs
+//! as they are) and `brain_store_sqlx` (running them on sqlx). This crate
+//! holds SQLite's:
+//! - [`sql`]: its statement texts.
+//! - [`dialect`]: how brain's types bind and read (integer microseconds, JSON
+//!   text) and the FTS5 form of a recall's query.
+//! - [`tx`]: its write transaction, a member of a [`batch`]: group commit of
+//!   the one writer's transaction.
 //!
 //! Each mutation runs in a savepoint of the one writer's `BEGIN IMMEDIATE`
 //! transaction: the write lock is held up front, so compare-and-swap can
@@ -114,9 +113,7 @@ impl SqliteStore {
 }
 
 /// sqlx errors become backend errors; their text stays on the server side.
-pub(crate) fn db(e: sqlx::Error) -> StoreError {
-    StoreError::backend(e)
-}
+pub(crate) use brain_store_sqlx::db;
 
 /// The writes run `brain_core::flow` on the one writer's transaction; the
 /// tenant wall is each statement's `tenant_id` and the transaction's own

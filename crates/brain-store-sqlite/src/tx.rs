@@ -1,5 +1,5 @@
-//! A SQLite write transaction as `brain_core::flow` needs it: the SQL of
-//! every `CloseTx` operation. `brain_core::writes` opens it and runs the flows.
+//! A SQLite write transaction as `brain_core::flow` needs it: a member of the
+//! writer's batch, running `CloseTx`'s portable writes; it keeps to its tenant.
 
 use async_trait::async_trait;
 use brain_core::error::StoreError;

@@ -54,10 +54,9 @@ pub struct FocusWrite<'a> {
 #[async_trait]
 pub trait CloseTx: crate::sql::Conn + Send + Sized {
     /// Refuse `tenant` when it is not the one this transaction was opened for.
-    /// A store with row-level security has that wall in the database already.
-    fn keeps_to(&self, _tenant: &TenantId) -> Result<(), StoreError> {
-        Ok(())
-    }
+    /// Required, so a store cannot forget its wall: one with row-level
+    /// security answers `Ok` and says why.
+    fn keeps_to(&self, tenant: &TenantId) -> Result<(), StoreError>;
 
     /// The session, locked for the rest of the transaction.
     async fn lock_session(

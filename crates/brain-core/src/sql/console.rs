@@ -74,10 +74,11 @@ impl<S: Scope> OperatorReads for S {
         found.iter().map(|r| r.text("name")).collect()
     }
 
+    /// One statement on a pooled connection, in no scope: it reads nothing.
     async fn ping(&self) -> Result<(), StoreError> {
-        let mut c = self.system_scope().await?;
+        let mut c = self.pooled().await?;
         c.fetch_one(c.sql().ping, &[]).await?;
-        c.finish().await
+        Ok(())
     }
 
     /// System scope: the gauges count across tenants.

@@ -135,7 +135,9 @@ pub trait Finish {
 pub trait Scope: Backend {
     type Read: Conn + Finish + 'static;
     type Pooled: Conn + 'static;
-    /// A connection that sees only `tenant`'s rows.
+    /// A connection for `tenant`'s reads: PostgreSQL's row-level security
+    /// shows it only that tenant's rows; on SQLite each statement's filter is
+    /// the wall.
     async fn tenant_scope(&self, tenant: &TenantId) -> Result<Self::Read, StoreError>;
     /// A connection across tenants: a lookup that finds out the tenant.
     async fn system_scope(&self) -> Result<Self::Read, StoreError>;

@@ -200,7 +200,7 @@ impl<S: Scope> Reads for S {
     ) -> Result<bool, StoreError> {
         let mut c = self.tenant_scope(tenant).await?;
         let params = [tenant.into(), project.into(), slot_key(slot).into()];
-        let found = c.fetch_optional(c.sql().focus_get, &params).await?;
+        let found = c.fetch_optional(c.sql().focus_exists, &params).await?;
         c.finish().await?;
         Ok(found.is_some())
     }

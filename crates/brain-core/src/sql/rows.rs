@@ -12,8 +12,6 @@ use crate::receipt::Receipt;
 use crate::rules::CloseRecord;
 
 pub const SESSION_COLUMNS: &str = crate::session_columns!();
-pub const RECEIPT_COLUMNS: &str = crate::receipt_columns!();
-pub const ARTIFACT_COLUMNS: &str = crate::artifact_columns!();
 
 pub fn session(row: &dyn Row) -> Result<(Session, Option<CloseRecord>), StoreError> {
     let session = Session {

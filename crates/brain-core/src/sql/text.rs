@@ -148,6 +148,8 @@ pub struct Sql {
     /// first) and at most 200 slots. Runs outside any tenant scope: the
     /// statement itself must keep to the tenant.
     pub focus_with_slots: &'static str,
+    /// tenant, project, slot ('' for the base) → a row when the body exists.
+    pub focus_exists: &'static str,
     /// tenant, project, search terms, kinds (none: all), limit, offset, tags
     /// (each required), inbox (only open todos), session_id or NULL → the
     /// artifacts' columns, `rank` (relative to the best match over all
@@ -169,7 +171,8 @@ pub struct Sql {
 
     // The portable writes (`super::writes`). PostgreSQL overrides most of the
     // `CloseTx` methods that run these with fused statements; its texts here
-    // are the same writes one statement at a time.
+    // are the same writes one statement at a time, which its own tests do not
+    // run (SQLite's do).
     /// Each of these in order, with tenant, genesis_hash, now: create the
     /// tenant and its ledger tip when missing.
     pub tenant_ensure: &'static [&'static str],

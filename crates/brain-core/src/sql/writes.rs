@@ -128,7 +128,7 @@ pub async fn append_receipt<C: Conn + ?Sized>(
     history: Option<FocusWrite<'_>>,
 ) -> Result<Receipt, StoreError> {
     let tip = c
-        .fetch_optional(c.sql().ledger_tip, &[(&caller.tenant).into()])
+        .fetch_optional(c.sql().ledger_tip_lock, &[(&caller.tenant).into()])
         .await?
         .ok_or_else(|| StoreError::Backend("tenant has no ledger tip".into()))?;
     let r = Receipt::chain(
