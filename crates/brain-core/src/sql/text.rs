@@ -171,8 +171,8 @@ pub struct Sql {
 
     // The portable writes (`super::writes`). PostgreSQL overrides most of the
     // `CloseTx` methods that run these with fused statements; its texts here
-    // are the same writes one statement at a time, which its own tests do not
-    // run (SQLite's do).
+    // are the same writes one statement at a time, run by its test
+    // `portable_writes` (SQLite runs them always).
     /// Each of these in order, with tenant, genesis_hash, now: create the
     /// tenant and its ledger tip when missing.
     pub tenant_ensure: &'static [&'static str],
