@@ -14,8 +14,9 @@ use sqlx::{PgConnection, Row};
 use crate::db;
 use crate::ledger::ENSURE_PROJECT;
 
-/// The columns every session insert writes; both inserts below bind them in
-/// this order, ending with `opened_tail`'s seven.
+/// The columns the session insert of `open_session` writes, in the order it
+/// binds them, ending with `opened_tail`'s seven (the portable insert is
+/// `brain_core::sql::Sql::session_insert`).
 const SESSION_INSERT_COLUMNS: &str = "tenant_id, session_id, project, client_key, kind, bound_slot, \
      started_focus_revision, status, opened_at, last_activity_at, opened_by_kind, opened_by_subject, \
      opened_by_role, opened_by_credential";
@@ -43,8 +44,10 @@ pub(crate) async fn open_session(
 ) -> Result<Option<Focus>, StoreError> {
     // A project or slot created by this very statement is not visible to its
     // subqueries; both read as empty at revision 0, which is what they are.
-    let sql = format!(
-        "{ENSURE_PROJECT}, \
+    // Built once: the statement is the same for every start.
+    static SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        format!(
+            "{ENSURE_PROJECT}, \
          ensure_s AS (INSERT INTO focus_bodies (tenant_id, project, slot) SELECT $1, $3, $5 \
                       WHERE $5 IS NOT NULL ON CONFLICT DO NOTHING) \
          INSERT INTO sessions ({SESSION_INSERT_COLUMNS}) \
@@ -56,8 +59,9 @@ pub(crate) async fn open_session(
            (SELECT revision FROM focus_bodies WHERE tenant_id = $1 AND project = $3 AND slot = $5) AS revision, \
            (SELECT updated_at FROM focus_bodies WHERE tenant_id = $1 AND project = $3 AND slot = $5) AS updated_at, \
            (SELECT updated_by_session FROM focus_bodies WHERE tenant_id = $1 AND project = $3 AND slot = $5) AS updated_by_session"
-    );
-    let q = sqlx::query(&sql)
+        )
+    });
+    let q = sqlx::query(SQL.as_str())
         .bind(tenant.as_str())
         .bind(GENESIS_HASH)
         .bind(s.project.as_str())

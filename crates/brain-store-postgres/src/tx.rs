@@ -149,19 +149,23 @@ impl CloseTx for Tx {
         digest: &str,
         result: &Value,
     ) -> Result<(), StoreError> {
-        const SESSION: &str = "UPDATE sessions SET status = $3, ended_at = $4, last_activity_at = $5, summary = $6, \
-             next_focus = $7, nothing_to_capture_reason = $8, focus_outcome = $9, abandon_reason = $10, \
-             close_digest = $11, close_result = $12 WHERE tenant_id = $1 AND session_id = $2";
-        let sql = match focus {
-            None => SESSION.to_owned(),
-            Some(_) => format!(
-                "WITH s AS ({SESSION}), \
-                 u AS (UPDATE focus_bodies SET body = $15, revision = $16, updated_at = $17, updated_by_session = $2 \
+        // The session's own update is the portable statement; with a body to
+        // write it becomes the CTE's first part. Built once.
+        static WITH_FOCUS: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+            format!(
+                "WITH s AS ({}), \
+                 u AS (UPDATE focus_bodies SET body = $15, revision = $16, updated_at = $17, \
+                       updated_by_session = $2 \
                        WHERE tenant_id = $1 AND project = $13 AND slot = $14 RETURNING 1) \
-                 SELECT pg_notify('brain_focus', $18) FROM u"
-            ),
+                 SELECT pg_notify('brain_focus', $18) FROM u",
+                crate::sql::SQL.session_close
+            )
+        });
+        let sql: &str = match focus {
+            None => crate::sql::SQL.session_close,
+            Some(_) => &WITH_FOCUS,
         };
-        let q = sqlx::query(&sql)
+        let q = sqlx::query(sql)
             .bind(tenant.as_str())
             .bind(s.session_id.as_uuid())
             .bind(s.status.as_str())
