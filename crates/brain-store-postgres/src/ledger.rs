@@ -105,8 +105,18 @@ pub(crate) async fn append_with(
         row.try_get("prev_hash").map_err(db)?,
         row.try_get("hash").map_err(db)?,
     );
-    // The database hashed the text brain-core defines; a drift between the
-    // two fails this write (and rolls it back) instead of the chain.
+    placed(r, seq, prev_hash, hash)
+}
+
+/// The receipt at the place the database gave it. The database hashed the
+/// text brain-core defines; a drift between the two fails the write (and
+/// rolls it back) instead of the chain.
+pub(crate) fn placed(
+    r: Receipt,
+    seq: i64,
+    prev_hash: String,
+    hash: String,
+) -> Result<Receipt, StoreError> {
     let Some(r) = r.placed(seq, prev_hash, hash) else {
         return Err(StoreError::Backend(
             "the database's receipt hash differs from brain-core's".into(),

@@ -21,6 +21,7 @@ mod dialect;
 mod known;
 mod ledger;
 mod lifecycle;
+mod one_trip;
 mod resources;
 mod sql;
 mod tx;
@@ -101,22 +102,7 @@ impl PgStore {
     /// security's second wall (migration 0005) reads `brain.tenant`, set here
     /// transaction-locally in the same round trip as `BEGIN`.
     pub async fn scoped(&self, tenant: &TenantId) -> Result<PgTx, StoreError> {
-        // A TenantId holds only [A-Za-z0-9._/-], so it can be written into the
-        // statement as a literal (sqlx sends BEGIN as a simple query, which
-        // takes no parameters).
-        let t = tenant.as_str();
-        if !t
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'/' | b'-'))
-        {
-            return Err(StoreError::Backend("tenant id outside its charset".into()));
-        }
-        self.pool
-            .begin_with(format!(
-                "BEGIN; SELECT set_config('brain.tenant', '{t}', true)"
-            ))
-            .await
-            .map_err(db)
+        begin_scoped(&self.pool, tenant).await
     }
 
     /// Whether the connected role skips row-level security (a superuser or a
@@ -173,6 +159,26 @@ impl PgStore {
     }
 }
 
+/// A transaction on `pool` that sees and writes only `tenant`'s rows (see
+/// [`PgStore::scoped`]).
+pub(crate) async fn begin_scoped(pool: &PgPool, tenant: &TenantId) -> Result<PgTx, StoreError> {
+    // A TenantId holds only [A-Za-z0-9._/-], so it can be written into the
+    // statement as a literal (sqlx sends BEGIN as a simple query, which
+    // takes no parameters).
+    let t = tenant.as_str();
+    if !t
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'/' | b'-'))
+    {
+        return Err(StoreError::Backend("tenant id outside its charset".into()));
+    }
+    pool.begin_with(format!(
+        "BEGIN; SELECT set_config('brain.tenant', '{t}', true)"
+    ))
+    .await
+    .map_err(db)
+}
+
 /// PostgreSQL's own databases, which must never receive brain's schema.
 fn is_maintenance_database(name: &str) -> bool {
     name == "postgres" || name.starts_with("template")
@@ -197,7 +203,11 @@ impl Backend for PgStore {
     type Tx = tx::Tx;
 
     async fn write(&self, tenant: &TenantId) -> Result<tx::Tx, StoreError> {
-        Ok(tx::Tx::new(self.scoped(tenant).await?, self.known.clone()))
+        Ok(tx::Tx::lazy(
+            self.pool.clone(),
+            tenant.clone(),
+            self.known.clone(),
+        ))
     }
 
     fn idle_secs(&self) -> i64 {

@@ -121,6 +121,12 @@ pub(crate) async fn briefing_sources(
         .fetch_all(&mut *conn)
         .await
         .map_err(db)?;
+    sources_from(&found)
+}
+
+/// The briefing's sources from rows of the briefing union (here, and in
+/// migration 0009's `brain_start`); rows of other parts are not its.
+pub(crate) fn sources_from(found: &[sqlx::postgres::PgRow]) -> Result<BriefingSources, StoreError> {
     let mut out = BriefingSources {
         base: FocusRef {
             body: String::new(),
@@ -136,7 +142,7 @@ pub(crate) async fn briefing_sources(
         recent_sessions: Vec::new(),
     };
     let mut recent = Vec::new();
-    for row in &found {
+    for row in found {
         let part: String = row.try_get("part").map_err(db)?;
         let txt = || row.try_get::<Option<String>, _>("txt").map_err(db);
         let n = || row.try_get::<Option<i64>, _>("n").map_err(db);

@@ -13,17 +13,24 @@ use brain_core::sql::{BoxRow, Conn, Finish, Param, Sql};
 use brain_core::store::{BriefingSources, LockedClose, Unattributed};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
-use sqlx::{PgConnection, Postgres, Row, Transaction};
+use sqlx::{PgConnection, PgPool, Row};
 use std::sync::Arc;
 
 use crate::known::KnownProjects;
 
-use crate::{db, dialect, ledger};
+use crate::{PgTx, db, dialect, ledger, one_trip};
 use brain_core::sql::sessions;
 
 /// A write transaction, as `brain_core::flow` needs it.
+///
+/// A write transaction begins on its first statement, not when it is made:
+/// a write that needs no decision between its reads and its writes (a start,
+/// a remember without a session) then runs as one function call in its own
+/// statement's transaction (migration 0009), one round trip in all.
 pub struct Tx {
-    conn: Transaction<'static, Postgres>,
+    conn: Option<PgTx>,
+    /// Until the first statement: where to begin, and for which tenant.
+    pending: Option<(PgPool, TenantId)>,
     known: Arc<KnownProjects>,
     /// The projects this transaction created or found, known to the process
     /// once it commits (not before: a rollback may undo their creation).
@@ -31,11 +38,51 @@ pub struct Tx {
 }
 
 impl Tx {
-    pub(crate) fn new(conn: Transaction<'static, Postgres>, known: Arc<KnownProjects>) -> Self {
+    /// A transaction already begun (the reads' scopes).
+    pub(crate) fn new(conn: PgTx, known: Arc<KnownProjects>) -> Self {
         Self {
-            conn,
+            conn: Some(conn),
+            pending: None,
             known,
             ensured: Vec::new(),
+        }
+    }
+
+    /// A write transaction for `tenant`, begun on its first statement.
+    pub(crate) fn lazy(pool: PgPool, tenant: TenantId, known: Arc<KnownProjects>) -> Self {
+        Self {
+            conn: None,
+            pending: Some((pool, tenant)),
+            known,
+            ensured: Vec::new(),
+        }
+    }
+
+    /// The transaction, begun (with its tenant scope) if it was not yet.
+    async fn conn(&mut self) -> Result<&mut PgConnection, StoreError> {
+        if self.conn.is_none() {
+            let Some((pool, tenant)) = self.pending.take() else {
+                return Err(StoreError::Backend(
+                    "a transaction used after its end".into(),
+                ));
+            };
+            self.conn = Some(crate::begin_scoped(&pool, &tenant).await?);
+        }
+        match self.conn.as_mut() {
+            Some(c) => Ok(&mut **c),
+            None => Err(StoreError::Backend(
+                "a transaction used after its end".into(),
+            )),
+        }
+    }
+
+    /// The pool, while no statement has run: a one-round-trip write may go
+    /// straight to it. The tenant is passed to the function, which scopes
+    /// its own statement's transaction.
+    fn untouched(&self) -> Option<PgPool> {
+        match (&self.conn, &self.pending) {
+            (None, Some((pool, _))) => Some(pool.clone()),
+            _ => None,
         }
     }
 
@@ -50,6 +97,13 @@ impl Tx {
         }
         result
     }
+
+    async fn end(self) -> Result<(), StoreError> {
+        if let Some(conn) = self.conn {
+            conn.commit().await.map_err(db)?;
+        }
+        Ok(())
+    }
 }
 
 #[async_trait]
@@ -58,14 +112,14 @@ impl Conn for Tx {
         &crate::sql::SQL
     }
     async fn execute(&mut self, sql: &str, params: &[Param<'_>]) -> Result<u64, StoreError> {
-        brain_store_sqlx::execute::<dialect::Pg>(&mut self.conn, sql, params).await
+        brain_store_sqlx::execute::<dialect::Pg>(self.conn().await?, sql, params).await
     }
     async fn fetch_all(
         &mut self,
         sql: &str,
         params: &[Param<'_>],
     ) -> Result<Vec<BoxRow>, StoreError> {
-        brain_store_sqlx::fetch_all::<dialect::Pg>(&mut self.conn, sql, params).await
+        brain_store_sqlx::fetch_all::<dialect::Pg>(self.conn().await?, sql, params).await
     }
 }
 
@@ -73,7 +127,7 @@ impl Conn for Tx {
 #[async_trait]
 impl Finish for Tx {
     async fn finish(self) -> Result<(), StoreError> {
-        self.conn.commit().await.map_err(db)
+        self.end().await
     }
 }
 
@@ -99,7 +153,7 @@ impl CloseTx for Tx {
         session: &Session,
         until: DateTime<Utc>,
     ) -> Result<(Unattributed, i64), StoreError> {
-        close_counts(&mut self.conn, tenant, session, until).await
+        close_counts(self.conn().await?, tenant, session, until).await
     }
 
     async fn ensure_project(
@@ -110,7 +164,7 @@ impl CloseTx for Tx {
         if self.known.contains(tenant, project) {
             return Ok(());
         }
-        ledger::ensure_project(&mut self.conn, tenant, project).await?;
+        ledger::ensure_project(self.conn().await?, tenant, project).await?;
         self.ensured.push(KnownProjects::key(tenant, project));
         Ok(())
     }
@@ -120,7 +174,7 @@ impl CloseTx for Tx {
         tenant: &TenantId,
         session: &mut Session,
     ) -> Result<Option<Focus>, StoreError> {
-        let focus = crate::lifecycle::open_session(&mut self.conn, tenant, session).await?;
+        let focus = crate::lifecycle::open_session(self.conn().await?, tenant, session).await?;
         // Its statement created the project when missing.
         self.ensured
             .push(KnownProjects::key(tenant, &session.project));
@@ -133,7 +187,7 @@ impl CloseTx for Tx {
         draft: ReceiptDraft,
         history: Option<FocusWrite<'_>>,
     ) -> Result<Receipt, StoreError> {
-        let placed = ledger::append_with(&mut self.conn, caller, draft, history).await;
+        let placed = ledger::append_with(self.conn().await?, caller, draft, history).await;
         self.heal(placed)
     }
 
@@ -195,7 +249,7 @@ impl CloseTx for Tx {
                     .bind(change.to_payload())
             }
         };
-        q.execute(&mut *self.conn).await.map_err(db)?;
+        q.execute(self.conn().await?).await.map_err(db)?;
         Ok(())
     }
 
@@ -213,7 +267,7 @@ impl CloseTx for Tx {
         tenant: &TenantId,
         session: &Session,
     ) -> Result<BriefingSources, StoreError> {
-        crate::lifecycle::briefing_sources(&mut self.conn, tenant, session).await
+        crate::lifecycle::briefing_sources(self.conn().await?, tenant, session).await
     }
 
     async fn artifact_states(
@@ -230,7 +284,7 @@ impl CloseTx for Tx {
         .bind(tenant.as_str())
         .bind(project.as_str())
         .bind(&uuids)
-        .fetch_all(&mut *self.conn)
+        .fetch_all(self.conn().await?)
         .await
         .map_err(db)?;
         Ok(rows
@@ -260,7 +314,7 @@ impl CloseTx for Tx {
         .bind(&uuids)
         .bind(at)
         .bind(note)
-        .execute(&mut *self.conn)
+        .execute(self.conn().await?)
         .await
         .map_err(db)?;
         Ok(())
@@ -276,9 +330,53 @@ impl CloseTx for Tx {
         self.heal(written)
     }
 
-    async fn commit(self) -> Result<(), StoreError> {
-        self.conn.commit().await.map_err(db)?;
-        self.known.add(self.ensured);
+    async fn open_briefed(
+        &mut self,
+        caller: &Caller,
+        session: &mut Session,
+        draft: ReceiptDraft,
+    ) -> Result<(Option<Focus>, BriefingSources), StoreError> {
+        if let Some(pool) = self
+            .untouched()
+            .filter(|_| one_trip::fits_start(session, &draft))
+        {
+            let opened = one_trip::start(&pool, caller, session, draft).await;
+            let opened = self.heal(opened)?;
+            // Committed, and with it the project.
+            self.known
+                .add(vec![KnownProjects::key(&caller.tenant, &session.project)]);
+            return Ok(opened);
+        }
+        brain_core::flow::open_briefed(self, caller, session, draft).await
+    }
+
+    async fn remember_with_receipt(
+        &mut self,
+        caller: &Caller,
+        artifact: &brain_core::model::Artifact,
+        draft: ReceiptDraft,
+    ) -> Result<(), StoreError> {
+        if let Some(pool) = self
+            .untouched()
+            .filter(|_| one_trip::fits_remember(artifact, &draft))
+        {
+            let ensure = !self.known.contains(&caller.tenant, &artifact.project);
+            let placed = one_trip::remember(&pool, caller, ensure, artifact, draft).await;
+            self.heal(placed)?;
+            if ensure {
+                self.known
+                    .add(vec![KnownProjects::key(&caller.tenant, &artifact.project)]);
+            }
+            return Ok(());
+        }
+        brain_core::flow::remember_with_receipt(self, caller, artifact, draft).await
+    }
+
+    async fn commit(mut self) -> Result<(), StoreError> {
+        let known = self.known.clone();
+        let ensured = std::mem::take(&mut self.ensured);
+        self.end().await?;
+        known.add(ensured);
         Ok(())
     }
 }

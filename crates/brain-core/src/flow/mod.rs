@@ -316,6 +316,30 @@ pub trait CloseTx: crate::sql::Conn + Send + Sized {
         )
         .await
     }
+    /// A start's writes and reads: open `session` ([`CloseTx::open_session`]),
+    /// read its briefing's sources, append the start's receipt. A store may do
+    /// all three in one round trip and commit them itself when nothing else was
+    /// written in this transaction; [`CloseTx::commit`] then commits only what
+    /// was read after.
+    async fn open_briefed(
+        &mut self,
+        caller: &Caller,
+        session: &mut Session,
+        draft: ReceiptDraft,
+    ) -> Result<(Option<Focus>, BriefingSources), StoreError> {
+        open_briefed(self, caller, session, draft).await
+    }
+    /// A remember's writes: its project when missing, the artifact, its
+    /// receipt. A store may do them in one round trip and commit them itself
+    /// when nothing else was written in this transaction.
+    async fn remember_with_receipt(
+        &mut self,
+        caller: &Caller,
+        artifact: &Artifact,
+        draft: ReceiptDraft,
+    ) -> Result<(), StoreError> {
+        remember_with_receipt(self, caller, artifact, draft).await
+    }
     async fn commit(self) -> Result<(), StoreError>;
     /// End a transaction whose answer wrote nothing but rests on what it read
     /// (a replay, a dry run): its writes, if any, are undone. A backend whose
@@ -325,6 +349,34 @@ pub trait CloseTx: crate::sql::Conn + Send + Sized {
     async fn finish_read(self) -> Result<(), StoreError> {
         Ok(())
     }
+}
+
+/// [`CloseTx::open_briefed`] as separate statements.
+pub async fn open_briefed<T: CloseTx>(
+    tx: &mut T,
+    caller: &Caller,
+    session: &mut Session,
+    draft: ReceiptDraft,
+) -> Result<(Option<Focus>, BriefingSources), StoreError> {
+    let tenant = &caller.tenant;
+    let focus = tx.open_session(tenant, session).await?;
+    let sources = tx.briefing_sources(tenant, session).await?;
+    tx.append_receipt(caller, draft, None).await?;
+    Ok((focus, sources))
+}
+
+/// [`CloseTx::remember_with_receipt`] as separate statements.
+pub async fn remember_with_receipt<T: CloseTx>(
+    tx: &mut T,
+    caller: &Caller,
+    artifact: &Artifact,
+    draft: ReceiptDraft,
+) -> Result<(), StoreError> {
+    let tenant = &caller.tenant;
+    tx.ensure_project(tenant, &artifact.project).await?;
+    tx.insert_artifact(tenant, artifact).await?;
+    tx.append_receipt(caller, draft, None).await?;
+    Ok(())
 }
 
 /// A receipt draft for a call on `tool`.
@@ -700,7 +752,6 @@ pub async fn remember<T: CloseTx>(
             Some(*id)
         }
     };
-    tx.ensure_project(tenant, &req.project).await?;
     let artifact = Artifact {
         artifact_id: ArtifactId::new_random(),
         project: req.project.clone(),
@@ -712,13 +763,8 @@ pub async fn remember<T: CloseTx>(
         acknowledged_at: None,
         ack_note: None,
     };
-    tx.insert_artifact(tenant, &artifact).await?;
-    tx.append_receipt(
-        caller,
-        draft(TOOL, Some(&req.project), session_id, &req.digest, Ok(())),
-        None,
-    )
-    .await?;
+    let d = draft(TOOL, Some(&req.project), session_id, &req.digest, Ok(()));
+    tx.remember_with_receipt(caller, &artifact, d).await?;
     tx.commit().await?;
     Ok(artifact)
 }
@@ -741,8 +787,21 @@ pub async fn briefing<T: CloseTx>(
     session: &Session,
     slot: Option<&SlotView>,
 ) -> Result<Briefing, StoreError> {
-    let project = &session.project;
     let src = tx.briefing_sources(tenant, session).await?;
+    briefing_from(tx, tenant, idle_secs, session, slot, src).await
+}
+
+/// The briefing from its sources, with the recall for each of the first three
+/// missions of the executive state.
+async fn briefing_from<T: CloseTx>(
+    tx: &mut T,
+    tenant: &TenantId,
+    idle_secs: i64,
+    session: &Session,
+    slot: Option<&SlotView>,
+    src: BriefingSources,
+) -> Result<Briefing, StoreError> {
+    let project = &session.project;
     let recovery = src
         .previous_open
         .map(|(id, opened_at, last, ledger_size)| Recovery {
@@ -804,13 +863,6 @@ pub async fn start<T: CloseTx>(
         req.slot.clone(),
         0,
     );
-    let slot_focus = tx.open_session(tenant, &mut session).await?;
-    let slot = match (&req.slot, slot_focus) {
-        (Some(name), Some(focus)) => Some(slot_view(name, focus)),
-        (Some(name), None) => Some(slot_view(name, Focus::empty())),
-        (None, _) => None,
-    };
-    let briefing = briefing(&mut tx, tenant, idle_secs, &session, slot.as_ref()).await?;
     let d = draft(
         "brain_session_start",
         Some(&session.project),
@@ -818,7 +870,14 @@ pub async fn start<T: CloseTx>(
         &req.digest,
         Ok(()),
     );
-    commit_with_receipt(tx, caller, d).await?;
+    let (slot_focus, src) = tx.open_briefed(caller, &mut session, d).await?;
+    let slot = match (&req.slot, slot_focus) {
+        (Some(name), Some(focus)) => Some(slot_view(name, focus)),
+        (Some(name), None) => Some(slot_view(name, Focus::empty())),
+        (None, _) => None,
+    };
+    let briefing = briefing_from(&mut tx, tenant, idle_secs, &session, slot.as_ref(), src).await?;
+    tx.commit().await?;
     Ok(SessionBriefing {
         session,
         briefing,

@@ -1,0 +1,173 @@
+//! Writes in one round trip: a start and a remember without a session, each
+//! one call of a function of migration 0009 in its own statement's
+//! transaction, used when nothing else ran in the write's transaction.
+
+use brain_core::error::StoreError;
+use brain_core::ids::{SessionId, SlotName, TenantId};
+use brain_core::model::{Artifact, Caller, Focus, Session, now_micros};
+use brain_core::receipt::{GENESIS_HASH, Receipt, ReceiptDraft};
+use brain_core::store::BriefingSources;
+use chrono::{DateTime, Utc};
+use sqlx::postgres::PgArguments;
+use sqlx::{PgPool, Postgres, Row};
+
+use crate::db;
+use crate::ledger::placed;
+
+type PgQuery<'q> = sqlx::query::Query<'q, Postgres, PgArguments>;
+
+/// The receipt's fields after its project and session, in the functions'
+/// order: who, what, and the three pieces of its canonical text.
+fn bind_receipt<'q>(
+    q: PgQuery<'q>,
+    r: &'q Receipt,
+    frame: &'q brain_core::receipt::ReceiptFrame,
+) -> PgQuery<'q> {
+    q.bind(r.credential_kind.as_str())
+        .bind(&r.subject)
+        .bind(&r.token_id)
+        .bind(&r.connection_id)
+        .bind(r.elevated)
+        .bind(&r.outcome)
+        .bind(&r.request_digest)
+        .bind(&frame.before_prev)
+        .bind(&frame.before_seq)
+        .bind(&frame.after_seq)
+}
+
+/// Whether `brain_remember` writes this: an artifact of no session whose
+/// receipt names its project and no session.
+pub(crate) fn fits_remember(a: &Artifact, draft: &ReceiptDraft) -> bool {
+    a.session_id.is_none()
+        && draft.session_id.is_none()
+        && draft.project.as_deref() == Some(a.project.as_str())
+}
+
+/// `brain_remember` (migration 0009): the project when `ensure`, the
+/// artifact, its receipt, committed ([`fits_remember`]).
+pub(crate) async fn remember(
+    pool: &PgPool,
+    caller: &Caller,
+    ensure: bool,
+    a: &Artifact,
+    draft: ReceiptDraft,
+) -> Result<Receipt, StoreError> {
+    let r = Receipt::unplaced(caller, draft, now_micros());
+    let frame = r.frame();
+    let q = sqlx::query(
+        "SELECT seq, prev_hash, hash FROM brain_remember($1, $2, $3, $4, $5, $6, $7, $8, $9, \
+         $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)",
+    )
+    .bind(caller.tenant.as_str())
+    .bind(ensure)
+    .bind(GENESIS_HASH)
+    .bind(a.artifact_id.as_uuid())
+    .bind(a.project.as_str())
+    .bind(a.kind.as_str())
+    .bind(&a.text)
+    .bind(&a.tags)
+    .bind(a.created_at)
+    .bind(r.receipt_id.as_uuid())
+    .bind(r.at)
+    .bind(&r.tool)
+    .bind(r.session_id.map(|s| s.as_uuid()));
+    let row = bind_receipt(q, &r, &frame)
+        .fetch_one(pool)
+        .await
+        .map_err(db)?;
+    let (seq, prev, hash) = (
+        row.try_get("seq").map_err(db)?,
+        row.try_get("prev_hash").map_err(db)?,
+        row.try_get("hash").map_err(db)?,
+    );
+    placed(r, seq, prev, hash)
+}
+
+/// Whether `brain_start` writes this: a receipt that names the session
+/// opened and its project.
+pub(crate) fn fits_start(s: &Session, draft: &ReceiptDraft) -> bool {
+    draft.session_id == Some(s.session_id) && draft.project.as_deref() == Some(s.project.as_str())
+}
+
+/// `brain_start` (migration 0009): open the session, read its briefing's
+/// sources, append its receipt, committed ([`fits_start`]).
+pub(crate) async fn start(
+    pool: &PgPool,
+    caller: &Caller,
+    s: &mut Session,
+    draft: ReceiptDraft,
+) -> Result<(Option<Focus>, BriefingSources), StoreError> {
+    let tenant: &TenantId = &caller.tenant;
+    let r = Receipt::unplaced(caller, draft, now_micros());
+    let frame = r.frame();
+    let q = sqlx::query(
+        "SELECT part, ord, k, name, txt, n, t1, t2, id FROM brain_start($1, $2, $3, $4, $5, $6, \
+         $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, \
+         $25, $26, $27)",
+    )
+    .bind(tenant.as_str())
+    .bind(GENESIS_HASH)
+    .bind(s.project.as_str())
+    .bind(s.bound_slot.as_ref().map(SlotName::as_str))
+    .bind(s.session_id.as_uuid())
+    .bind(s.client_key.as_str())
+    .bind(s.kind.as_str())
+    .bind(s.status.as_str())
+    .bind(s.opened_at)
+    .bind(s.last_activity_at)
+    .bind(s.opened_by.kind.as_str())
+    .bind(&s.opened_by.subject)
+    .bind(s.opened_by.role.as_str())
+    .bind(&s.opened_by.credential_id)
+    .bind(r.receipt_id.as_uuid())
+    .bind(r.at)
+    .bind(&r.tool);
+    let rows = bind_receipt(q, &r, &frame)
+        .fetch_all(pool)
+        .await
+        .map_err(db)?;
+    let mut started = None;
+    let mut slot = None;
+    let mut place = None;
+    for row in &rows {
+        let part: String = row.try_get("part").map_err(db)?;
+        match part.as_str() {
+            "opened" => {
+                started = Some(row.try_get::<i64, _>("n").map_err(db)?);
+                let revision: Option<i64> = row.try_get("ord").map_err(db)?;
+                slot = Some(match revision {
+                    Some(revision) => Focus {
+                        body: row
+                            .try_get::<Option<String>, _>("txt")
+                            .map_err(db)?
+                            .unwrap_or_default(),
+                        revision,
+                        updated_at: row.try_get::<Option<DateTime<Utc>>, _>("t1").map_err(db)?,
+                        updated_by_session: row
+                            .try_get::<Option<uuid::Uuid>, _>("id")
+                            .map_err(db)?
+                            .map(SessionId::from_uuid),
+                    },
+                    None => Focus::empty(),
+                });
+            }
+            "receipt" => {
+                place = Some((
+                    row.try_get::<i64, _>("n").map_err(db)?,
+                    row.try_get::<String, _>("k").map_err(db)?,
+                    row.try_get::<String, _>("name").map_err(db)?,
+                ));
+            }
+            _ => {}
+        }
+    }
+    let (Some(started), Some((seq, prev, hash))) = (started, place) else {
+        return Err(StoreError::Backend(
+            "brain_start answered without its parts".into(),
+        ));
+    };
+    placed(r, seq, prev, hash)?;
+    s.started_focus_revision = started;
+    let sources = crate::lifecycle::sources_from(&rows)?;
+    Ok((slot.filter(|_| s.bound_slot.is_some()), sources))
+}
