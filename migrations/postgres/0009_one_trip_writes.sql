@@ -162,3 +162,33 @@ BEGIN
             p_digest, p_before_prev, p_before_seq, p_after_seq) r;
 END
 $$;
+
+-- The receipt a write transaction left in brain.receipt (a JSON object:
+-- brain-store-postgres's ledger::pending), placed after the tenant's tip with
+-- the focus history row it names, if any. It takes no parameters, so the
+-- client sends it with the COMMIT in one message: the tip is locked here and
+-- released by that commit, with no round trip to the client in between.
+CREATE FUNCTION brain_place_pending(OUT seq bigint, OUT prev_hash text, OUT hash text)
+LANGUAGE plpgsql AS $$
+DECLARE
+    p jsonb := NULLIF(current_setting('brain.receipt', true), '')::jsonb;
+BEGIN
+    IF p IS NULL THEN
+        RAISE EXCEPTION 'no receipt pending';
+    END IF;
+    SELECT r.seq, r.prev_hash, r.hash INTO seq, prev_hash, hash
+        FROM brain_place_receipt(p->>'tenant', (p->>'receipt_id')::uuid,
+            (p->>'at')::timestamptz, p->>'tool', p->>'project', (p->>'session_id')::uuid,
+            p->>'credential_kind', p->>'subject', p->>'token_id', p->>'connection_id',
+            (p->>'elevated')::boolean, p->>'outcome', p->>'request_digest',
+            p->>'before_prev', p->>'before_seq', p->>'after_seq') r;
+    IF p ? 'history' THEN
+        INSERT INTO focus_history (tenant_id, project, slot, revision, body, session_id,
+            receipt_seq, created_at)
+        VALUES (p->>'tenant', p#>>'{history,project}', p#>>'{history,slot}',
+            (p#>>'{history,revision}')::bigint, p#>>'{history,body}',
+            (p#>>'{history,session_id}')::uuid, seq, (p#>>'{history,at}')::timestamptz);
+    END IF;
+    PERFORM set_config('brain.receipt', '', true);
+END
+$$;

@@ -3,8 +3,9 @@
 use brain_core::error::StoreError;
 use brain_core::flow::FocusWrite;
 use brain_core::ids::{ProjectKey, TenantId};
-use brain_core::model::{Caller, now_micros};
-use brain_core::receipt::{GENESIS_HASH, Receipt, ReceiptDraft};
+use brain_core::model::now_micros;
+use brain_core::receipt::{GENESIS_HASH, Receipt};
+use sqlx::postgres::PgRow;
 use sqlx::{PgConnection, Row};
 
 use crate::db;
@@ -37,75 +38,60 @@ pub(crate) const ENSURE_PROJECT: &str = "WITH ensure_t AS (INSERT INTO tenants (
                   ON CONFLICT DO NOTHING RETURNING 1), \
      ensure_b AS (INSERT INTO focus_bodies (tenant_id, project, slot) SELECT $1, $3, '' FROM ensure_p)";
 
-/// Append a receipt after the tenant's tip, and with `history` the focus
-/// history row that names it, in one statement: it locks the tip, hashes the
-/// receipt's canonical text with it (`Receipt::frame`), and writes the receipt,
-/// the history row and the new tip. Every writer of the tenant queues on that
-/// lock until its commit, so the lock is taken in the write's last statement
-/// and held for that statement and the commit only.
-pub(crate) async fn append_with(
-    tx: &mut PgConnection,
-    caller: &Caller,
-    draft: ReceiptDraft,
-    history: Option<FocusWrite<'_>>,
-) -> Result<Receipt, StoreError> {
-    let r = Receipt::unplaced(caller, draft, now_micros());
+/// Places the receipt `pending` left in `brain.receipt` (migration 0009's
+/// `brain_place_pending`): locks the tip, hashes the receipt's canonical text
+/// with it, writes the receipt, the history row if any, and the new tip. No
+/// parameters, so it is sent with the `COMMIT` as one simple query.
+pub(crate) const PLACE_PENDING: &str = "SELECT seq, prev_hash, hash FROM brain_place_pending()";
+
+/// What `brain_place_pending` reads: the receipt's fields, the three pieces of
+/// its canonical text (`Receipt::frame`) and the focus history row it names.
+pub(crate) fn pending(r: &Receipt, history: Option<FocusWrite<'_>>) -> serde_json::Value {
     let frame = r.frame();
-    const PLACE: &str = "WITH tip AS (SELECT seq, hash FROM receipt_heads WHERE tenant_id = $1 FOR UPDATE), \
-         placed AS (SELECT seq + 1 AS seq, hash AS prev_hash, \
-             encode(sha256(convert_to($14 || hash || $15 || (seq + 1)::text || $16, 'UTF8')), 'hex') AS hash \
-             FROM tip), \
-         r AS (INSERT INTO receipts (tenant_id, seq, receipt_id, at, tool, project, session_id, \
-             credential_kind, subject, token_id, connection_id, elevated, outcome, request_digest, \
-             prev_hash, hash) \
-             SELECT $1, seq, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, prev_hash, hash FROM placed), \
-         u AS (UPDATE receipt_heads SET seq = placed.seq, hash = placed.hash FROM placed \
-             WHERE receipt_heads.tenant_id = $1)";
-    const HISTORY: &str = ", h AS (INSERT INTO focus_history (tenant_id, project, slot, revision, body, \
-         session_id, receipt_seq, created_at) SELECT $1, $17, $18, $19, $20, $21, seq, $22 FROM placed)";
-    const RETURN: &str = " SELECT seq, prev_hash, hash FROM placed";
-    let sql = match history {
-        None => format!("{PLACE}{RETURN}"),
-        Some(_) => format!("{PLACE}{HISTORY}{RETURN}"),
+    let at =
+        |t: &chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
+    let mut v = serde_json::json!({
+        "tenant": r.tenant.as_str(),
+        "receipt_id": r.receipt_id.as_uuid(),
+        "at": at(&r.at),
+        "tool": r.tool,
+        "project": r.project,
+        "session_id": r.session_id.map(|s| s.as_uuid()),
+        "credential_kind": r.credential_kind.as_str(),
+        "subject": r.subject,
+        "token_id": r.token_id,
+        "connection_id": r.connection_id,
+        "elevated": r.elevated,
+        "outcome": r.outcome,
+        "request_digest": r.request_digest,
+        "before_prev": frame.before_prev,
+        "before_seq": frame.before_seq,
+        "after_seq": frame.after_seq,
+    });
+    if let Some(w) = history {
+        v["history"] = serde_json::json!({
+            "project": w.session.project.as_str(),
+            "slot": brain_core::sql::sessions::slot_key(w.session.bound_slot.as_ref()),
+            "revision": w.revision,
+            "body": w.body,
+            "session_id": w.session.session_id.as_uuid(),
+            "at": at(&w.at),
+        });
+    }
+    v
+}
+
+/// The receipt at the place `brain_place_pending` gave it (`row`).
+pub(crate) fn placed_row(r: Receipt, row: Option<&PgRow>) -> Result<Receipt, StoreError> {
+    let Some(row) = row else {
+        return Err(StoreError::Backend("the receipt was not placed".into()));
     };
-    let q = sqlx::query(&sql)
-        .bind(r.tenant.as_str())
-        .bind(r.receipt_id.as_uuid())
-        .bind(r.at)
-        .bind(&r.tool)
-        .bind(&r.project)
-        .bind(r.session_id.map(|s| s.as_uuid()))
-        .bind(r.credential_kind.as_str())
-        .bind(&r.subject)
-        .bind(&r.token_id)
-        .bind(&r.connection_id)
-        .bind(r.elevated)
-        .bind(&r.outcome)
-        .bind(&r.request_digest)
-        .bind(&frame.before_prev)
-        .bind(&frame.before_seq)
-        .bind(&frame.after_seq);
-    let q = match history {
-        None => q,
-        Some(w) => q
-            .bind(w.session.project.as_str())
-            .bind(brain_core::sql::sessions::slot_key(
-                w.session.bound_slot.as_ref(),
-            ))
-            .bind(w.revision)
-            .bind(w.body)
-            .bind(w.session.session_id.as_uuid())
-            .bind(w.at),
-    };
-    let Some(row) = q.fetch_optional(&mut *tx).await.map_err(db)? else {
-        return Err(StoreError::Backend("tenant has no ledger tip".into()));
-    };
-    let (seq, prev_hash, hash): (i64, String, String) = (
+    placed(
+        r,
         row.try_get("seq").map_err(db)?,
         row.try_get("prev_hash").map_err(db)?,
         row.try_get("hash").map_err(db)?,
-    );
-    placed(r, seq, prev_hash, hash)
+    )
 }
 
 /// The receipt at the place the database gave it. The database hashed the

@@ -21,6 +21,7 @@ mod dialect;
 mod known;
 mod ledger;
 mod lifecycle;
+mod link;
 mod one_trip;
 mod resources;
 mod sql;
@@ -162,9 +163,13 @@ impl PgStore {
 /// A transaction on `pool` that sees and writes only `tenant`'s rows (see
 /// [`PgStore::scoped`]).
 pub(crate) async fn begin_scoped(pool: &PgPool, tenant: &TenantId) -> Result<PgTx, StoreError> {
+    pool.begin_with(begin_statement(tenant)?).await.map_err(db)
+}
+
+/// `BEGIN` and the tenant's scope, as one simple query.
+pub(crate) fn begin_statement(tenant: &TenantId) -> Result<String, StoreError> {
     // A TenantId holds only [A-Za-z0-9._/-], so it can be written into the
-    // statement as a literal (sqlx sends BEGIN as a simple query, which
-    // takes no parameters).
+    // statement as a literal (a simple query takes no parameters).
     let t = tenant.as_str();
     if !t
         .bytes()
@@ -172,11 +177,9 @@ pub(crate) async fn begin_scoped(pool: &PgPool, tenant: &TenantId) -> Result<PgT
     {
         return Err(StoreError::Backend("tenant id outside its charset".into()));
     }
-    pool.begin_with(format!(
+    Ok(format!(
         "BEGIN; SELECT set_config('brain.tenant', '{t}', true)"
     ))
-    .await
-    .map_err(db)
 }
 
 /// PostgreSQL's own databases, which must never receive brain's schema.

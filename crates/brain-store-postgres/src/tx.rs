@@ -6,7 +6,7 @@ use brain_core::error::StoreError;
 use brain_core::flow::{CloseTx, FocusWrite};
 use brain_core::ids::{ArtifactId, ProjectKey, SessionId, TenantId};
 use brain_core::memory::Document;
-use brain_core::model::{ArtifactKind, Caller, Focus, FocusOutcome, Session};
+use brain_core::model::{ArtifactKind, Caller, Focus, FocusOutcome, Session, now_micros};
 use brain_core::receipt::{Receipt, ReceiptDraft};
 use brain_core::sql::rows;
 use brain_core::sql::{BoxRow, Conn, Finish, Param, Sql};
@@ -18,19 +18,21 @@ use std::sync::Arc;
 
 use crate::known::KnownProjects;
 
+use crate::link::Link;
 use crate::{PgTx, db, dialect, ledger, one_trip};
 use brain_core::sql::sessions;
 
 /// A write transaction, as `brain_core::flow` needs it.
 ///
-/// A write transaction begins on its first statement, not when it is made:
-/// a write that needs no decision between its reads and its writes (a start,
-/// a remember without a session) then runs as one function call in its own
-/// statement's transaction (migration 0009), one round trip in all.
+/// It begins on its first statement, not when it is made: a write that needs
+/// no decision between its reads and its writes (a start, a remember without
+/// a session) then runs as one function call in its own statement's
+/// transaction (migration 0009), one round trip in all. Any other write
+/// places its receipt in the message that commits it ([`Link`]).
 pub struct Tx {
-    conn: Option<PgTx>,
-    /// Until the first statement: where to begin, and for which tenant.
-    pending: Option<(PgPool, TenantId)>,
+    link: Link,
+    /// The receipt `append_receipt` left for the commit to place.
+    receipt: Option<Receipt>,
     known: Arc<KnownProjects>,
     /// The projects this transaction created or found, known to the process
     /// once it commits (not before: a rollback may undo their creation).
@@ -40,50 +42,32 @@ pub struct Tx {
 impl Tx {
     /// A transaction already begun (the reads' scopes).
     pub(crate) fn new(conn: PgTx, known: Arc<KnownProjects>) -> Self {
-        Self {
-            conn: Some(conn),
-            pending: None,
-            known,
-            ensured: Vec::new(),
-        }
+        Self::on(Link::Scope(conn), known)
     }
 
     /// A write transaction for `tenant`, begun on its first statement.
     pub(crate) fn lazy(pool: PgPool, tenant: TenantId, known: Arc<KnownProjects>) -> Self {
+        Self::on(Link::Idle(pool, tenant), known)
+    }
+
+    fn on(link: Link, known: Arc<KnownProjects>) -> Self {
         Self {
-            conn: None,
-            pending: Some((pool, tenant)),
+            link,
+            receipt: None,
             known,
             ensured: Vec::new(),
         }
     }
 
-    /// The transaction, begun (with its tenant scope) if it was not yet.
     async fn conn(&mut self) -> Result<&mut PgConnection, StoreError> {
-        if self.conn.is_none() {
-            let Some((pool, tenant)) = self.pending.take() else {
-                return Err(StoreError::Backend(
-                    "a transaction used after its end".into(),
-                ));
-            };
-            self.conn = Some(crate::begin_scoped(&pool, &tenant).await?);
-        }
-        match self.conn.as_mut() {
-            Some(c) => Ok(&mut **c),
-            None => Err(StoreError::Backend(
-                "a transaction used after its end".into(),
-            )),
-        }
+        self.link.conn().await
     }
 
     /// The pool, while no statement has run: a one-round-trip write may go
     /// straight to it. The tenant is passed to the function, which scopes
     /// its own statement's transaction.
     fn untouched(&self) -> Option<PgPool> {
-        match (&self.conn, &self.pending) {
-            (None, Some((pool, _))) => Some(pool.clone()),
-            _ => None,
-        }
+        self.link.idle_pool()
     }
 
     /// A failed write that needs its project's rows (the tip, the project a
@@ -98,11 +82,15 @@ impl Tx {
         result
     }
 
-    async fn end(self) -> Result<(), StoreError> {
-        if let Some(conn) = self.conn {
-            conn.commit().await.map_err(db)?;
-        }
-        Ok(())
+    /// Commit, placing the pending receipt in the same message.
+    async fn end(&mut self) -> Result<(), StoreError> {
+        let Some(r) = self.receipt.take() else {
+            self.link.commit(None).await?;
+            return Ok(());
+        };
+        let rows = self.link.commit(Some(ledger::PLACE_PENDING)).await;
+        let placed = rows.and_then(|rows| ledger::placed_row(r, rows.first()));
+        self.heal(placed).map(|_| ())
     }
 }
 
@@ -126,7 +114,7 @@ impl Conn for Tx {
 /// A read commits: its `SET LOCAL` scope ends with the transaction.
 #[async_trait]
 impl Finish for Tx {
-    async fn finish(self) -> Result<(), StoreError> {
+    async fn finish(mut self) -> Result<(), StoreError> {
         self.end().await
     }
 }
@@ -181,14 +169,27 @@ impl CloseTx for Tx {
         Ok(focus)
     }
 
+    /// Left for the commit: the tip is locked by the statement that places
+    /// it, sent with the `COMMIT` in one message, so no writer of the tenant
+    /// waits on a round trip to brain ([`Link`]).
     async fn append_receipt(
         &mut self,
         caller: &Caller,
         draft: ReceiptDraft,
         history: Option<FocusWrite<'_>>,
-    ) -> Result<Receipt, StoreError> {
-        let placed = ledger::append_with(self.conn().await?, caller, draft, history).await;
-        self.heal(placed)
+    ) -> Result<(), StoreError> {
+        if self.receipt.is_some() {
+            return Err(StoreError::Backend("a second receipt in one write".into()));
+        }
+        let r = Receipt::unplaced(caller, draft, now_micros());
+        let pending = ledger::pending(&r, history);
+        sqlx::query("SELECT set_config('brain.receipt', $1, true)")
+            .bind(pending.to_string())
+            .execute(self.conn().await?)
+            .await
+            .map_err(db)?;
+        self.receipt = Some(r);
+        Ok(())
     }
 
     /// Persist the closed session and, when the close applied, its target body,
@@ -373,10 +374,8 @@ impl CloseTx for Tx {
     }
 
     async fn commit(mut self) -> Result<(), StoreError> {
-        let known = self.known.clone();
-        let ensured = std::mem::take(&mut self.ensured);
         self.end().await?;
-        known.add(ensured);
+        self.known.add(std::mem::take(&mut self.ensured));
         Ok(())
     }
 }

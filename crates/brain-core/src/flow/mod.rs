@@ -28,7 +28,7 @@ use crate::model::{
 };
 use crate::operators::{ConnectionOwner, Elevation};
 use crate::outcome::{AbandonResult, EndResult, RelayResult, as_replay, slot_after_relay};
-use crate::receipt::{Receipt, ReceiptDraft};
+use crate::receipt::ReceiptDraft;
 use crate::requests::{AbandonRequest, BindRequest, EndRequest, OverrideGrant, RememberRequest};
 use crate::requests::{ResumeRequest, StartRequest, TodoAckOutcome, TodoAckRequest};
 use crate::rules::{self, CloseDecision, CloseKind, CloseRecord};
@@ -139,9 +139,11 @@ pub trait CloseTx: crate::sql::Conn + Send + Sized {
         caller: &Caller,
         draft: ReceiptDraft,
         history: Option<FocusWrite<'_>>,
-    ) -> Result<Receipt, StoreError> {
+    ) -> Result<(), StoreError> {
         self.keeps_to(&caller.tenant)?;
-        crate::sql::writes::append_receipt(self, caller, draft, history).await
+        crate::sql::writes::append_receipt(self, caller, draft, history)
+            .await
+            .map(|_| ())
     }
     /// Persist the closed session with the digest and result of the closing
     /// call and, when given, replace its target body (already locked).

@@ -1,0 +1,123 @@
+//! The connection under a [`crate::tx::Tx`]: begun on its first statement,
+//! and, for a write, with `BEGIN` and `COMMIT` sent by brain itself, so the
+//! statement that places the write's receipt and the `COMMIT` travel in one
+//! message and the tenant's ledger tip is never held across a round trip.
+
+use brain_core::error::StoreError;
+use brain_core::ids::TenantId;
+use sqlx::pool::PoolConnection;
+use sqlx::postgres::PgRow;
+use sqlx::{PgConnection, PgPool, Postgres};
+
+use crate::{PgTx, db};
+
+/// Where a transaction stands.
+pub(crate) enum Link {
+    /// No statement yet: where to begin, and for which tenant.
+    Idle(PgPool, TenantId),
+    /// A read scope, begun and ended by sqlx.
+    Scope(PgTx),
+    /// A write begun here: a transaction is open on this connection.
+    Write(Open),
+    /// Committed or rolled back.
+    Done,
+}
+
+impl Link {
+    /// The connection, its transaction begun (with the tenant's scope) if it
+    /// was not yet.
+    pub(crate) async fn conn(&mut self) -> Result<&mut PgConnection, StoreError> {
+        if let Link::Idle(pool, tenant) = self {
+            let begin = crate::begin_statement(tenant)?;
+            let mut conn = pool.acquire().await.map_err(db)?;
+            if let Err(e) = raw(&mut conn, &begin).await {
+                roll_back(conn);
+                return Err(db(e));
+            }
+            *self = Link::Write(Open(Some(conn)));
+        }
+        match self {
+            Link::Scope(t) => Ok(&mut **t),
+            Link::Write(Open(Some(c))) => Ok(&mut **c),
+            Link::Write(Open(None)) | Link::Idle(..) | Link::Done => Err(StoreError::Backend(
+                "a transaction used after its end".into(),
+            )),
+        }
+    }
+
+    /// The pool, while no statement has run.
+    pub(crate) fn idle_pool(&self) -> Option<PgPool> {
+        match self {
+            Link::Idle(pool, _) => Some(pool.clone()),
+            _ => None,
+        }
+    }
+
+    /// Commit, running `last` (a statement without parameters) first in the
+    /// same message: its rows, if any. Nothing to commit when nothing ran.
+    pub(crate) async fn commit(&mut self, last: Option<&str>) -> Result<Vec<PgRow>, StoreError> {
+        match std::mem::replace(self, Link::Done) {
+            Link::Idle(..) | Link::Done => Ok(Vec::new()),
+            Link::Scope(t) => {
+                t.commit().await.map_err(db)?;
+                Ok(Vec::new())
+            }
+            Link::Write(mut open) => {
+                let Some(mut conn) = open.0.take() else {
+                    return Ok(Vec::new());
+                };
+                let sql = match last {
+                    Some(last) => format!("{last}; COMMIT"),
+                    None => "COMMIT".to_owned(),
+                };
+                match raw(&mut conn, &sql).await {
+                    Ok(rows) => Ok(rows),
+                    Err(e) => {
+                        roll_back(conn);
+                        Err(db(e))
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A connection with a write transaction open on it. Dropped before its
+/// commit, the transaction is rolled back before the connection goes back to
+/// the pool.
+pub(crate) struct Open(Option<PoolConnection<Postgres>>);
+
+impl Drop for Open {
+    fn drop(&mut self) {
+        if let Some(conn) = self.0.take() {
+            roll_back(conn);
+        }
+    }
+}
+
+/// Roll back whatever is open on `conn`, then return it to the pool; a
+/// connection that cannot be rolled back is closed instead.
+fn roll_back(mut conn: PoolConnection<Postgres>) {
+    match tokio::runtime::Handle::try_current() {
+        Ok(rt) => {
+            rt.spawn(async move {
+                if raw(&mut conn, "ROLLBACK").await.is_err() {
+                    conn.close_on_drop();
+                }
+            });
+        }
+        Err(_) => conn.close_on_drop(),
+    }
+}
+
+/// A simple query (several statements, no parameters): the rows of all.
+/// Boxed with its lifetime named, which the `Send` bounds of the async
+/// trait methods that await it need.
+fn raw<'c>(
+    conn: &'c mut PoolConnection<Postgres>,
+    sql: &'c str,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Vec<PgRow>, sqlx::Error>> + Send + 'c>>
+{
+    let conn: &'c mut PgConnection = conn;
+    sqlx::Executor::fetch_all(conn, sqlx::raw_sql(sql))
+}
