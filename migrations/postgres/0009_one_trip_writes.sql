@@ -9,7 +9,18 @@
 -- its tenant as well. SECURITY INVOKER (the default): the caller's policies.
 -- The statements are those of brain-store-postgres's sql.rs / ledger.rs /
 -- lifecycle.rs for the same writes; tests/one_trip.rs holds the two forms to
--- the same rows.
+-- the same answers and rows.
+
+-- A receipt's hash: sha256 of its canonical text, the three pieces
+-- brain_core::receipt::Receipt::frame builds around prev_hash and seq. brain
+-- serve checks it against brain-core's own hashing with a fixed receipt
+-- before it serves (PgStore::receipt_hash_agrees).
+CREATE FUNCTION brain_receipt_hash(p_before_prev text, p_prev_hash text, p_before_seq text,
+    p_seq bigint, p_after_seq text)
+RETURNS text LANGUAGE sql IMMUTABLE AS $$
+    SELECT encode(sha256(convert_to(
+        p_before_prev || p_prev_hash || p_before_seq || p_seq::text || p_after_seq, 'UTF8')), 'hex')
+$$;
 
 -- The receipt after the tenant's tip: lock the tip, hash the receipt's
 -- canonical text with it (brain_core::receipt::Receipt::frame's pieces
@@ -28,8 +39,7 @@ BEGIN
     IF NOT FOUND THEN
         RAISE EXCEPTION 'tenant has no ledger tip';
     END IF;
-    hash := encode(sha256(convert_to(
-        p_before_prev || prev_hash || p_before_seq || seq::text || p_after_seq, 'UTF8')), 'hex');
+    hash := brain_receipt_hash(p_before_prev, prev_hash, p_before_seq, seq, p_after_seq);
     INSERT INTO receipts (tenant_id, seq, receipt_id, at, tool, project, session_id,
         credential_kind, subject, token_id, connection_id, elevated, outcome, request_digest,
         prev_hash, hash)
@@ -165,9 +175,12 @@ $$;
 
 -- The receipt a write transaction left in brain.receipt (a JSON object:
 -- brain-store-postgres's ledger::pending), placed after the tenant's tip with
--- the focus history row it names, if any. It takes no parameters, so the
--- client sends it with the COMMIT in one message: the tip is locked here and
--- released by that commit, with no round trip to the client in between.
+-- the focus history row it names, if any: that row's body is the one this
+-- transaction wrote to focus_bodies at that revision. It takes no parameters,
+-- so the client sends it with the COMMIT in one message: the tip is locked
+-- here and released by that commit, with no round trip to the client in
+-- between. Only the transaction's own tenant's receipt is placed, whatever
+-- scope or role runs it.
 CREATE FUNCTION brain_place_pending(OUT seq bigint, OUT prev_hash text, OUT hash text)
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -175,6 +188,9 @@ DECLARE
 BEGIN
     IF p IS NULL THEN
         RAISE EXCEPTION 'no receipt pending';
+    END IF;
+    IF p->>'tenant' IS DISTINCT FROM NULLIF(current_setting('brain.tenant', true), '') THEN
+        RAISE EXCEPTION 'a pending receipt of another tenant';
     END IF;
     SELECT r.seq, r.prev_hash, r.hash INTO seq, prev_hash, hash
         FROM brain_place_receipt(p->>'tenant', (p->>'receipt_id')::uuid,
@@ -185,9 +201,14 @@ BEGIN
     IF p ? 'history' THEN
         INSERT INTO focus_history (tenant_id, project, slot, revision, body, session_id,
             receipt_seq, created_at)
-        VALUES (p->>'tenant', p#>>'{history,project}', p#>>'{history,slot}',
-            (p#>>'{history,revision}')::bigint, p#>>'{history,body}',
-            (p#>>'{history,session_id}')::uuid, seq, (p#>>'{history,at}')::timestamptz);
+        SELECT f.tenant_id, f.project, f.slot, f.revision, f.body,
+            (p#>>'{history,session_id}')::uuid, seq, (p#>>'{history,at}')::timestamptz
+        FROM focus_bodies f
+        WHERE f.tenant_id = p->>'tenant' AND f.project = p#>>'{history,project}'
+          AND f.slot = p#>>'{history,slot}' AND f.revision = (p#>>'{history,revision}')::bigint;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'the focus body the receipt names was not written';
+        END IF;
     END IF;
     PERFORM set_config('brain.receipt', '', true);
 END

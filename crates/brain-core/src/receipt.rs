@@ -135,7 +135,9 @@ impl Receipt {
 
     /// The receipt at the place a store gave it, if the store's hash is the
     /// one this receipt's canonical text has there: a store whose hashing
-    /// drifted from [`Receipt::compute_hash`] fails the write, never the chain.
+    /// drifted from [`Receipt::compute_hash`] fails the call (a store that
+    /// places receipts with its commit, as PostgreSQL does, checks its
+    /// hashing before it serves; `receipts verify` names any such receipt).
     pub fn placed(mut self, seq: i64, prev_hash: String, hash: String) -> Option<Self> {
         self.seq = seq;
         self.prev_hash = prev_hash;

@@ -26,6 +26,16 @@ pub async fn open_store(url: &str, settings: StoreSettings) -> anyhow::Result<Ar
                 .await
                 .context("cannot connect to PostgreSQL at DATABASE_URL")?;
             store.migrate().await.context("cannot apply migrations")?;
+            if !store
+                .receipt_hash_agrees()
+                .await
+                .context("cannot check the database's receipt hashing")?
+            {
+                anyhow::bail!(
+                    "PostgreSQL hashes a receipt's text differently from brain (is the \
+                     database's encoding UTF8?): refusing to serve, receipts would not verify"
+                );
+            }
             if store.rls_bypassed().await.unwrap_or(false) {
                 tracing::warn!(
                     "the database role is a superuser or has BYPASSRLS: row-level security, the \

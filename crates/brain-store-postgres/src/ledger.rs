@@ -45,7 +45,9 @@ pub(crate) const ENSURE_PROJECT: &str = "WITH ensure_t AS (INSERT INTO tenants (
 pub(crate) const PLACE_PENDING: &str = "SELECT seq, prev_hash, hash FROM brain_place_pending()";
 
 /// What `brain_place_pending` reads: the receipt's fields, the three pieces of
-/// its canonical text (`Receipt::frame`) and the focus history row it names.
+/// its canonical text (`Receipt::frame`) and the focus history row it names
+/// (its body is the one the transaction wrote, copied by the function, so a
+/// body crosses the wire once).
 pub(crate) fn pending(r: &Receipt, history: Option<FocusWrite<'_>>) -> serde_json::Value {
     let frame = r.frame();
     let at =
@@ -73,7 +75,6 @@ pub(crate) fn pending(r: &Receipt, history: Option<FocusWrite<'_>>) -> serde_jso
             "project": w.session.project.as_str(),
             "slot": brain_core::sql::sessions::slot_key(w.session.bound_slot.as_ref()),
             "revision": w.revision,
-            "body": w.body,
             "session_id": w.session.session_id.as_uuid(),
             "at": at(&w.at),
         });
@@ -95,8 +96,10 @@ pub(crate) fn placed_row(r: Receipt, row: Option<&PgRow>) -> Result<Receipt, Sto
 }
 
 /// The receipt at the place the database gave it. The database hashed the
-/// text brain-core defines; a drift between the two fails the write (and
-/// rolls it back) instead of the chain.
+/// text brain-core defines, with the function `brain serve` checked against
+/// brain-core before serving (`PgStore::receipt_hash_agrees`); a drift all
+/// the same fails the call, and `brain receipts verify` names the receipt,
+/// which (placed with the commit) is written.
 pub(crate) fn placed(
     r: Receipt,
     seq: i64,
@@ -104,6 +107,7 @@ pub(crate) fn placed(
     hash: String,
 ) -> Result<Receipt, StoreError> {
     let Some(r) = r.placed(seq, prev_hash, hash) else {
+        tracing::error!(seq, "the database's receipt hash differs from brain-core's");
         return Err(StoreError::Backend(
             "the database's receipt hash differs from brain-core's".into(),
         ));

@@ -117,6 +117,31 @@ impl PgStore {
         .map_err(db)
     }
 
+    /// Whether the database hashes a receipt's canonical text as brain-core
+    /// does (migration 0009's `brain_receipt_hash`), tried on a fixed text
+    /// with characters outside ASCII. A write checks the database's hash only
+    /// after its commit, so a server that disagrees must not serve.
+    pub async fn receipt_hash_agrees(&self) -> Result<bool, StoreError> {
+        let frame = brain_core::receipt::ReceiptFrame {
+            before_prev:
+                r#"{"at":"2026-01-01T00:00:00.000001Z","note":"Grüße, 東京 ✓","prev_hash":""#
+                    .to_owned(),
+            before_seq: r#"","seq":"#.to_owned(),
+            after_seq: r#","tool":"ü"}"#.to_owned(),
+        };
+        let prev = brain_core::receipt::GENESIS_HASH;
+        let theirs: String = sqlx::query_scalar("SELECT brain_receipt_hash($1, $2, $3, $4, $5)")
+            .bind(&frame.before_prev)
+            .bind(prev)
+            .bind(&frame.before_seq)
+            .bind(42_i64)
+            .bind(&frame.after_seq)
+            .fetch_one(&self.pool)
+            .await
+            .map_err(db)?;
+        Ok(theirs == frame.hash(prev, 42))
+    }
+
     /// Whether the server's autovacuum is off. Then nothing refreshes the
     /// planner's statistics or removes dead rows: the generic plans of brain's
     /// prepared statements, made while its tables were small (sequential scans),

@@ -29,12 +29,16 @@ impl Link {
     pub(crate) async fn conn(&mut self) -> Result<&mut PgConnection, StoreError> {
         if let Link::Idle(pool, tenant) = self {
             let begin = crate::begin_statement(tenant)?;
-            let mut conn = pool.acquire().await.map_err(db)?;
-            if let Err(e) = raw(&mut conn, &begin).await {
-                roll_back(conn);
+            let conn = pool.acquire().await.map_err(db)?;
+            // Guarded before BEGIN is sent: a call dropped while it is in
+            // flight rolls back instead of leaving it open in the pool.
+            *self = Link::Write(Open(Some(conn)));
+            if let Link::Write(Open(Some(c))) = self
+                && let Err(e) = raw(c, &begin).await
+            {
+                *self = Link::Done;
                 return Err(db(e));
             }
-            *self = Link::Write(Open(Some(conn)));
         }
         match self {
             Link::Scope(t) => Ok(&mut **t),
@@ -45,10 +49,11 @@ impl Link {
         }
     }
 
-    /// The pool, while no statement has run.
-    pub(crate) fn idle_pool(&self) -> Option<PgPool> {
+    /// The pool, while no statement has run and the transaction is
+    /// `tenant`'s.
+    pub(crate) fn idle_pool(&self, tenant: &TenantId) -> Option<PgPool> {
         match self {
-            Link::Idle(pool, _) => Some(pool.clone()),
+            Link::Idle(pool, t) if t == tenant => Some(pool.clone()),
             _ => None,
         }
     }
@@ -58,25 +63,29 @@ impl Link {
     pub(crate) async fn commit(&mut self, last: Option<&str>) -> Result<Vec<PgRow>, StoreError> {
         match std::mem::replace(self, Link::Done) {
             Link::Idle(..) | Link::Done => Ok(Vec::new()),
-            Link::Scope(t) => {
+            Link::Scope(mut t) => {
+                let rows = match last {
+                    Some(last) => sqlx::Executor::fetch_all(&mut *t, sqlx::raw_sql(last))
+                        .await
+                        .map_err(db)?,
+                    None => Vec::new(),
+                };
                 t.commit().await.map_err(db)?;
-                Ok(Vec::new())
+                Ok(rows)
             }
             Link::Write(mut open) => {
-                let Some(mut conn) = open.0.take() else {
+                let Some(conn) = open.0.as_mut() else {
                     return Ok(Vec::new());
                 };
                 let sql = match last {
                     Some(last) => format!("{last}; COMMIT"),
                     None => "COMMIT".to_owned(),
                 };
-                match raw(&mut conn, &sql).await {
-                    Ok(rows) => Ok(rows),
-                    Err(e) => {
-                        roll_back(conn);
-                        Err(db(e))
-                    }
-                }
+                // The guard stays on until the commit answered: an error or a
+                // drop before that rolls back.
+                let rows = raw(conn, &sql).await.map_err(db)?;
+                drop(open.0.take());
+                Ok(rows)
             }
         }
     }
@@ -96,17 +105,24 @@ impl Drop for Open {
 }
 
 /// Roll back whatever is open on `conn`, then return it to the pool; a
-/// connection that cannot be rolled back is closed instead.
+/// connection that cannot be rolled back within a few seconds (a statement
+/// still waiting on a lock) is closed instead.
 fn roll_back(mut conn: PoolConnection<Postgres>) {
     match tokio::runtime::Handle::try_current() {
         Ok(rt) => {
             rt.spawn(async move {
-                if raw(&mut conn, "ROLLBACK").await.is_err() {
+                let undone = tokio::time::timeout(
+                    std::time::Duration::from_secs(5),
+                    raw(&mut conn, "ROLLBACK"),
+                )
+                .await;
+                if !matches!(undone, Ok(Ok(_))) {
                     conn.close_on_drop();
                 }
             });
         }
-        Err(_) => conn.close_on_drop(),
+        // No runtime to return it to the pool with: close its socket.
+        Err(_) => drop(conn.detach()),
     }
 }
 

@@ -32,11 +32,20 @@ use brain_core::sql::sessions;
 pub struct Tx {
     link: Link,
     /// The receipt `append_receipt` left for the commit to place.
-    receipt: Option<Receipt>,
+    receipt: Option<Pending>,
     known: Arc<KnownProjects>,
     /// The projects this transaction created or found, known to the process
     /// once it commits (not before: a rollback may undo their creation).
     ensured: Vec<(String, String)>,
+}
+
+/// A receipt left for the commit: placed by `brain_place_pending` from the
+/// transaction-local setting `brain.receipt`, which the next statement that
+/// can carries (`apply_close`) or the commit sends first.
+struct Pending {
+    receipt: Receipt,
+    setting: String,
+    sent: bool,
 }
 
 impl Tx {
@@ -63,11 +72,12 @@ impl Tx {
         self.link.conn().await
     }
 
-    /// The pool, while no statement has run: a one-round-trip write may go
-    /// straight to it. The tenant is passed to the function, which scopes
-    /// its own statement's transaction.
-    fn untouched(&self) -> Option<PgPool> {
-        self.link.idle_pool()
+    /// The pool, while no statement has run and the transaction is
+    /// `tenant`'s: a one-round-trip write may go straight to it. The tenant
+    /// is passed to the function, which scopes its own statement's
+    /// transaction.
+    fn untouched(&self, tenant: &TenantId) -> Option<PgPool> {
+        self.link.idle_pool(tenant)
     }
 
     /// A failed write that needs its project's rows (the tip, the project a
@@ -84,10 +94,18 @@ impl Tx {
 
     /// Commit, placing the pending receipt in the same message.
     async fn end(&mut self) -> Result<(), StoreError> {
-        let Some(r) = self.receipt.take() else {
+        let Some(p) = self.receipt.take() else {
             self.link.commit(None).await?;
             return Ok(());
         };
+        if !p.sent {
+            sqlx::query("SELECT set_config('brain.receipt', $1, true)")
+                .bind(&p.setting)
+                .execute(self.conn().await?)
+                .await
+                .map_err(db)?;
+        }
+        let r = p.receipt;
         let rows = self.link.commit(Some(ledger::PLACE_PENDING)).await;
         let placed = rows.and_then(|rows| ledger::placed_row(r, rows.first()));
         self.heal(placed).map(|_| ())
@@ -181,14 +199,13 @@ impl CloseTx for Tx {
         if self.receipt.is_some() {
             return Err(StoreError::Backend("a second receipt in one write".into()));
         }
-        let r = Receipt::unplaced(caller, draft, now_micros());
-        let pending = ledger::pending(&r, history);
-        sqlx::query("SELECT set_config('brain.receipt', $1, true)")
-            .bind(pending.to_string())
-            .execute(self.conn().await?)
-            .await
-            .map_err(db)?;
-        self.receipt = Some(r);
+        let receipt = Receipt::unplaced(caller, draft, now_micros());
+        let setting = ledger::pending(&receipt, history).to_string();
+        self.receipt = Some(Pending {
+            receipt,
+            setting,
+            sent: false,
+        });
         Ok(())
     }
 
@@ -205,8 +222,10 @@ impl CloseTx for Tx {
         result: &Value,
     ) -> Result<(), StoreError> {
         // The session's own update is the portable statement; with a body to
-        // write it becomes the CTE's first part. Built once.
-        static WITH_FOCUS: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        // write it becomes the CTE's first part, and a receipt left for the
+        // commit rides along in the setting it is placed from. Built once.
+        use std::sync::LazyLock;
+        static WITH_FOCUS: LazyLock<String> = LazyLock::new(|| {
             format!(
                 "WITH s AS ({}), \
                  u AS (UPDATE focus_bodies SET body = $15, revision = $16, updated_at = $17, \
@@ -216,9 +235,33 @@ impl CloseTx for Tx {
                 crate::sql::SQL.session_close
             )
         });
-        let sql: &str = match focus {
-            None => crate::sql::SQL.session_close,
-            Some(_) => &WITH_FOCUS,
+        static WITH_RECEIPT: LazyLock<String> = LazyLock::new(|| {
+            format!(
+                "WITH s AS ({}) SELECT set_config('brain.receipt', $13, true)",
+                crate::sql::SQL.session_close
+            )
+        });
+        static WITH_FOCUS_AND_RECEIPT: LazyLock<String> = LazyLock::new(|| {
+            format!(
+                "WITH s AS ({}), \
+                 u AS (UPDATE focus_bodies SET body = $15, revision = $16, updated_at = $17, \
+                       updated_by_session = $2 \
+                       WHERE tenant_id = $1 AND project = $13 AND slot = $14 RETURNING 1) \
+                 SELECT (SELECT pg_notify('brain_focus', $18) FROM u), \
+                        set_config('brain.receipt', $19, true)",
+                crate::sql::SQL.session_close
+            )
+        });
+        let carried = self
+            .receipt
+            .as_ref()
+            .filter(|p| !p.sent)
+            .map(|p| p.setting.clone());
+        let sql: &str = match (focus, &carried) {
+            (None, None) => crate::sql::SQL.session_close,
+            (Some(_), None) => &WITH_FOCUS,
+            (None, Some(_)) => &WITH_RECEIPT,
+            (Some(_), Some(_)) => &WITH_FOCUS_AND_RECEIPT,
         };
         let q = sqlx::query(sql)
             .bind(tenant.as_str())
@@ -250,7 +293,14 @@ impl CloseTx for Tx {
                     .bind(change.to_payload())
             }
         };
+        let q = match &carried {
+            None => q,
+            Some(setting) => q.bind(setting.as_str()),
+        };
         q.execute(self.conn().await?).await.map_err(db)?;
+        if let Some(p) = self.receipt.as_mut() {
+            p.sent |= carried.is_some();
+        }
         Ok(())
     }
 
@@ -338,7 +388,7 @@ impl CloseTx for Tx {
         draft: ReceiptDraft,
     ) -> Result<(Option<Focus>, BriefingSources), StoreError> {
         if let Some(pool) = self
-            .untouched()
+            .untouched(&caller.tenant)
             .filter(|_| one_trip::fits_start(session, &draft))
         {
             let opened = one_trip::start(&pool, caller, session, draft).await;
@@ -358,7 +408,7 @@ impl CloseTx for Tx {
         draft: ReceiptDraft,
     ) -> Result<(), StoreError> {
         if let Some(pool) = self
-            .untouched()
+            .untouched(&caller.tenant)
             .filter(|_| one_trip::fits_remember(artifact, &draft))
         {
             let ensure = !self.known.contains(&caller.tenant, &artifact.project);

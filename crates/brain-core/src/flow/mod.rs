@@ -592,12 +592,14 @@ pub async fn close<T: CloseTx>(
         revision: found.revision + 1,
         at: now_micros(),
     });
-    tx.apply_close(tenant, &session, written, &req.digest, &result)
-        .await?;
+    // The receipt before the close's own write: a store may leave it for the
+    // commit to place, and send it with that write (PostgreSQL does).
     let mut d = draft(Ok(()));
     d.elevated = req.allow_focus_shrink && authority;
     d.outcome = rules::close_receipt_outcome(outcome).to_owned();
     tx.append_receipt(caller, d, written).await?;
+    tx.apply_close(tenant, &session, written, &req.digest, &result)
+        .await?;
     tx.commit().await?;
     Ok(result)
 }
@@ -671,9 +673,10 @@ pub async fn abandon<T: CloseTx>(
         tx.finish_read().await?;
         return Ok(value);
     }
+    tx.append_receipt(caller, draft(Ok(())), None).await?;
     tx.apply_close(tenant, &session, None, &req.digest, &value)
         .await?;
-    commit_with_receipt(tx, caller, draft(Ok(()))).await?;
+    tx.commit().await?;
     Ok(value)
 }
 

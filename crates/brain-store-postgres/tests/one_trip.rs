@@ -1,0 +1,259 @@
+//! The one-round-trip writes of migration 0009 against the statements they
+//! replace: a start by `brain_start` and by the separate statements
+//! (`brain_core::flow::open_briefed`) answer alike and leave alike rows; the
+//! receipts placed with the commit chain; a write dropped mid-transaction
+//! leaves no transaction open in the pool; the database hashes receipts as
+//! brain-core does.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use brain_core::flow::{self, CloseTx, draft};
+use brain_core::ids::{ArtifactId, ClientKey, ProjectKey, SessionId, SlotName, TenantId};
+use brain_core::model::{
+    Artifact, ArtifactKind, Caller, CredentialKind, Role, Session, SessionStatus, now_micros,
+};
+use brain_core::receipt::verify_with_tip;
+use brain_core::store::{Reads, StoreSettings};
+use brain_core::writes::Backend;
+use brain_store_postgres::PgStore;
+use brain_testkit::TestDb;
+
+fn caller(tenant: &TenantId) -> Caller {
+    Caller {
+        tenant: tenant.clone(),
+        kind: CredentialKind::Jwt,
+        credential_id: "https://issuer/agent-1".into(),
+        subject: "agent-1".into(),
+        role: Role::Agent,
+        connection_id: None,
+        token_id: None,
+        tracer_session: None,
+    }
+}
+
+async fn store() -> (TestDb, PgStore) {
+    let db = TestDb::create().await.expect("test database");
+    let store = PgStore::connect(&db.url, StoreSettings::default())
+        .await
+        .expect("connect");
+    store.migrate().await.expect("migrate");
+    (db, store)
+}
+
+/// Open a session on `project` bound to `slot`, by one call or by the
+/// separate statements, committed; its answer.
+async fn start(
+    store: &PgStore,
+    who: &Caller,
+    project: &ProjectKey,
+    slot: &SlotName,
+    one_trip: bool,
+) -> (
+    Session,
+    Option<brain_core::model::Focus>,
+    brain_core::store::BriefingSources,
+) {
+    let mut s = Session::open_agent(
+        who,
+        project.clone(),
+        ClientKey::parse("client_key", "c1").unwrap(),
+        Some(slot.clone()),
+        99,
+    );
+    let d = draft(
+        "brain_session_start",
+        Some(project),
+        Some(s.session_id),
+        "d",
+        Ok(()),
+    );
+    let mut tx = store.write(&who.tenant).await.unwrap();
+    let (focus, sources) = if one_trip {
+        tx.open_briefed(who, &mut s, d).await.unwrap()
+    } else {
+        flow::open_briefed(&mut tx, who, &mut s, d).await.unwrap()
+    };
+    tx.commit().await.unwrap();
+    (s, focus, sources)
+}
+
+#[tokio::test]
+async fn a_start_in_one_call_answers_and_writes_as_the_separate_statements_do() {
+    let (_db, store) = store().await;
+    let acme = TenantId::parse("acme").unwrap();
+    let who = caller(&acme);
+    let slot = SlotName::parse("s1").unwrap();
+    let mut answers = Vec::new();
+    for (name, one_trip) in [("one-call", true), ("statements", false)] {
+        let project = ProjectKey::parse(name).unwrap();
+        // A first start creates the project and slot; a second finds the
+        // first open (its recovery) and the same client's sessions counted.
+        let (first, f1, b1) = start(&store, &who, &project, &slot, one_trip).await;
+        let (second, f2, b2) = start(&store, &who, &project, &slot, one_trip).await;
+        assert_eq!(
+            b2.previous_open.map(|p| p.0),
+            Some(first.session_id),
+            "{name}"
+        );
+        let detail = store.session_get(&acme, second.session_id).await.unwrap();
+        assert_eq!(detail.session.status, SessionStatus::Open, "{name}");
+        assert_eq!(detail.session.bound_slot, Some(slot.clone()), "{name}");
+        answers.push((
+            first.started_focus_revision,
+            second.started_focus_revision,
+            f1.map(|f| (f.body, f.revision, f.updated_at)),
+            f2.map(|f| (f.body, f.revision, f.updated_at)),
+            (b1.base.revision, b1.open_sessions, b1.inbox_count),
+            (b2.base.revision, b2.open_sessions, b2.recent_sessions.len()),
+        ));
+    }
+    assert_eq!(answers[0], answers[1]);
+    assert_eq!(
+        answers[0].2,
+        Some((String::new(), 0, None)),
+        "a new slot is empty"
+    );
+    assert_eq!(answers[0].5, (0, 2, 0));
+    let receipts = store.receipts(&acme).await.unwrap();
+    let tip = store.ledger_tip(&acme).await.unwrap();
+    assert_eq!(verify_with_tip(&receipts, (tip.0, &tip.1)), Ok(4));
+}
+
+#[tokio::test]
+async fn receipts_placed_with_the_commit_chain_and_carry_the_history_row() {
+    let (_db, store) = store().await;
+    let acme = TenantId::parse("acme").unwrap();
+    let who = caller(&acme);
+    let project = ProjectKey::parse("p").unwrap();
+    let slot = SlotName::parse("s1").unwrap();
+    let (s, _, _) = start(&store, &who, &project, &slot, true).await;
+
+    // A remember in one call, then a close whose receipt and history row are
+    // placed with its commit.
+    let a = Artifact {
+        artifact_id: ArtifactId::new_random(),
+        project: project.clone(),
+        session_id: None,
+        kind: ArtifactKind::Note,
+        text: "loose".into(),
+        tags: vec![],
+        created_at: now_micros(),
+        acknowledged_at: None,
+        ack_note: None,
+    };
+    let mut tx = store.write(&acme).await.unwrap();
+    let d = draft("brain_remember", Some(&project), None, "r", Ok(()));
+    tx.remember_with_receipt(&who, &a, d).await.unwrap();
+    tx.commit().await.unwrap();
+
+    let mut tx = store.write(&acme).await.unwrap();
+    let locked = tx.lock_close(&acme, s.session_id).await.unwrap().unwrap();
+    let mut closed = locked.session.clone();
+    closed.status = SessionStatus::Ended;
+    closed.ended_at = Some(now_micros());
+    let w = flow::FocusWrite {
+        session: &s,
+        body: "the slot's new body",
+        revision: locked.target.revision + 1,
+        at: now_micros(),
+    };
+    let d = draft(
+        "brain_session_end",
+        Some(&project),
+        Some(s.session_id),
+        "e",
+        Ok(()),
+    );
+    tx.append_receipt(&who, d, Some(w)).await.unwrap();
+    let result = serde_json::json!({"status": "ended"});
+    tx.apply_close(&acme, &closed, Some(w), "e", &result)
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+
+    let receipts = store.receipts(&acme).await.unwrap();
+    let tip = store.ledger_tip(&acme).await.unwrap();
+    assert_eq!(verify_with_tip(&receipts, (tip.0, &tip.1)), Ok(3));
+    assert_eq!(
+        receipts.iter().map(|r| r.tool.as_str()).collect::<Vec<_>>(),
+        ["brain_session_start", "brain_remember", "brain_session_end"]
+    );
+    let history = store
+        .focus_history(&acme, &project, Some(&slot), None, 10)
+        .await
+        .unwrap();
+    assert_eq!(history.len(), 1);
+    assert_eq!(
+        (history[0].receipt_seq, history[0].body.as_str()),
+        (3, "the slot's new body"),
+        "the history row names the close's receipt and holds the body it wrote"
+    );
+
+    // A receipt left for a commit that never comes is never placed.
+    let mut tx = store.write(&acme).await.unwrap();
+    tx.ensure_tenant(&acme).await.unwrap();
+    let d = draft("brain_remember", Some(&project), None, "x", Ok(()));
+    tx.append_receipt(&who, d, None).await.unwrap();
+    drop(tx);
+    let after = store.receipts(&acme).await.unwrap();
+    assert_eq!(after.len(), 3);
+}
+
+#[tokio::test]
+async fn a_write_dropped_mid_transaction_leaves_no_transaction_open() {
+    let (db, store) = store().await;
+    let acme = TenantId::parse("acme").unwrap();
+    let who = caller(&acme);
+    let project = ProjectKey::parse("p").unwrap();
+    let slot = SlotName::parse("s1").unwrap();
+    let (s, _, _) = start(&store, &who, &project, &slot, true).await;
+    for _ in 0..4 {
+        let mut tx = store.write(&acme).await.unwrap();
+        // Holds the session's row lock, then is dropped, as a call whose
+        // client went away is.
+        assert!(
+            tx.lock_session(&acme, s.session_id)
+                .await
+                .unwrap()
+                .is_some()
+        );
+        drop(tx);
+    }
+    // The rollbacks run on their own; wait for them, then nothing is idle in
+    // a transaction and the session can be locked again.
+    let admin = sqlx::PgPool::connect(&db.url).await.unwrap();
+    let mut open = -1_i64;
+    for _ in 0..50 {
+        open = sqlx::query_scalar(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() \
+             AND state LIKE 'idle in transaction%'",
+        )
+        .fetch_one(&admin)
+        .await
+        .unwrap();
+        if open == 0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(open, 0, "a dropped write's transaction was left open");
+    let mut tx = store.write(&acme).await.unwrap();
+    assert!(
+        tx.lock_session(&acme, s.session_id)
+            .await
+            .unwrap()
+            .is_some()
+    );
+    assert!(
+        tx.lock_session(&acme, SessionId::new_random())
+            .await
+            .unwrap()
+            .is_none()
+    );
+    tx.commit().await.unwrap();
+}
+
+#[tokio::test]
+async fn the_database_hashes_receipts_as_brain_core_does() {
+    let (_db, store) = store().await;
+    assert!(store.receipt_hash_agrees().await.unwrap());
+}
