@@ -52,18 +52,28 @@ END
 $$;
 
 -- Tenant $1 with its ledger tip (genesis hash p_genesis) and project p_project
--- with its empty base focus, when missing (ledger::ENSURE_PROJECT).
+-- with its empty base focus, when missing (ledger::ENSURE_PROJECT). Each row
+-- is looked for first: an INSERT … ON CONFLICT that meets a row another
+-- transaction is updating waits for that transaction to end, and the ledger
+-- tip and the base focus are updated by every write of the tenant, so a start
+-- would queue behind the tip's holder from its first statement on. A plain
+-- read does not wait; the INSERT only runs for a row not there yet.
 CREATE FUNCTION brain_ensure_project(p_tenant text, p_genesis text, p_project text,
     p_at timestamptz)
 RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
-    INSERT INTO tenants (tenant_id) VALUES (p_tenant) ON CONFLICT DO NOTHING;
-    INSERT INTO receipt_heads (tenant_id, seq, hash) VALUES (p_tenant, 0, p_genesis)
-        ON CONFLICT DO NOTHING;
-    INSERT INTO projects (tenant_id, project, created_at) VALUES (p_tenant, p_project, p_at)
-        ON CONFLICT DO NOTHING;
-    INSERT INTO focus_bodies (tenant_id, project, slot) VALUES (p_tenant, p_project, '')
-        ON CONFLICT DO NOTHING;
+    IF NOT EXISTS (SELECT 1 FROM receipt_heads h WHERE h.tenant_id = p_tenant) THEN
+        INSERT INTO tenants (tenant_id) VALUES (p_tenant) ON CONFLICT DO NOTHING;
+        INSERT INTO receipt_heads (tenant_id, seq, hash) VALUES (p_tenant, 0, p_genesis)
+            ON CONFLICT DO NOTHING;
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM focus_bodies f WHERE f.tenant_id = p_tenant
+                   AND f.project = p_project AND f.slot = '') THEN
+        INSERT INTO projects (tenant_id, project, created_at) VALUES (p_tenant, p_project, p_at)
+            ON CONFLICT DO NOTHING;
+        INSERT INTO focus_bodies (tenant_id, project, slot) VALUES (p_tenant, p_project, '')
+            ON CONFLICT DO NOTHING;
+    END IF;
 END
 $$;
 
@@ -120,7 +130,8 @@ DECLARE
 BEGIN
     PERFORM set_config('brain.tenant', p_tenant, true);
     PERFORM brain_ensure_project(p_tenant, p_genesis, p_project, p_opened_at);
-    IF p_slot IS NOT NULL THEN
+    IF p_slot IS NOT NULL AND NOT EXISTS (SELECT 1 FROM focus_bodies f
+            WHERE f.tenant_id = p_tenant AND f.project = p_project AND f.slot = p_slot) THEN
         INSERT INTO focus_bodies (tenant_id, project, slot) VALUES (p_tenant, p_project, p_slot)
             ON CONFLICT DO NOTHING;
     END IF;

@@ -11,13 +11,14 @@ use sqlx::{PgConnection, Row};
 use crate::db;
 
 /// Create the tenant (with its ledger tip) and the project (with its empty
-/// base focus at revision 0) on first use, in one statement.
+/// base focus at revision 0) on first use, in one statement (migration 0009's
+/// `brain_ensure_project`, which does not wait on the tip's holder).
 pub(crate) async fn ensure_project(
     tx: &mut PgConnection,
     tenant: &TenantId,
     project: &ProjectKey,
 ) -> Result<(), StoreError> {
-    sqlx::query(&format!("{ENSURE_PROJECT} SELECT 1"))
+    sqlx::query("SELECT brain_ensure_project($1, $2, $3, $4)")
         .bind(tenant.as_str())
         .bind(GENESIS_HASH)
         .bind(project.as_str())
