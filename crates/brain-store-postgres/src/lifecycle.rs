@@ -21,10 +21,10 @@ const SESSION_INSERT_COLUMNS: &str = "tenant_id, session_id, project, client_key
      started_focus_revision, status, opened_at, last_activity_at, opened_by_kind, opened_by_subject, \
      opened_by_role, opened_by_credential";
 
-type PgQuery<'q> = sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments>;
+pub(crate) type PgQuery<'q> = sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments>;
 
 /// The last seven of `SESSION_INSERT_COLUMNS`: status, times and who opened it.
-fn opened_tail<'q>(q: PgQuery<'q>, s: &'q Session) -> PgQuery<'q> {
+pub(crate) fn opened_tail<'q>(q: PgQuery<'q>, s: &'q Session) -> PgQuery<'q> {
     q.bind(s.status.as_str())
         .bind(s.opened_at)
         .bind(s.last_activity_at)

@@ -8,13 +8,11 @@ use brain_core::model::{Artifact, Caller, Focus, Session, now_micros};
 use brain_core::receipt::{GENESIS_HASH, Receipt, ReceiptDraft};
 use brain_core::store::BriefingSources;
 use chrono::{DateTime, Utc};
-use sqlx::postgres::PgArguments;
-use sqlx::{PgPool, Postgres, Row};
+use sqlx::{PgPool, Row};
 
 use crate::db;
 use crate::ledger::placed;
-
-type PgQuery<'q> = sqlx::query::Query<'q, Postgres, PgArguments>;
+use crate::lifecycle::PgQuery;
 
 /// The receipt's fields after its project and session, in the functions'
 /// order: who, what, and the three pieces of its canonical text.
@@ -111,17 +109,11 @@ pub(crate) async fn start(
     .bind(s.bound_slot.as_ref().map(SlotName::as_str))
     .bind(s.session_id.as_uuid())
     .bind(s.client_key.as_str())
-    .bind(s.kind.as_str())
-    .bind(s.status.as_str())
-    .bind(s.opened_at)
-    .bind(s.last_activity_at)
-    .bind(s.opened_by.kind.as_str())
-    .bind(&s.opened_by.subject)
-    .bind(s.opened_by.role.as_str())
-    .bind(&s.opened_by.credential_id)
-    .bind(r.receipt_id.as_uuid())
-    .bind(r.at)
-    .bind(&r.tool);
+    .bind(s.kind.as_str());
+    let q = crate::lifecycle::opened_tail(q, s)
+        .bind(r.receipt_id.as_uuid())
+        .bind(r.at)
+        .bind(&r.tool);
     let rows = bind_receipt(q, &r, &frame)
         .fetch_all(pool)
         .await

@@ -6,38 +6,16 @@
 //! brain-core does.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+use common::{caller, store};
+
 use brain_core::flow::{self, CloseTx, draft};
 use brain_core::ids::{ArtifactId, ClientKey, ProjectKey, SessionId, SlotName, TenantId};
-use brain_core::model::{
-    Artifact, ArtifactKind, Caller, CredentialKind, Role, Session, SessionStatus, now_micros,
-};
+use brain_core::model::{Artifact, ArtifactKind, Caller, Session, SessionStatus, now_micros};
 use brain_core::receipt::verify_with_tip;
-use brain_core::store::{Reads, StoreSettings};
+use brain_core::store::Reads;
 use brain_core::writes::Backend;
 use brain_store_postgres::PgStore;
-use brain_testkit::TestDb;
-
-fn caller(tenant: &TenantId) -> Caller {
-    Caller {
-        tenant: tenant.clone(),
-        kind: CredentialKind::Jwt,
-        credential_id: "https://issuer/agent-1".into(),
-        subject: "agent-1".into(),
-        role: Role::Agent,
-        connection_id: None,
-        token_id: None,
-        tracer_session: None,
-    }
-}
-
-async fn store() -> (TestDb, PgStore) {
-    let db = TestDb::create().await.expect("test database");
-    let store = PgStore::connect(&db.url, StoreSettings::default())
-        .await
-        .expect("connect");
-    store.migrate().await.expect("migrate");
-    (db, store)
-}
 
 /// Open a session on `project` bound to `slot`, by one call or by the
 /// separate statements, committed; its answer.

@@ -5,30 +5,16 @@
 //! waiting for the day an override is removed.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+use common::{caller, store};
+
 use brain_core::flow::{CloseTx, FocusWrite, draft};
 use brain_core::ids::{ArtifactId, ClientKey, ProjectKey, SessionId, SlotName, TenantId};
-use brain_core::model::{
-    Artifact, ArtifactKind, Caller, CredentialKind, Role, Session, SessionStatus, now_micros,
-};
+use brain_core::model::{Artifact, ArtifactKind, Session, SessionStatus, now_micros};
 use brain_core::receipt::verify_with_tip;
 use brain_core::sql::writes;
-use brain_core::store::{Reads, StoreSettings};
+use brain_core::store::Reads;
 use brain_core::writes::Backend;
-use brain_store_postgres::PgStore;
-use brain_testkit::TestDb;
-
-fn caller(tenant: &TenantId) -> Caller {
-    Caller {
-        tenant: tenant.clone(),
-        kind: CredentialKind::Jwt,
-        credential_id: "https://issuer/agent-1".into(),
-        subject: "agent-1".into(),
-        role: Role::Agent,
-        connection_id: None,
-        token_id: None,
-        tracer_session: None,
-    }
-}
 
 fn artifact(project: &ProjectKey, kind: ArtifactKind, text: &str) -> Artifact {
     Artifact {
@@ -46,11 +32,7 @@ fn artifact(project: &ProjectKey, kind: ArtifactKind, text: &str) -> Artifact {
 
 #[tokio::test]
 async fn the_portable_writes_run_on_postgresql() {
-    let db = TestDb::create().await.expect("test database");
-    let store = PgStore::connect(&db.url, StoreSettings::default())
-        .await
-        .expect("connect");
-    store.migrate().await.expect("migrate");
+    let (_db, store) = store().await;
     let acme = TenantId::parse("acme").unwrap();
     let who = caller(&acme);
     let project = ProjectKey::parse("portable").unwrap();
