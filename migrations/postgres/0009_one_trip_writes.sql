@@ -224,3 +224,8 @@ BEGIN
     PERFORM set_config('brain.receipt', '', true);
 END
 $$;
+
+-- sessions_by_client (0001) served one read, a client's other open session,
+-- which sessions_open_agents (0007) now holds exactly; every start inserted
+-- into it and every close's status change added an entry to it as well.
+DROP INDEX sessions_by_client;
