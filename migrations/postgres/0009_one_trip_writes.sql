@@ -104,12 +104,55 @@ BEGIN
 END
 $$;
 
+-- Everything a session's briefing reads but its mission recall, one row per
+-- item, told apart by `part` (brain-store-postgres's lifecycle::sources_from
+-- reads them): the base focus, the client's other open session with its ledger
+-- size, the project's documents, its latest daily brief, its open todos and
+-- open sessions counted, its last five closed sessions. Run by brain_start
+-- and by a resume; the caller has set brain.tenant.
+CREATE FUNCTION brain_briefing_sources(p_tenant text, p_project text, p_client_key text,
+    p_session uuid)
+RETURNS TABLE (part text, ord bigint, k text, name text, txt text, n bigint,
+    t1 timestamptz, t2 timestamptz, id uuid)
+LANGUAGE plpgsql AS $$
+BEGIN
+    RETURN QUERY
+        SELECT 'base'::text, 0::bigint, NULL::text, NULL::text, b.body, b.revision,
+               NULL::timestamptz, NULL::timestamptz, NULL::uuid
+          FROM focus_bodies b WHERE b.tenant_id = p_tenant AND b.project = p_project AND b.slot = ''
+        UNION ALL (SELECT 'prev', 0, NULL, NULL, NULL,
+               (SELECT count(*) FROM artifacts a WHERE a.tenant_id = p_tenant
+                  AND a.session_id = s.session_id),
+               s.opened_at, s.last_activity_at, s.session_id
+          FROM sessions s WHERE s.tenant_id = p_tenant AND s.project = p_project
+           AND s.client_key = p_client_key AND s.kind = 'agent' AND s.status = 'open'
+           AND s.session_id <> p_session ORDER BY s.opened_at DESC LIMIT 1)
+        UNION ALL SELECT 'doc', 0, d.kind, d.name, d.body, d.revision, NULL, NULL, NULL
+          FROM documents d WHERE d.tenant_id = p_tenant AND d.project = p_project AND d.revision > 0
+           AND (d.kind = 'mental_model' OR (d.kind IN ('executive_state', 'sync_note') AND d.name = ''))
+        UNION ALL (SELECT 'brief', 0, NULL, NULL, db.body, NULL, db.generated_at, NULL, NULL
+          FROM daily_briefs db WHERE db.tenant_id = p_tenant AND db.project = p_project
+          ORDER BY db.day DESC LIMIT 1)
+        UNION ALL SELECT 'inbox', 0, NULL, NULL, NULL, count(*), NULL, NULL, NULL FROM artifacts a
+          WHERE a.tenant_id = p_tenant AND a.project = p_project AND a.kind = 'todo'
+           AND a.acknowledged_at IS NULL
+        UNION ALL SELECT 'open', 0, NULL, NULL, NULL, count(*), NULL, NULL, NULL FROM sessions s
+          WHERE s.tenant_id = p_tenant AND s.project = p_project AND s.status = 'open'
+           AND s.kind = 'agent'
+        UNION ALL (SELECT 'recent', row_number() OVER (ORDER BY s.ended_at DESC NULLS LAST, s.session_id),
+               s.status, NULL, s.summary, NULL, s.ended_at, NULL, s.session_id FROM sessions s
+          WHERE s.tenant_id = p_tenant AND s.project = p_project AND s.kind = 'agent'
+           AND s.status <> 'open'
+          ORDER BY s.ended_at DESC NULLS LAST, s.session_id LIMIT 5);
+END
+$$;
+
 -- brain_session_start in one round trip: open the session (its tenant,
 -- project and bound slot created when missing, at the base focus revision as
 -- it stands), read everything its briefing reads but the mission recall, then
 -- place the receipt. The briefing is read before the tip is locked: the only
 -- lock held while it reads is the new session's own row, which nobody waits on.
--- Rows are the briefing union's (lifecycle::briefing_sources), plus part
+-- Rows are brain_briefing_sources', plus part
 -- 'opened' (n = started_focus_revision; the bound slot's body, revision,
 -- updated_at and updated_by_session in txt, ord, t1 and id, ord NULL when the
 -- slot is new) and part 'receipt' (n = seq, k = prev_hash, name = hash).
@@ -148,34 +191,7 @@ BEGIN
         FROM (SELECT 1) one
         LEFT JOIN focus_bodies f ON f.tenant_id = p_tenant AND f.project = p_project
             AND f.slot = p_slot;
-    RETURN QUERY
-        SELECT 'base'::text, 0::bigint, NULL::text, NULL::text, b.body, b.revision,
-               NULL::timestamptz, NULL::timestamptz, NULL::uuid
-          FROM focus_bodies b WHERE b.tenant_id = p_tenant AND b.project = p_project AND b.slot = ''
-        UNION ALL (SELECT 'prev', 0, NULL, NULL, NULL,
-               (SELECT count(*) FROM artifacts a WHERE a.tenant_id = p_tenant
-                  AND a.session_id = s.session_id),
-               s.opened_at, s.last_activity_at, s.session_id
-          FROM sessions s WHERE s.tenant_id = p_tenant AND s.project = p_project
-           AND s.client_key = p_client_key AND s.kind = 'agent' AND s.status = 'open'
-           AND s.session_id <> p_session ORDER BY s.opened_at DESC LIMIT 1)
-        UNION ALL SELECT 'doc', 0, d.kind, d.name, d.body, d.revision, NULL, NULL, NULL
-          FROM documents d WHERE d.tenant_id = p_tenant AND d.project = p_project AND d.revision > 0
-           AND (d.kind = 'mental_model' OR (d.kind IN ('executive_state', 'sync_note') AND d.name = ''))
-        UNION ALL (SELECT 'brief', 0, NULL, NULL, db.body, NULL, db.generated_at, NULL, NULL
-          FROM daily_briefs db WHERE db.tenant_id = p_tenant AND db.project = p_project
-          ORDER BY db.day DESC LIMIT 1)
-        UNION ALL SELECT 'inbox', 0, NULL, NULL, NULL, count(*), NULL, NULL, NULL FROM artifacts a
-          WHERE a.tenant_id = p_tenant AND a.project = p_project AND a.kind = 'todo'
-           AND a.acknowledged_at IS NULL
-        UNION ALL SELECT 'open', 0, NULL, NULL, NULL, count(*), NULL, NULL, NULL FROM sessions s
-          WHERE s.tenant_id = p_tenant AND s.project = p_project AND s.status = 'open'
-           AND s.kind = 'agent'
-        UNION ALL (SELECT 'recent', row_number() OVER (ORDER BY s.ended_at DESC NULLS LAST, s.session_id),
-               s.status, NULL, s.summary, NULL, s.ended_at, NULL, s.session_id FROM sessions s
-          WHERE s.tenant_id = p_tenant AND s.project = p_project AND s.kind = 'agent'
-           AND s.status <> 'open'
-          ORDER BY s.ended_at DESC NULLS LAST, s.session_id LIMIT 5);
+    RETURN QUERY SELECT * FROM brain_briefing_sources(p_tenant, p_project, p_client_key, p_session);
     RETURN QUERY SELECT 'receipt'::text, 0::bigint, r.prev_hash, r.hash, NULL::text, r.seq,
             NULL::timestamptz, NULL::timestamptz, NULL::uuid
         FROM brain_place_receipt(p_tenant, p_receipt_id, p_at, p_tool, p_project, p_session,

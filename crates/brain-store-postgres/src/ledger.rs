@@ -49,14 +49,18 @@ pub(crate) const PLACE_PENDING: &str = "SELECT seq, prev_hash, hash FROM brain_p
 /// its canonical text (`Receipt::frame`) and the focus history row it names
 /// (its body is the one the transaction wrote, copied by the function, so a
 /// body crosses the wire once).
-pub(crate) fn pending(r: &Receipt, history: Option<FocusWrite<'_>>) -> serde_json::Value {
+pub(crate) fn pending(
+    r: &Receipt,
+    history: Option<FocusWrite<'_>>,
+) -> Result<serde_json::Value, StoreError> {
+    // The stored form of each field (bare UUIDs, the kind's name), not the
+    // answer form `Receipt`'s Serialize writes (prefixed ids); `at` is the text
+    // its hash frames.
     let frame = r.frame();
-    let at =
-        |t: &chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
     let mut v = serde_json::json!({
         "tenant": r.tenant.as_str(),
         "receipt_id": r.receipt_id.as_uuid(),
-        "at": at(&r.at),
+        "at": brain_core::model::rfc3339(&r.at),
         "tool": r.tool,
         "project": r.project,
         "session_id": r.session_id.map(|s| s.as_uuid()),
@@ -77,10 +81,10 @@ pub(crate) fn pending(r: &Receipt, history: Option<FocusWrite<'_>>) -> serde_jso
             "slot": brain_core::sql::sessions::slot_key(w.session.bound_slot.as_ref()),
             "revision": w.revision,
             "session_id": w.session.session_id.as_uuid(),
-            "at": at(&w.at),
+            "at": brain_core::model::rfc3339(&w.at),
         });
     }
-    v
+    Ok(v)
 }
 
 /// The receipt at the place `brain_place_pending` gave it (`row`).

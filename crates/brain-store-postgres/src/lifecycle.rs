@@ -84,35 +84,15 @@ pub(crate) async fn open_session(
     }
 }
 
-/// Everything the briefing reads but its mission recall, in one statement:
-/// each branch of the union is one source, told apart by `part`.
+/// Everything the briefing reads but its mission recall, in one statement
+/// (migration 0009's `brain_briefing_sources`, which `brain_start` runs too).
 pub(crate) async fn briefing_sources(
     conn: &mut PgConnection,
     tenant: &TenantId,
     session: &Session,
 ) -> Result<BriefingSources, StoreError> {
-    const SQL: &str = "\
-        SELECT 'base'::text AS part, 0::bigint AS ord, NULL::text AS k, NULL::text AS name, body AS txt, \
-               revision AS n, NULL::timestamptz AS t1, NULL::timestamptz AS t2, NULL::uuid AS id \
-          FROM focus_bodies WHERE tenant_id = $1 AND project = $2 AND slot = '' \
-        UNION ALL (SELECT 'prev', 0, NULL, NULL, NULL, \
-               (SELECT count(*) FROM artifacts a WHERE a.tenant_id = $1 AND a.session_id = s.session_id), \
-               s.opened_at, s.last_activity_at, s.session_id \
-          FROM sessions s WHERE s.tenant_id = $1 AND s.project = $2 AND s.client_key = $3 AND s.kind = 'agent' \
-           AND s.status = 'open' AND s.session_id <> $4 ORDER BY s.opened_at DESC LIMIT 1) \
-        UNION ALL SELECT 'doc', 0, kind, name, body, revision, NULL, NULL, NULL FROM documents \
-          WHERE tenant_id = $1 AND project = $2 AND revision > 0 \
-           AND (kind = 'mental_model' OR (kind IN ('executive_state', 'sync_note') AND name = '')) \
-        UNION ALL (SELECT 'brief', 0, NULL, NULL, body, NULL, generated_at, NULL, NULL FROM daily_briefs \
-          WHERE tenant_id = $1 AND project = $2 ORDER BY day DESC LIMIT 1) \
-        UNION ALL SELECT 'inbox', 0, NULL, NULL, NULL, count(*), NULL, NULL, NULL FROM artifacts \
-          WHERE tenant_id = $1 AND project = $2 AND kind = 'todo' AND acknowledged_at IS NULL \
-        UNION ALL SELECT 'open', 0, NULL, NULL, NULL, count(*), NULL, NULL, NULL FROM sessions \
-          WHERE tenant_id = $1 AND project = $2 AND status = 'open' AND kind = 'agent' \
-        UNION ALL (SELECT 'recent', row_number() OVER (ORDER BY ended_at DESC NULLS LAST, session_id), \
-               status, NULL, summary, NULL, ended_at, NULL, session_id FROM sessions \
-          WHERE tenant_id = $1 AND project = $2 AND kind = 'agent' AND status <> 'open' \
-          ORDER BY ended_at DESC NULLS LAST, session_id LIMIT 5)";
+    const SQL: &str = "SELECT part, ord, k, name, txt, n, t1, t2, id \
+        FROM brain_briefing_sources($1, $2, $3, $4)";
     let found = sqlx::query(SQL)
         .bind(tenant.as_str())
         .bind(session.project.as_str())
@@ -124,8 +104,8 @@ pub(crate) async fn briefing_sources(
     sources_from(&found)
 }
 
-/// The briefing's sources from rows of the briefing union (here, and in
-/// migration 0009's `brain_start`); rows of other parts are not its.
+/// The briefing's sources from rows of `brain_briefing_sources` (here, and
+/// in `brain_start`'s answer); rows of other parts are not its.
 pub(crate) fn sources_from(found: &[sqlx::postgres::PgRow]) -> Result<BriefingSources, StoreError> {
     let mut out = BriefingSources {
         base: FocusRef {

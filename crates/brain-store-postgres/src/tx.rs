@@ -200,7 +200,7 @@ impl CloseTx for Tx {
             return Err(StoreError::Backend("a second receipt in one write".into()));
         }
         let receipt = Receipt::unplaced(caller, draft, now_micros());
-        let setting = ledger::pending(&receipt, history).to_string();
+        let setting = ledger::pending(&receipt, history)?.to_string();
         self.receipt = Some(Pending {
             receipt,
             setting,
@@ -221,37 +221,33 @@ impl CloseTx for Tx {
         digest: &str,
         result: &Value,
     ) -> Result<(), StoreError> {
-        // The session's own update is the portable statement; with a body to
-        // write it becomes the CTE's first part, and a receipt left for the
-        // commit rides along in the setting it is placed from. Built once.
+        // The session's own update is the portable statement; a body to write
+        // and a receipt left for the commit (`$13` or `$19`, after the body's
+        // parameters) join it as CTE and select-list parts. Built once each.
         use std::sync::LazyLock;
-        static WITH_FOCUS: LazyLock<String> = LazyLock::new(|| {
-            format!(
-                "WITH s AS ({}), \
-                 u AS (UPDATE focus_bodies SET body = $15, revision = $16, updated_at = $17, \
-                       updated_by_session = $2 \
-                       WHERE tenant_id = $1 AND project = $13 AND slot = $14 RETURNING 1) \
-                 SELECT pg_notify('brain_focus', $18) FROM u",
-                crate::sql::SQL.session_close
-            )
-        });
-        static WITH_RECEIPT: LazyLock<String> = LazyLock::new(|| {
-            format!(
-                "WITH s AS ({}) SELECT set_config('brain.receipt', $13, true)",
-                crate::sql::SQL.session_close
-            )
-        });
-        static WITH_FOCUS_AND_RECEIPT: LazyLock<String> = LazyLock::new(|| {
-            format!(
-                "WITH s AS ({}), \
-                 u AS (UPDATE focus_bodies SET body = $15, revision = $16, updated_at = $17, \
-                       updated_by_session = $2 \
-                       WHERE tenant_id = $1 AND project = $13 AND slot = $14 RETURNING 1) \
-                 SELECT (SELECT pg_notify('brain_focus', $18) FROM u), \
-                        set_config('brain.receipt', $19, true)",
-                crate::sql::SQL.session_close
-            )
-        });
+        fn build(focus: bool, receipt: bool) -> String {
+            let mut ctes = format!("WITH s AS ({})", crate::sql::SQL.session_close);
+            let mut cols = Vec::new();
+            if focus {
+                ctes.push_str(
+                    ", u AS (UPDATE focus_bodies SET body = $15, revision = $16, \
+                     updated_at = $17, updated_by_session = $2 \
+                     WHERE tenant_id = $1 AND project = $13 AND slot = $14 RETURNING 1)",
+                );
+                cols.push("(SELECT pg_notify('brain_focus', $18) FROM u)");
+            }
+            if receipt {
+                cols.push(if focus {
+                    "set_config('brain.receipt', $19, true)"
+                } else {
+                    "set_config('brain.receipt', $13, true)"
+                });
+            }
+            format!("{ctes} SELECT {}", cols.join(", "))
+        }
+        static WITH_FOCUS: LazyLock<String> = LazyLock::new(|| build(true, false));
+        static WITH_RECEIPT: LazyLock<String> = LazyLock::new(|| build(false, true));
+        static WITH_BOTH: LazyLock<String> = LazyLock::new(|| build(true, true));
         let carried = self
             .receipt
             .as_ref()
@@ -261,7 +257,7 @@ impl CloseTx for Tx {
             (None, None) => crate::sql::SQL.session_close,
             (Some(_), None) => &WITH_FOCUS,
             (None, Some(_)) => &WITH_RECEIPT,
-            (Some(_), Some(_)) => &WITH_FOCUS_AND_RECEIPT,
+            (Some(_), Some(_)) => &WITH_BOTH,
         };
         let q = sqlx::query(sql)
             .bind(tenant.as_str())

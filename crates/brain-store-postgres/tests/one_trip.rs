@@ -7,11 +7,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
-use common::{caller, store};
+use common::{artifact, caller, store};
 
 use brain_core::flow::{self, CloseTx, draft};
-use brain_core::ids::{ArtifactId, ClientKey, ProjectKey, SessionId, SlotName, TenantId};
-use brain_core::model::{Artifact, ArtifactKind, Caller, Session, SessionStatus, now_micros};
+use brain_core::ids::{ClientKey, ProjectKey, SessionId, SlotName, TenantId};
+use brain_core::model::{ArtifactKind, Caller, Session, SessionStatus, now_micros};
 use brain_core::receipt::verify_with_tip;
 use brain_core::store::Reads;
 use brain_core::writes::Backend;
@@ -52,6 +52,35 @@ async fn start(
     };
     tx.commit().await.unwrap();
     (s, focus, sources)
+}
+
+/// A tenant with one session open (in one call) on project `p`, bound to `s1`.
+struct Started {
+    db: brain_testkit::TestDb,
+    store: PgStore,
+    acme: TenantId,
+    who: Caller,
+    project: ProjectKey,
+    slot: SlotName,
+    session: Session,
+}
+
+async fn started() -> Started {
+    let (db, store) = store().await;
+    let acme = TenantId::parse("acme").unwrap();
+    let who = caller(&acme);
+    let project = ProjectKey::parse("p").unwrap();
+    let slot = SlotName::parse("s1").unwrap();
+    let (session, _, _) = start(&store, &who, &project, &slot, true).await;
+    Started {
+        db,
+        store,
+        acme,
+        who,
+        project,
+        slot,
+        session,
+    }
 }
 
 #[tokio::test]
@@ -98,26 +127,19 @@ async fn a_start_in_one_call_answers_and_writes_as_the_separate_statements_do() 
 
 #[tokio::test]
 async fn receipts_placed_with_the_commit_chain_and_carry_the_history_row() {
-    let (_db, store) = store().await;
-    let acme = TenantId::parse("acme").unwrap();
-    let who = caller(&acme);
-    let project = ProjectKey::parse("p").unwrap();
-    let slot = SlotName::parse("s1").unwrap();
-    let (s, _, _) = start(&store, &who, &project, &slot, true).await;
+    let Started {
+        db: _db,
+        store,
+        acme,
+        who,
+        project,
+        slot,
+        session: s,
+    } = started().await;
 
     // A remember in one call, then a close whose receipt and history row are
     // placed with its commit.
-    let a = Artifact {
-        artifact_id: ArtifactId::new_random(),
-        project: project.clone(),
-        session_id: None,
-        kind: ArtifactKind::Note,
-        text: "loose".into(),
-        tags: vec![],
-        created_at: now_micros(),
-        acknowledged_at: None,
-        ack_note: None,
-    };
+    let a = artifact(&project, ArtifactKind::Note, "loose");
     let mut tx = store.write(&acme).await.unwrap();
     let d = draft("brain_remember", Some(&project), None, "r", Ok(()));
     tx.remember_with_receipt(&who, &a, d).await.unwrap();
@@ -178,12 +200,13 @@ async fn receipts_placed_with_the_commit_chain_and_carry_the_history_row() {
 
 #[tokio::test]
 async fn a_write_dropped_mid_transaction_leaves_no_transaction_open() {
-    let (db, store) = store().await;
-    let acme = TenantId::parse("acme").unwrap();
-    let who = caller(&acme);
-    let project = ProjectKey::parse("p").unwrap();
-    let slot = SlotName::parse("s1").unwrap();
-    let (s, _, _) = start(&store, &who, &project, &slot, true).await;
+    let Started {
+        db,
+        store,
+        acme,
+        session: s,
+        ..
+    } = started().await;
     for _ in 0..4 {
         let mut tx = store.write(&acme).await.unwrap();
         // Holds the session's row lock, then is dropped, as a call whose

@@ -6,29 +6,15 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
-use common::{caller, store};
+use common::{artifact, caller, store};
 
 use brain_core::flow::{CloseTx, FocusWrite, draft};
 use brain_core::ids::{ArtifactId, ClientKey, ProjectKey, SessionId, SlotName, TenantId};
-use brain_core::model::{Artifact, ArtifactKind, Session, SessionStatus, now_micros};
+use brain_core::model::{ArtifactKind, Session, SessionStatus, now_micros};
 use brain_core::receipt::verify_with_tip;
 use brain_core::sql::writes;
 use brain_core::store::Reads;
 use brain_core::writes::Backend;
-
-fn artifact(project: &ProjectKey, kind: ArtifactKind, text: &str) -> Artifact {
-    Artifact {
-        artifact_id: ArtifactId::new_random(),
-        project: project.clone(),
-        session_id: None,
-        kind,
-        text: text.into(),
-        tags: vec!["portable".into()],
-        created_at: now_micros(),
-        acknowledged_at: None,
-        ack_note: None,
-    }
-}
 
 #[tokio::test]
 async fn the_portable_writes_run_on_postgresql() {

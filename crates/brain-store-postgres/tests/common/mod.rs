@@ -1,9 +1,9 @@
-//! What the PostgreSQL store's tests share: a caller, and a migrated store
-//! on a database of the test's own.
+//! What the PostgreSQL store's tests share: a caller, an artifact, and a
+//! migrated store on a database of the test's own.
 #![allow(dead_code, clippy::expect_used)]
 
-use brain_core::ids::TenantId;
-use brain_core::model::{Caller, CredentialKind, Role};
+use brain_core::ids::{ArtifactId, ProjectKey, TenantId};
+use brain_core::model::{Artifact, ArtifactKind, Caller, CredentialKind, Role, now_micros};
 use brain_core::store::StoreSettings;
 use brain_store_postgres::PgStore;
 use brain_testkit::TestDb;
@@ -30,4 +30,19 @@ pub async fn store() -> (TestDb, PgStore) {
         .expect("connect");
     store.migrate().await.expect("migrate");
     (db, store)
+}
+
+/// An artifact of no session, created now, tagged `test`.
+pub fn artifact(project: &ProjectKey, kind: ArtifactKind, text: &str) -> Artifact {
+    Artifact {
+        artifact_id: ArtifactId::new_random(),
+        project: project.clone(),
+        session_id: None,
+        kind,
+        text: text.into(),
+        tags: vec!["test".into()],
+        created_at: now_micros(),
+        acknowledged_at: None,
+        ack_note: None,
+    }
 }
