@@ -29,6 +29,7 @@ pub mod digest;
 pub mod error;
 pub mod feed;
 pub mod flow;
+pub mod focus_cache;
 pub mod ids;
 pub mod memory;
 pub mod model;

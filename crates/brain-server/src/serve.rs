@@ -50,7 +50,7 @@ pub async fn open_store(url: &str, settings: StoreSettings) -> anyhow::Result<Ar
                      or run VACUUM ANALYZE regularly (README, Performance)"
                 );
             }
-            Ok(Arc::new(store))
+            Ok(Arc::new(store.remembering_focus()))
         }
         "sqlite" => {
             let store = SqliteStore::connect(url, settings)

@@ -18,6 +18,7 @@
 #![forbid(unsafe_code)]
 
 mod dialect;
+mod focus_memory;
 mod known;
 mod ledger;
 mod lifecycle;
@@ -49,6 +50,7 @@ pub struct PgStore {
     pool: PgPool,
     settings: StoreSettings,
     known: std::sync::Arc<known::KnownProjects>,
+    focus_memory: Option<std::sync::Arc<brain_core::focus_cache::FocusCache>>,
 }
 
 impl PgStore {
@@ -92,7 +94,21 @@ impl PgStore {
             pool,
             settings,
             known: Default::default(),
+            focus_memory: None,
         }
+    }
+
+    /// Answer focus reads from this replica's memory when it is known to be
+    /// current ([`brain_core::focus_cache`]): starts a LISTEN connection and
+    /// a connection for fence markers. Needs migration 0010's trigger.
+    pub fn remembering_focus(mut self) -> Self {
+        self.focus_memory = Some(focus_memory::start(&self.pool));
+        self
+    }
+
+    /// Projects and bytes in the memory of focus reads (none when off).
+    pub fn focus_memory_size(&self) -> (usize, usize) {
+        self.focus_memory.as_ref().map_or((0, 0), |m| m.size())
     }
 
     pub fn pool(&self) -> &PgPool {
@@ -273,6 +289,10 @@ impl Scope for PgStore {
 
     fn pool_gauges(&self) -> (u32, u32) {
         brain_store_sqlx::pool_gauges(&self.pool)
+    }
+
+    fn focus_cache(&self) -> Option<&brain_core::focus_cache::FocusCache> {
+        self.focus_memory.as_deref()
     }
 }
 

@@ -149,6 +149,11 @@ pub trait Scope: Backend {
     fn settings(&self) -> &StoreSettings;
     /// Connections in the pool, and how many of them are idle.
     fn pool_gauges(&self) -> (u32, u32);
+    /// This replica's memory of focus reads, when the store can tell it of
+    /// every change (see [`crate::focus_cache`]).
+    fn focus_cache(&self) -> Option<&crate::focus_cache::FocusCache> {
+        None
+    }
 }
 
 /// A stored value that no longer parses is corruption, not a caller error.

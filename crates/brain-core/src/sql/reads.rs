@@ -6,6 +6,7 @@ use async_trait::async_trait;
 use super::sessions::{ledger_size, load_document, load_focus, load_session, slot_key};
 use super::{Conn, Finish, Param, Scope, rows};
 use crate::error::{DomainError, StoreError};
+use crate::focus_cache::{FocusWithSlots, Look};
 use crate::ids::{ProjectKey, SessionId, SlotName, TenantId};
 use crate::memory::RecallHit;
 use crate::memory::{Document, DocumentKind, HistoryEntry};
@@ -24,9 +25,19 @@ impl<S: Scope> Reads for S {
         project: &ProjectKey,
         slot: Option<&SlotName>,
     ) -> Result<Focus, StoreError> {
+        let ticket = match self.focus_cache() {
+            Some(cache) => match cache.one(tenant, project, slot).await {
+                Look::Hit(focus) => return Ok(focus),
+                Look::Miss(ticket) => ticket,
+            },
+            None => None,
+        };
         let mut c = self.tenant_scope(tenant).await?;
         let focus = load_focus(&mut c, tenant, project, slot, false).await?;
         c.finish().await?;
+        if let (Some(cache), Some(ticket)) = (self.focus_cache(), ticket) {
+            cache.keep_one(ticket, tenant, project, slot, &focus);
+        }
         Ok(focus)
     }
 
@@ -244,14 +255,25 @@ impl<S: Scope> Reads for S {
         &self,
         tenant: &TenantId,
         project: &ProjectKey,
-    ) -> Result<(Focus, Vec<(SlotName, Revision)>), StoreError> {
+    ) -> Result<FocusWithSlots, StoreError> {
+        let ticket = match self.focus_cache() {
+            Some(cache) => match cache.with_slots(tenant, project).await {
+                Look::Hit(found) => return Ok(found),
+                Look::Miss(ticket) => ticket,
+            },
+            None => None,
+        };
         let mut c = self.pooled().await?;
         let params = [tenant.into(), project.into()];
         let found = c.fetch_all(c.sql().focus_with_slots, &params).await?;
-        focus_and_slots(
+        let found = focus_and_slots(
             found
                 .iter()
                 .map(|r| Ok((r.text("slot")?, rows::focus(r.as_ref())?))),
-        )
+        )?;
+        if let (Some(cache), Some(ticket)) = (self.focus_cache(), ticket) {
+            cache.keep_with_slots(ticket, tenant, project, &found);
+        }
+        Ok(found)
     }
 }

@@ -1,0 +1,413 @@
+//! A replica's memory of its focus reads (`brain_focus_get`, the focus
+//! resources), answered without a statement and never older than a write
+//! that answered before the read began, on any replica.
+//!
+//! Two things make a remembered answer safe to give:
+//! - **Every change is heard.** The store announces each change to a
+//!   project's focus rows in the changing transaction (PostgreSQL: a trigger's
+//!   NOTIFY), and [`FocusCache::forget`] drops the project. A read that filled
+//!   the memory keeps its answer only when nothing of its project was heard
+//!   between its start and its answer ([`Ticket`]); a lost connection forgets
+//!   everything ([`FocusCache::forget_all`]).
+//! - **A read first hears everything committed before it began.** The
+//!   store's [`Fence`] waits until this replica has heard a marker it sent
+//!   after the read began; a change committed before the marker is heard
+//!   before it (PostgreSQL delivers notifications in commit order). One
+//!   marker serves every read waiting at the time. When the store cannot
+//!   tell (not listening), the read goes to the database.
+//!
+//! Bounded: at most [`MAX_PROJECTS`] projects and [`MAX_BYTES`] of bodies;
+//! past either the memory starts over empty.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasher, RandomState};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use async_trait::async_trait;
+
+use crate::ids::{ProjectKey, SlotName, TenantId};
+use crate::model::{Focus, Revision};
+
+/// Projects remembered at most.
+pub const MAX_PROJECTS: usize = 8_192;
+/// Bytes of bodies (and slot names) remembered at most.
+pub const MAX_BYTES: usize = 32 * 1024 * 1024;
+/// Change counters; a change bumps the one its project hashes to, so two
+/// projects that share one only cost each other a fill.
+const BUCKETS: usize = 1_024;
+
+/// The base focus with its slots' names and revisions.
+pub type FocusWithSlots = (Focus, Vec<(SlotName, Revision)>);
+
+/// How a store tells a read that it has heard every change committed before
+/// the read began.
+#[async_trait]
+pub trait Fence: Send + Sync {
+    /// True once every focus change committed (by any replica) before this
+    /// call has been passed to [`FocusCache::forget`]; false when that cannot
+    /// be known now (the store is not listening, or took too long).
+    async fn pass(&self) -> bool;
+}
+
+pub struct FocusCache {
+    fence: Arc<dyn Fence>,
+    hasher: RandomState,
+    held: Mutex<Held>,
+}
+
+/// Leave to keep a database answer, given out on a miss: valid while no
+/// change of its project's bucket was heard since.
+#[derive(Debug)]
+pub struct Ticket {
+    bucket: usize,
+    changes: u64,
+    resets: u64,
+}
+
+/// A read's outcome: the remembered answer, or a miss (with leave to keep
+/// the database's answer when the fence passed).
+pub enum Look<T> {
+    Hit(T),
+    Miss(Option<Ticket>),
+}
+
+struct Held {
+    changes: Vec<u64>,
+    resets: u64,
+    bytes: usize,
+    /// tenant → project → what is remembered of it.
+    tenants: HashMap<String, HashMap<String, Project>>,
+    projects: usize,
+}
+
+#[derive(Default)]
+struct Project {
+    with_slots: Option<Arc<FocusWithSlots>>,
+    /// `focus_get` answers by slot (`None`: the base focus alone).
+    bodies: HashMap<Option<SlotName>, Arc<Focus>>,
+    bytes: usize,
+}
+
+enum Shape<'a> {
+    WithSlots,
+    One(Option<&'a SlotName>),
+}
+
+impl FocusCache {
+    pub fn new(fence: Arc<dyn Fence>) -> Self {
+        Self {
+            fence,
+            hasher: RandomState::new(),
+            held: Mutex::new(Held {
+                changes: vec![0; BUCKETS],
+                resets: 0,
+                bytes: 0,
+                tenants: HashMap::new(),
+                projects: 0,
+            }),
+        }
+    }
+
+    /// The base focus and its slots, as `brain_focus_get` without a slot reads them.
+    pub async fn with_slots(
+        &self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+    ) -> Look<FocusWithSlots> {
+        match self.look(tenant, project, Shape::WithSlots).await {
+            Look::Hit(Found::WithSlots(v)) => Look::Hit((*v).clone()),
+            Look::Hit(Found::One(_)) => Look::Miss(None),
+            Look::Miss(t) => Look::Miss(t),
+        }
+    }
+
+    /// One body: the base focus (`None`) or a slot's.
+    pub async fn one(
+        &self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+        slot: Option<&SlotName>,
+    ) -> Look<Focus> {
+        match self.look(tenant, project, Shape::One(slot)).await {
+            Look::Hit(Found::One(v)) => Look::Hit((*v).clone()),
+            Look::Hit(Found::WithSlots(_)) => Look::Miss(None),
+            Look::Miss(t) => Look::Miss(t),
+        }
+    }
+
+    /// Keep the database's answer to a missed [`Self::with_slots`].
+    pub fn keep_with_slots(
+        &self,
+        ticket: Ticket,
+        tenant: &TenantId,
+        project: &ProjectKey,
+        value: &FocusWithSlots,
+    ) {
+        let bytes = value.0.body.len()
+            + value
+                .1
+                .iter()
+                .map(|(s, _)| s.as_str().len() + 16)
+                .sum::<usize>();
+        self.keep(ticket, tenant, project, bytes, |p| {
+            p.with_slots = Some(Arc::new(value.clone()))
+        });
+    }
+
+    /// Keep the database's answer to a missed [`Self::one`].
+    pub fn keep_one(
+        &self,
+        ticket: Ticket,
+        tenant: &TenantId,
+        project: &ProjectKey,
+        slot: Option<&SlotName>,
+        value: &Focus,
+    ) {
+        let bytes = value.body.len() + slot.map_or(0, |s| s.as_str().len());
+        self.keep(ticket, tenant, project, bytes, |p| {
+            p.bodies.insert(slot.cloned(), Arc::new(value.clone()));
+        });
+    }
+
+    /// A change of `project`'s focus rows was heard: forget the project, and
+    /// refuse the answers of reads that began before.
+    pub fn forget(&self, tenant: &str, project: &str) {
+        let bucket = self.bucket(tenant, project);
+        let mut held = self.lock();
+        held.changes[bucket] += 1;
+        let gone = held
+            .tenants
+            .get_mut(tenant)
+            .and_then(|projects| projects.remove(project));
+        if let Some(gone) = gone {
+            held.bytes -= gone.bytes;
+            held.projects -= 1;
+            if held.tenants.get(tenant).is_some_and(HashMap::is_empty) {
+                held.tenants.remove(tenant);
+            }
+        }
+    }
+
+    /// Changes may have gone unheard (a lost connection): forget everything,
+    /// and refuse the answers of every read begun before.
+    pub fn forget_all(&self) {
+        let mut held = self.lock();
+        held.resets += 1;
+        held.clear();
+    }
+
+    /// Projects and bytes remembered now.
+    pub fn size(&self) -> (usize, usize) {
+        let held = self.lock();
+        (held.projects, held.bytes)
+    }
+
+    async fn look(&self, tenant: &TenantId, project: &ProjectKey, shape: Shape<'_>) -> Look<Found> {
+        if !self.fence.pass().await {
+            return Look::Miss(None);
+        }
+        let bucket = self.bucket(tenant.as_str(), project.as_str());
+        let held = self.lock();
+        let found = held
+            .tenants
+            .get(tenant.as_str())
+            .and_then(|projects| projects.get(project.as_str()))
+            .and_then(|p| match shape {
+                Shape::WithSlots => p.with_slots.clone().map(Found::WithSlots),
+                Shape::One(slot) => p.bodies.get(&slot.cloned()).cloned().map(Found::One),
+            });
+        match found {
+            Some(found) => Look::Hit(found),
+            None => Look::Miss(Some(Ticket {
+                bucket,
+                changes: held.changes[bucket],
+                resets: held.resets,
+            })),
+        }
+    }
+
+    fn keep(
+        &self,
+        ticket: Ticket,
+        tenant: &TenantId,
+        project: &ProjectKey,
+        bytes: usize,
+        put: impl FnOnce(&mut Project),
+    ) {
+        let mut held = self.lock();
+        if held.changes[ticket.bucket] != ticket.changes || held.resets != ticket.resets {
+            return;
+        }
+        if bytes > MAX_BYTES / 4 {
+            return;
+        }
+        let known = held
+            .tenants
+            .get(tenant.as_str())
+            .is_some_and(|p| p.contains_key(project.as_str()));
+        if held.bytes + bytes > MAX_BYTES || (!known && held.projects >= MAX_PROJECTS) {
+            held.clear();
+        }
+        let projects = held.tenants.entry(tenant.as_str().to_owned()).or_default();
+        let new = !projects.contains_key(project.as_str());
+        let p = projects.entry(project.as_str().to_owned()).or_default();
+        put(p);
+        p.bytes += bytes;
+        held.bytes += bytes;
+        if new {
+            held.projects += 1;
+        }
+    }
+
+    fn bucket(&self, tenant: &str, project: &str) -> usize {
+        // usize from u64 keeps the low bits, enough for the modulo.
+        (self.hasher.hash_one((tenant, project)) as usize) % BUCKETS
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Held> {
+        // A panic under the lock leaves counts that only make reads miss.
+        self.held.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+enum Found {
+    WithSlots(Arc<FocusWithSlots>),
+    One(Arc<Focus>),
+}
+
+impl Held {
+    fn clear(&mut self) {
+        self.tenants.clear();
+        self.bytes = 0;
+        self.projects = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    struct Gate(AtomicBool);
+
+    #[async_trait]
+    impl Fence for Gate {
+        async fn pass(&self) -> bool {
+            self.0.load(Ordering::SeqCst)
+        }
+    }
+
+    fn cache(open: bool) -> FocusCache {
+        FocusCache::new(Arc::new(Gate(AtomicBool::new(open))))
+    }
+
+    fn focus(body: &str, revision: Revision) -> Focus {
+        Focus {
+            body: body.into(),
+            revision,
+            ..Focus::empty()
+        }
+    }
+
+    fn keys() -> (TenantId, ProjectKey) {
+        (
+            TenantId::parse("acme").unwrap(),
+            ProjectKey::parse("atlas").unwrap(),
+        )
+    }
+
+    fn block_on<F: std::future::Future>(f: F) -> F::Output {
+        // The gate never waits, so one poll answers.
+        let waker = std::task::Waker::noop();
+        let mut cx = std::task::Context::from_waker(waker);
+        let mut f = std::pin::pin!(f);
+        match f.as_mut().poll(&mut cx) {
+            std::task::Poll::Ready(v) => v,
+            std::task::Poll::Pending => panic!("the test fence waited"),
+        }
+    }
+
+    fn ticket(look: Look<Focus>) -> Ticket {
+        match look {
+            Look::Miss(Some(t)) => t,
+            Look::Miss(None) => panic!("no ticket"),
+            Look::Hit(f) => panic!("unexpected hit at revision {}", f.revision),
+        }
+    }
+
+    #[test]
+    fn a_kept_answer_is_given_until_its_project_changes() {
+        let c = cache(true);
+        let (t, p) = keys();
+        let tk = ticket(block_on(c.one(&t, &p, None)));
+        c.keep_one(tk, &t, &p, None, &focus("a", 1));
+        match block_on(c.one(&t, &p, None)) {
+            Look::Hit(f) => assert_eq!((f.body.as_str(), f.revision), ("a", 1)),
+            Look::Miss(_) => panic!("expected a hit"),
+        }
+        // The with-slots shape is its own answer.
+        assert!(matches!(
+            block_on(c.with_slots(&t, &p)),
+            Look::Miss(Some(_))
+        ));
+        c.forget("acme", "atlas");
+        assert!(matches!(block_on(c.one(&t, &p, None)), Look::Miss(Some(_))));
+        assert_eq!(c.size(), (0, 0));
+    }
+
+    #[test]
+    fn an_answer_read_across_a_change_is_not_kept() {
+        let c = cache(true);
+        let (t, p) = keys();
+        let tk = ticket(block_on(c.one(&t, &p, None)));
+        // A change heard while the read was at the database: its answer may
+        // be from before the change.
+        c.forget("acme", "atlas");
+        c.keep_one(tk, &t, &p, None, &focus("old", 1));
+        assert!(matches!(block_on(c.one(&t, &p, None)), Look::Miss(Some(_))));
+        let tk = ticket(block_on(c.one(&t, &p, None)));
+        c.forget_all();
+        c.keep_one(tk, &t, &p, None, &focus("old", 1));
+        assert!(matches!(block_on(c.one(&t, &p, None)), Look::Miss(Some(_))));
+    }
+
+    #[test]
+    fn a_closed_fence_reads_the_database_and_keeps_nothing() {
+        let c = cache(false);
+        let (t, p) = keys();
+        assert!(matches!(block_on(c.one(&t, &p, None)), Look::Miss(None)));
+    }
+
+    #[test]
+    fn tenants_are_apart() {
+        let c = cache(true);
+        let (t, p) = keys();
+        let other = TenantId::parse("globex").unwrap();
+        let tk = ticket(block_on(c.one(&t, &p, None)));
+        c.keep_one(tk, &t, &p, None, &focus("acme's", 1));
+        assert!(matches!(
+            block_on(c.one(&other, &p, None)),
+            Look::Miss(Some(_))
+        ));
+    }
+
+    #[test]
+    fn the_memory_is_bounded() {
+        let c = cache(true);
+        let t = TenantId::parse("acme").unwrap();
+        let body = "x".repeat(MAX_BYTES / 8);
+        for i in 0..20 {
+            let p = ProjectKey::parse(&format!("p{i}")).unwrap();
+            let tk = ticket(block_on(c.one(&t, &p, None)));
+            c.keep_one(tk, &t, &p, None, &focus(&body, 1));
+            let (projects, bytes) = c.size();
+            assert!(bytes <= MAX_BYTES && projects <= MAX_PROJECTS);
+        }
+        for i in 0..(MAX_PROJECTS + 10) {
+            let p = ProjectKey::parse(&format!("q{i}")).unwrap();
+            let tk = ticket(block_on(c.one(&t, &p, None)));
+            c.keep_one(tk, &t, &p, None, &focus("", 1));
+        }
+        assert!(c.size().0 <= MAX_PROJECTS);
+    }
+}

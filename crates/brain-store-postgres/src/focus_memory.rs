@@ -1,0 +1,219 @@
+//! What this replica's memory of focus reads ([`FocusCache`]) needs from
+//! PostgreSQL: a LISTEN connection that hears every focus change (migration
+//! 0010's trigger) and this replica's fence markers, and a connection that
+//! sends the markers.
+//!
+//! A fence marker is a NOTIFY on `brain_fence` with this replica's id and a
+//! number. PostgreSQL delivers notifications in commit order, so once the
+//! listener has heard marker `n`, it has heard every change committed before
+//! marker `n` was sent. A read asks for the next number not yet sent; the
+//! sender sends one marker for every read waiting at the time.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use brain_core::focus_cache::{Fence, FocusCache};
+use sqlx::postgres::{PgConnectOptions, PgListener, PgPool};
+use sqlx::{Connection, PgConnection};
+use tokio::sync::{Notify, watch};
+
+const CHANGED: &str = "brain_focus_changed";
+const FENCE: &str = "brain_fence";
+/// A read waits this long for its marker, then reads the database.
+const FENCE_LIMIT: Duration = Duration::from_secs(2);
+const RETRY: Duration = Duration::from_secs(1);
+
+/// Start the listener and the marker sender on `pool`'s database; the memory
+/// they keep right.
+pub(crate) fn start(pool: &PgPool) -> Arc<FocusCache> {
+    let fence = Arc::new(PgFence {
+        replica: uuid::Uuid::new_v4().simple().to_string(),
+        sent: AtomicU64::new(0),
+        wanted: AtomicU64::new(0),
+        kick: Notify::new(),
+        heard: watch::Sender::new(Heard::default()),
+    });
+    let cache = Arc::new(FocusCache::new(fence.clone()));
+    tokio::spawn(listen(pool.clone(), fence.clone(), cache.clone()));
+    tokio::spawn(send_markers(pool.clone(), fence));
+    cache
+}
+
+struct PgFence {
+    replica: String,
+    /// The highest marker number the sender has begun to send.
+    sent: AtomicU64,
+    /// The highest marker number a read waits for.
+    wanted: AtomicU64,
+    kick: Notify,
+    heard: watch::Sender<Heard>,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Heard {
+    /// The highest of this replica's markers heard.
+    marker: u64,
+    /// Bumped whenever a marker may have been lost: a read waiting across it
+    /// goes to the database.
+    resets: u64,
+    listening: bool,
+    sending: bool,
+}
+
+#[async_trait]
+impl Fence for PgFence {
+    async fn pass(&self) -> bool {
+        let mut heard = self.heard.subscribe();
+        let start = *heard.borrow_and_update();
+        if !(start.listening && start.sending) {
+            return false;
+        }
+        // Any marker numbered above what the sender has begun is sent after
+        // this read began.
+        let want = self.sent.load(Ordering::SeqCst) + 1;
+        self.wanted.fetch_max(want, Ordering::SeqCst);
+        self.kick.notify_one();
+        let waited = tokio::time::timeout(
+            FENCE_LIMIT,
+            heard.wait_for(|h| h.marker >= want || h.resets != start.resets),
+        )
+        .await;
+        matches!(waited, Ok(Ok(h)) if h.marker >= want && h.resets == start.resets)
+    }
+}
+
+impl PgFence {
+    fn set(&self, f: impl FnOnce(&mut Heard)) {
+        self.heard.send_modify(f);
+    }
+}
+
+/// Send a marker whenever a read waits for one not yet sent, until the
+/// pool closes.
+async fn send_markers(pool: PgPool, fence: Arc<PgFence>) {
+    let mut closed = pool.close_event();
+    closed
+        .do_until(send_markers_on(pool.connect_options(), &fence))
+        .await
+        .ok();
+}
+
+async fn send_markers_on(options: Arc<PgConnectOptions>, fence: &PgFence) {
+    loop {
+        let mut conn = match marker_connection(&options).await {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::warn!(error = %e, "focus fence cannot connect; reads go to the database");
+                tokio::time::sleep(RETRY).await;
+                continue;
+            }
+        };
+        fence.set(|h| h.sending = true);
+        loop {
+            while fence.wanted.load(Ordering::SeqCst) <= fence.sent.load(Ordering::SeqCst) {
+                fence.kick.notified().await;
+            }
+            let n = fence.sent.fetch_add(1, Ordering::SeqCst) + 1;
+            let sent = sqlx::query("SELECT pg_notify($1, $2)")
+                .bind(FENCE)
+                .bind(format!("{}:{n}", fence.replica))
+                .execute(&mut conn)
+                .await;
+            if let Err(e) = sent {
+                tracing::warn!(error = %e, "focus fence lost its connection; reconnecting");
+                fence.set(|h| {
+                    h.sending = false;
+                    h.resets += 1;
+                });
+                break;
+            }
+        }
+    }
+}
+
+/// A marker carries nothing worth a disk flush: its commit does not wait for one.
+async fn marker_connection(options: &PgConnectOptions) -> Result<PgConnection, sqlx::Error> {
+    let mut conn = PgConnection::connect_with(options).await?;
+    sqlx::query("SET synchronous_commit = off")
+        .execute(&mut conn)
+        .await?;
+    Ok(conn)
+}
+
+/// Hear every focus change and this replica's markers, in commit order.
+async fn listen(pool: PgPool, fence: Arc<PgFence>, cache: Arc<FocusCache>) {
+    loop {
+        let mut pg = match listener(&pool).await {
+            Ok(pg) => pg,
+            Err(sqlx::Error::PoolClosed) => return,
+            Err(e) => {
+                tracing::warn!(error = %e, "focus memory cannot listen; reads go to the database");
+                tokio::time::sleep(RETRY).await;
+                continue;
+            }
+        };
+        // Listening from here on: what was committed before is in any
+        // database answer read from now, and what commits after is heard.
+        cache.forget_all();
+        fence.set(|h| {
+            h.listening = true;
+            h.resets += 1;
+        });
+        loop {
+            match pg.try_recv().await {
+                Ok(Some(n)) => match n.channel() {
+                    CHANGED => changed(&cache, n.payload()),
+                    FENCE => {
+                        if let Some(m) = marker(&fence.replica, n.payload()) {
+                            fence.set(|h| h.marker = h.marker.max(m));
+                        }
+                    }
+                    _ => {}
+                },
+                // The connection was lost and sqlx listens again on a new
+                // one; what was committed between went unheard.
+                Ok(None) => {
+                    cache.forget_all();
+                    fence.set(|h| h.resets += 1);
+                }
+                Err(e) => {
+                    cache.forget_all();
+                    fence.set(|h| {
+                        h.listening = false;
+                        h.resets += 1;
+                    });
+                    if matches!(e, sqlx::Error::PoolClosed) {
+                        return;
+                    }
+                    tracing::warn!(error = %e, "focus memory lost its listener; listening again");
+                    break;
+                }
+            }
+        }
+    }
+}
+
+async fn listener(pool: &PgPool) -> Result<PgListener, sqlx::Error> {
+    let mut pg = PgListener::connect_with(pool).await?;
+    pg.listen_all([CHANGED, FENCE]).await?;
+    Ok(pg)
+}
+
+/// Forget the project a change names; an unreadable one forgets everything.
+fn changed(cache: &FocusCache, payload: &str) {
+    match serde_json::from_str::<Vec<String>>(payload).as_deref() {
+        Ok([tenant, project]) => cache.forget(tenant, project),
+        _ => cache.forget_all(),
+    }
+}
+
+/// The number of one of `replica`'s markers.
+fn marker(replica: &str, payload: &str) -> Option<u64> {
+    let (from, n) = payload.split_once(':')?;
+    if from != replica {
+        return None;
+    }
+    n.parse().ok()
+}
