@@ -24,6 +24,11 @@ pub struct StoreSettings {
     /// An MCP connection unused for longer than this is closed; the client must
     /// initialize a new one. Kept in the database so every replica agrees.
     pub connection_idle_secs: i64,
+    /// Answer focus reads from this replica's memory where the store can keep
+    /// it current across replicas (PostgreSQL; see [`crate::focus_cache`]).
+    /// Off by default: a one-shot command has no use for the listener it
+    /// starts; `brain serve` turns it on.
+    pub remember_focus: bool,
 }
 
 impl Default for StoreSettings {
@@ -31,6 +36,7 @@ impl Default for StoreSettings {
         Self {
             idle_secs: 21_600,
             connection_idle_secs: 1_800,
+            remember_focus: false,
         }
     }
 }

@@ -305,6 +305,7 @@ async fn run_serve(mut cfg: ServeConfig) -> anyhow::Result<()> {
         StoreSettings {
             idle_secs: cfg.session_idle_secs,
             connection_idle_secs: i64::try_from(cfg.connection_idle_secs).unwrap_or(i64::MAX),
+            remember_focus: cfg.focus_memory,
         },
     )
     .await?;

@@ -97,6 +97,11 @@ pub struct ServeConfig {
     /// never exposed by accident.
     #[arg(long, env = "BRAIN_METRICS_LISTEN")]
     pub metrics_listen: Option<SocketAddr>,
+    /// On PostgreSQL, answer `brain_focus_get` and focus resources from this
+    /// replica's memory, kept current by LISTEN/NOTIFY (README, Performance);
+    /// `false` reads the database every time.
+    #[arg(long, env = "BRAIN_FOCUS_MEMORY", default_value_t = true, action = clap::ArgAction::Set)]
+    pub focus_memory: bool,
     /// On SIGTERM/SIGINT, how long in-flight calls may take before connections are cut.
     #[arg(long, env = "BRAIN_SHUTDOWN_GRACE_SECS", default_value_t = 10)]
     pub shutdown_grace_secs: u64,

@@ -22,6 +22,7 @@ pub async fn open_store(url: &str, settings: StoreSettings) -> anyhow::Result<Ar
     let scheme = url.split_once("://").map(|(s, _)| s).unwrap_or("");
     match scheme {
         "postgres" | "postgresql" => {
+            let remember_focus = settings.remember_focus;
             let store = PgStore::connect(url, settings)
                 .await
                 .context("cannot connect to PostgreSQL at DATABASE_URL")?;
@@ -50,7 +51,11 @@ pub async fn open_store(url: &str, settings: StoreSettings) -> anyhow::Result<Ar
                      or run VACUUM ANALYZE regularly (README, Performance)"
                 );
             }
-            Ok(Arc::new(store.remembering_focus()))
+            Ok(Arc::new(if remember_focus {
+                store.remembering_focus()
+            } else {
+                store
+            }))
         }
         "sqlite" => {
             let store = SqliteStore::connect(url, settings)

@@ -262,3 +262,70 @@ async fn focus_changes_reach_subscribers_on_other_replicas() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(eve_rx.try_recv().is_err(), "eve heard acme's change");
 }
+
+/// Replicas answer `brain_focus_get` from memory (README, Performance), yet a
+/// read on A right after an end that B applied and answered shows that end's
+/// body and revision, every time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_focus_read_on_one_replica_sees_an_end_answered_by_the_other() {
+    let db = TestDb::create().await.unwrap();
+    let a = replica(&db).await;
+    let b = replica(&db).await;
+    let alice = token("acme", "alice");
+    let on_a = raw_connect(&a.base, &alice).await;
+    let on_b = raw_connect(&b.base, &alice).await;
+    let mut revision = 0;
+    for i in 0..30 {
+        // A reads (and remembers) before every change B makes.
+        let (seen, err) = raw_tool(
+            &a.base,
+            &alice,
+            &on_a,
+            "brain_focus_get",
+            json!({"project": "p"}),
+        )
+        .await;
+        assert!(!err, "{seen}");
+        assert_eq!(seen["revision"], json!(revision));
+        let (s, err) = raw_tool(
+            &b.base,
+            &alice,
+            &on_b,
+            "brain_session_start",
+            json!({"project": "p", "client_key": format!("k{i}")}),
+        )
+        .await;
+        assert!(!err, "{s}");
+        let body = format!("focus written on B, round {i:03}");
+        let (end, err) = raw_tool(
+            &b.base,
+            &alice,
+            &on_b,
+            "brain_session_end",
+            json!({
+            "session_id": s["session"]["session_id"], "expected_client_key": format!("k{i}"),
+            "summary": "s", "next_focus": body, "expected_focus_revision": revision}),
+        )
+        .await;
+        assert!(!err, "{end}");
+        assert_eq!(end["focus_outcome"], json!("applied"), "{end}");
+        revision = end["focus_revision_at_end"].as_i64().unwrap();
+        let (read, err) = raw_tool(
+            &a.base,
+            &alice,
+            &on_a,
+            "brain_focus_get",
+            json!({"project": "p"}),
+        )
+        .await;
+        assert!(!err, "{read}");
+        assert_eq!(
+            (
+                read["body"].as_str().unwrap(),
+                read["revision"].as_i64().unwrap()
+            ),
+            (body.as_str(), revision),
+            "round {i}"
+        );
+    }
+}

@@ -122,6 +122,8 @@ pub async fn spawn_app_opts(jwt: JwtConfig, opts: TestOptions) -> TestApp {
     let db = TestBackend::create().await;
     let settings = StoreSettings {
         connection_idle_secs: i64::try_from(opts.connection_idle_secs).unwrap_or(i64::MAX),
+        // As `brain serve` runs.
+        remember_focus: true,
         ..StoreSettings::default()
     };
     let store = brain_server::serve::open_store(db.url(), settings)
