@@ -16,8 +16,10 @@
 //!   marker serves every read waiting at the time. When the store cannot
 //!   tell (not listening), the read goes to the database.
 //!
-//! Bounded: at most [`MAX_PROJECTS`] projects and [`MAX_BYTES`] of bodies;
-//! past either the memory starts over empty.
+//! Bounded: at most [`MAX_PROJECTS`] projects, [`MAX_ANSWERS_PER_PROJECT`]
+//! answers each, and [`MAX_BYTES`] counted with a fixed cost per answer and
+//! per project beside the text (so a flood of reads of tiny or absent slots
+//! is bounded too); past the projects or bytes the memory starts over empty.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
@@ -30,8 +32,18 @@ use crate::model::{Focus, Revision};
 
 /// Projects remembered at most.
 pub const MAX_PROJECTS: usize = 8_192;
-/// Bytes of bodies (and slot names) remembered at most.
+/// Bytes remembered at most: text plus [`ANSWER_COST`] per answer and
+/// [`PROJECT_COST`] per project.
 pub const MAX_BYTES: usize = 32 * 1024 * 1024;
+/// Answers remembered per project (its base focus, with slots, and one per
+/// slot name read, whether or not the slot exists); beyond, answers go
+/// unremembered until the project changes.
+pub const MAX_ANSWERS_PER_PROJECT: usize = 256;
+/// What an answer costs beside its text: the map entry, the `Arc`, the
+/// `Focus` and its other fields (measured about 200 bytes; rounded up).
+pub const ANSWER_COST: usize = 256;
+/// What a project costs beside its answers: its keys and maps.
+pub const PROJECT_COST: usize = 256;
 /// Change counters; a change bumps the one its project hashes to, so two
 /// projects that share one only cost each other a fill.
 const BUCKETS: usize = 1_024;
@@ -82,10 +94,17 @@ struct Held {
 
 #[derive(Default)]
 struct Project {
-    with_slots: Option<Arc<FocusWithSlots>>,
+    /// Each answer with the bytes it was counted at.
+    with_slots: Option<(Arc<FocusWithSlots>, usize)>,
     /// `focus_get` answers by slot (`None`: the base focus alone).
-    bodies: HashMap<Option<SlotName>, Arc<Focus>>,
+    bodies: HashMap<Option<SlotName>, (Arc<Focus>, usize)>,
     bytes: usize,
+}
+
+/// An answer to keep, by the shape of read that asked for it.
+enum Answer {
+    WithSlots(Arc<FocusWithSlots>),
+    One(Option<SlotName>, Arc<Focus>),
 }
 
 enum Shape<'a> {
@@ -143,15 +162,15 @@ impl FocusCache {
         project: &ProjectKey,
         value: &FocusWithSlots,
     ) {
-        let bytes = value.0.body.len()
+        let bytes = ANSWER_COST
+            + value.0.body.len()
             + value
                 .1
                 .iter()
-                .map(|(s, _)| s.as_str().len() + 16)
+                .map(|(s, _)| s.as_str().len() + 32)
                 .sum::<usize>();
-        self.keep(ticket, tenant, project, bytes, |p| {
-            p.with_slots = Some(Arc::new(value.clone()))
-        });
+        let answer = Answer::WithSlots(Arc::new(value.clone()));
+        self.keep(ticket, tenant, project, bytes, answer);
     }
 
     /// Keep the database's answer to a missed [`Self::one`].
@@ -163,10 +182,9 @@ impl FocusCache {
         slot: Option<&SlotName>,
         value: &Focus,
     ) {
-        let bytes = value.body.len() + slot.map_or(0, |s| s.as_str().len());
-        self.keep(ticket, tenant, project, bytes, |p| {
-            p.bodies.insert(slot.cloned(), Arc::new(value.clone()));
-        });
+        let bytes = ANSWER_COST + value.body.len() + slot.map_or(0, |s| s.as_str().len());
+        let answer = Answer::One(slot.cloned(), Arc::new(value.clone()));
+        self.keep(ticket, tenant, project, bytes, answer);
     }
 
     /// A change of `project`'s focus rows was heard: forget the project, and
@@ -213,8 +231,14 @@ impl FocusCache {
             .get(tenant.as_str())
             .and_then(|projects| projects.get(project.as_str()))
             .and_then(|p| match shape {
-                Shape::WithSlots => p.with_slots.clone().map(Found::WithSlots),
-                Shape::One(slot) => p.bodies.get(&slot.cloned()).cloned().map(Found::One),
+                Shape::WithSlots => p
+                    .with_slots
+                    .as_ref()
+                    .map(|(v, _)| Found::WithSlots(v.clone())),
+                Shape::One(slot) => p
+                    .bodies
+                    .get(&slot.cloned())
+                    .map(|(v, _)| Found::One(v.clone())),
             });
         match found {
             Some(found) => Look::Hit(found),
@@ -232,7 +256,7 @@ impl FocusCache {
         tenant: &TenantId,
         project: &ProjectKey,
         bytes: usize,
-        put: impl FnOnce(&mut Project),
+        answer: Answer,
     ) {
         let mut held = self.lock();
         if held.changes[ticket.bucket] != ticket.changes || held.resets != ticket.resets {
@@ -241,19 +265,41 @@ impl FocusCache {
         if bytes > MAX_BYTES / 4 {
             return;
         }
-        let known = held
+        let existing = held
             .tenants
             .get(tenant.as_str())
-            .is_some_and(|p| p.contains_key(project.as_str()));
-        if held.bytes + bytes > MAX_BYTES || (!known && held.projects >= MAX_PROJECTS) {
+            .and_then(|p| p.get(project.as_str()));
+        if let (Some(p), Answer::One(slot, _)) = (existing, &answer)
+            && p.bodies.len() >= MAX_ANSWERS_PER_PROJECT
+            && !p.bodies.contains_key(slot)
+        {
+            return;
+        }
+        let known = existing.is_some();
+        let added = bytes
+            + if known {
+                0
+            } else {
+                PROJECT_COST + tenant.as_str().len() + project.as_str().len()
+            };
+        if held.bytes + added > MAX_BYTES || (!known && held.projects >= MAX_PROJECTS) {
             held.clear();
         }
         let projects = held.tenants.entry(tenant.as_str().to_owned()).or_default();
         let new = !projects.contains_key(project.as_str());
         let p = projects.entry(project.as_str().to_owned()).or_default();
-        put(p);
-        p.bytes += bytes;
-        held.bytes += bytes;
+        let before = if new { 0 } else { p.bytes };
+        if new {
+            p.bytes = PROJECT_COST + tenant.as_str().len() + project.as_str().len();
+        }
+        // A second answer of the same shape replaces the first: uncount it.
+        let replaced = match answer {
+            Answer::WithSlots(v) => p.with_slots.replace((v, bytes)).map_or(0, |(_, b)| b),
+            Answer::One(slot, v) => p.bodies.insert(slot, (v, bytes)).map_or(0, |(_, b)| b),
+        };
+        p.bytes = p.bytes + bytes - replaced;
+        let after = p.bytes;
+        held.bytes = held.bytes + after - before;
         if new {
             held.projects += 1;
         }
@@ -409,5 +455,68 @@ mod tests {
             c.keep_one(tk, &t, &p, None, &focus("", 1));
         }
         assert!(c.size().0 <= MAX_PROJECTS);
+    }
+
+    /// Reads of many tiny or absent slots (each answer a few bytes of text)
+    /// are bounded by what an answer costs, not by their text alone.
+    #[test]
+    fn reads_of_many_slot_names_are_bounded() {
+        let c = cache(true);
+        let t = TenantId::parse("acme").unwrap();
+        for i in 0..300 {
+            let p = ProjectKey::parse("atlas").unwrap();
+            let s = SlotName::parse(&format!("s{i}")).unwrap();
+            let tk = ticket(block_on(c.one(&t, &p, Some(&s))));
+            c.keep_one(tk, &t, &p, Some(&s), &focus("", 0));
+        }
+        let (projects, bytes) = c.size();
+        assert_eq!(projects, 1);
+        // 256 answers kept, the rest refused.
+        assert!(bytes >= MAX_ANSWERS_PER_PROJECT * ANSWER_COST, "{bytes}");
+        assert!(
+            bytes < (MAX_ANSWERS_PER_PROJECT + 1) * (ANSWER_COST + 8) + PROJECT_COST + 16,
+            "{bytes}"
+        );
+        let over = SlotName::parse("s299").unwrap();
+        assert!(matches!(
+            block_on(c.one(&t, &ProjectKey::parse("atlas").unwrap(), Some(&over))),
+            Look::Miss(Some(_))
+        ));
+        // Across projects, the byte bound holds with the per-answer cost.
+        for i in 0..(MAX_BYTES / ANSWER_COST) {
+            let p = ProjectKey::parse(&format!("q{}", i % 4_000)).unwrap();
+            let s = SlotName::parse(&format!("s{}", i / 4_000)).unwrap();
+            let tk = ticket(block_on(c.one(&t, &p, Some(&s))));
+            c.keep_one(tk, &t, &p, Some(&s), &focus("", 0));
+            assert!(c.size().1 <= MAX_BYTES);
+        }
+    }
+
+    #[test]
+    fn a_replaced_answer_is_counted_once() {
+        let c = cache(true);
+        let (t, p) = keys();
+        let tk = ticket(block_on(c.one(&t, &p, None)));
+        c.keep_one(tk, &t, &p, None, &focus("abc", 1));
+        let once = c.size().1;
+        // Two reads that missed together both keep their (equal) answer.
+        let first = ticket(block_on(c.one(
+            &t,
+            &p,
+            Some(&SlotName::parse("x").unwrap()),
+        )));
+        let second = ticket(block_on(c.one(
+            &t,
+            &p,
+            Some(&SlotName::parse("x").unwrap()),
+        )));
+        let x = SlotName::parse("x").unwrap();
+        c.keep_one(first, &t, &p, Some(&x), &focus("xyz", 1));
+        let with_x = c.size().1;
+        c.keep_one(second, &t, &p, Some(&x), &focus("xyz", 1));
+        assert_eq!(c.size().1, with_x);
+        assert_eq!(with_x - once, ANSWER_COST + 3 + 1);
+        c.forget("acme", "atlas");
+        assert_eq!(c.size(), (0, 0));
     }
 }

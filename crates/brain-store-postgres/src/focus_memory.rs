@@ -10,7 +10,7 @@
 //! sender sends one marker for every read waiting at the time.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -24,6 +24,10 @@ const FENCE: &str = "brain_fence";
 /// A read waits this long for its marker, then reads the database.
 const FENCE_LIMIT: Duration = Duration::from_secs(2);
 const RETRY: Duration = Duration::from_secs(1);
+/// After this many reads in a row waited out [`FENCE_LIMIT`], the listener's
+/// connection is taken for dead (a black-holed socket never errors) and
+/// replaced.
+const TIMEOUTS_BEFORE_RELISTEN: u32 = 3;
 
 /// Start the listener and the marker sender on `pool`'s database; the memory
 /// they keep right.
@@ -34,6 +38,8 @@ pub(crate) fn start(pool: &PgPool) -> Arc<FocusCache> {
         wanted: AtomicU64::new(0),
         kick: Notify::new(),
         heard: watch::Sender::new(Heard::default()),
+        timeouts: AtomicU32::new(0),
+        relisten: watch::Sender::new(0),
     });
     let cache = Arc::new(FocusCache::new(fence.clone()));
     tokio::spawn(listen(pool.clone(), fence.clone(), cache.clone()));
@@ -49,6 +55,10 @@ struct PgFence {
     wanted: AtomicU64,
     kick: Notify,
     heard: watch::Sender<Heard>,
+    /// Reads in a row whose marker was not heard in time.
+    timeouts: AtomicU32,
+    /// Bumped to make the listener drop its connection and listen anew.
+    relisten: watch::Sender<u64>,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -80,6 +90,14 @@ impl Fence for PgFence {
             heard.wait_for(|h| h.marker >= want || h.resets != start.resets),
         )
         .await;
+        if waited.is_err() {
+            if self.timeouts.fetch_add(1, Ordering::SeqCst) + 1 >= TIMEOUTS_BEFORE_RELISTEN {
+                self.timeouts.store(0, Ordering::SeqCst);
+                self.relisten.send_modify(|n| *n += 1);
+            }
+        } else {
+            self.timeouts.store(0, Ordering::SeqCst);
+        }
         matches!(waited, Ok(Ok(h)) if h.marker >= want && h.resets == start.resets)
     }
 }
@@ -116,11 +134,15 @@ async fn send_markers_on(options: Arc<PgConnectOptions>, fence: &PgFence) {
                 fence.kick.notified().await;
             }
             let n = fence.sent.fetch_add(1, Ordering::SeqCst) + 1;
-            let sent = sqlx::query("SELECT pg_notify($1, $2)")
+            let notify = sqlx::query("SELECT pg_notify($1, $2)")
                 .bind(FENCE)
                 .bind(format!("{}:{n}", fence.replica))
-                .execute(&mut conn)
-                .await;
+                .execute(&mut conn);
+            // A socket that stops answering never errors: give up on it.
+            let sent = match tokio::time::timeout(FENCE_LIMIT, notify).await {
+                Ok(sent) => sent.map(drop).map_err(|e| e.to_string()),
+                Err(_) => Err(format!("no answer in {FENCE_LIMIT:?}")),
+            };
             if let Err(e) = sent {
                 tracing::warn!(error = %e, "focus fence lost its connection; reconnecting");
                 fence.set(|h| {
@@ -161,12 +183,27 @@ async fn listen(pool: PgPool, fence: Arc<PgFence>, cache: Arc<FocusCache>) {
             h.listening = true;
             h.resets += 1;
         });
+        let mut relisten = fence.relisten.subscribe();
+        relisten.mark_unchanged();
         loop {
-            match pg.try_recv().await {
+            let got = tokio::select! {
+                got = pg.try_recv() => got,
+                _ = relisten.changed() => {
+                    tracing::warn!("focus memory heard no marker for a while; listening again");
+                    cache.forget_all();
+                    fence.set(|h| {
+                        h.listening = false;
+                        h.resets += 1;
+                    });
+                    break;
+                }
+            };
+            match got {
                 Ok(Some(n)) => match n.channel() {
                     CHANGED => changed(&cache, n.payload()),
                     FENCE => {
-                        if let Some(m) = marker(&fence.replica, n.payload()) {
+                        let sent = fence.sent.load(Ordering::SeqCst);
+                        if let Some(m) = marker(&fence.replica, n.payload(), sent) {
                             fence.set(|h| h.marker = h.marker.max(m));
                         }
                     }
@@ -209,11 +246,29 @@ fn changed(cache: &FocusCache, payload: &str) {
     }
 }
 
-/// The number of one of `replica`'s markers.
-fn marker(replica: &str, payload: &str) -> Option<u64> {
+/// The number of one of `replica`'s markers. Anyone who can connect to the
+/// database can NOTIFY, so a number this replica has not begun to send is
+/// not believed: a forged high one would otherwise pass every later read.
+fn marker(replica: &str, payload: &str, sent: u64) -> Option<u64> {
     let (from, n) = payload.split_once(':')?;
     if from != replica {
         return None;
     }
-    n.parse().ok()
+    n.parse().ok().filter(|&n| n <= sent)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::marker;
+
+    #[test]
+    fn only_markers_this_replica_sent_count() {
+        assert_eq!(marker("r1", "r1:3", 5), Some(3));
+        assert_eq!(marker("r1", "r1:5", 5), Some(5));
+        assert_eq!(marker("r1", "r1:6", 5), None);
+        assert_eq!(marker("r1", "r1:18446744073709551615", 5), None);
+        assert_eq!(marker("r1", "r2:3", 5), None);
+        assert_eq!(marker("r1", "r1:x", 5), None);
+        assert_eq!(marker("r1", "r1", 5), None);
+    }
 }

@@ -192,4 +192,12 @@ async fn a_replica_that_lost_its_listener_forgets_what_it_remembered() {
         assert_eq!(fx.read(&a).await, ("v2".into(), unheard));
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
+    // And it listens again: reads are remembered, and answered from memory.
+    warm(&fx, &a).await;
+    fx.write_unheard("v3").await;
+    assert_eq!(
+        fx.read(&a).await,
+        ("v2".into(), unheard),
+        "answered from memory again"
+    );
 }
