@@ -10,6 +10,7 @@
 //!   into fewer round trips ([`lifecycle`]: opening a session and the
 //!   briefing; [`ledger`]: the receipt append under the ledger-tip lock).
 //! - [`known`]: the projects this process has seen committed.
+//! - [`group`]: group commit for one tenant's one-call writes.
 //! - [`resources`]: the LISTEN task that hears every replica's focus writes.
 //!
 //! Each mutation is one transaction that locks what it compares in a fixed
@@ -19,6 +20,7 @@
 
 mod dialect;
 mod focus_memory;
+mod group;
 mod known;
 mod ledger;
 mod lifecycle;
@@ -50,6 +52,7 @@ pub struct PgStore {
     pool: PgPool,
     settings: StoreSettings,
     known: std::sync::Arc<known::KnownProjects>,
+    groups: std::sync::Arc<group::Groups>,
     focus_memory: Option<std::sync::Arc<brain_core::focus_cache::FocusCache>>,
 }
 
@@ -94,6 +97,7 @@ impl PgStore {
             pool,
             settings,
             known: Default::default(),
+            groups: Default::default(),
             focus_memory: None,
         }
     }
@@ -104,6 +108,13 @@ impl PgStore {
     pub fn remembering_focus(mut self) -> Self {
         self.focus_memory = Some(focus_memory::start(&self.pool));
         self
+    }
+
+    /// One-call writes' group commits (see `group.rs`): batches of more than
+    /// one write committed, and batches rolled back for a failed statement
+    /// (their writes then ran alone).
+    pub fn group_commits(&self) -> (u64, u64) {
+        self.groups.counts()
     }
 
     /// Projects and bytes in the memory of focus reads (none when off).
@@ -251,6 +262,7 @@ impl Backend for PgStore {
             self.pool.clone(),
             tenant.clone(),
             self.known.clone(),
+            self.groups.clone(),
         ))
     }
 

@@ -10,27 +10,32 @@ use brain_core::store::BriefingSources;
 use chrono::{DateTime, Utc};
 use sqlx::{PgPool, Row};
 
+use std::sync::Arc;
+
 use crate::db;
+use crate::group::Groups;
 use crate::ledger::placed;
 use crate::lifecycle::PgQuery;
 
 /// The receipt's fields after its project and session, in the functions'
-/// order: who, what, and the three pieces of its canonical text.
+/// order: who, what, and the three pieces of its canonical text. Bound as
+/// copies, so a statement can outlive the call that built it (a group
+/// commit runs it from its own task).
 fn bind_receipt<'q>(
     q: PgQuery<'q>,
-    r: &'q Receipt,
-    frame: &'q brain_core::receipt::ReceiptFrame,
+    r: &Receipt,
+    frame: &brain_core::receipt::ReceiptFrame,
 ) -> PgQuery<'q> {
     q.bind(r.credential_kind.as_str())
-        .bind(&r.subject)
-        .bind(&r.token_id)
-        .bind(&r.connection_id)
+        .bind(r.subject.clone())
+        .bind(r.token_id.clone())
+        .bind(r.connection_id.clone())
         .bind(r.elevated)
-        .bind(&r.outcome)
-        .bind(&r.request_digest)
-        .bind(&frame.before_prev)
-        .bind(&frame.before_seq)
-        .bind(&frame.after_seq)
+        .bind(r.outcome.clone())
+        .bind(r.request_digest.clone())
+        .bind(frame.before_prev.clone())
+        .bind(frame.before_seq.clone())
+        .bind(frame.after_seq.clone())
 }
 
 /// Whether `brain_remember` writes this: an artifact of no session whose
@@ -42,9 +47,13 @@ pub(crate) fn fits_remember(a: &Artifact, draft: &ReceiptDraft) -> bool {
 }
 
 /// `brain_remember` (migration 0009): the project when `ensure`, the
-/// artifact, its receipt, committed ([`fits_remember`]).
+/// artifact, its receipt, committed ([`fits_remember`]). Into a known project
+/// it joins the tenant's group commit ([`Groups`]); a project's first write
+/// runs alone, since creating it may wait on another transaction that
+/// creates it too, and must not do so while a batch holds the tenant's tip.
 pub(crate) async fn remember(
     pool: &PgPool,
+    groups: &Arc<Groups>,
     caller: &Caller,
     ensure: bool,
     a: &Artifact,
@@ -52,27 +61,37 @@ pub(crate) async fn remember(
 ) -> Result<Receipt, StoreError> {
     let r = Receipt::unplaced(caller, draft, now_micros());
     let frame = r.frame();
-    let q = sqlx::query(
-        "SELECT seq, prev_hash, hash FROM brain_remember($1, $2, $3, $4, $5, $6, $7, $8, $9, \
-         $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)",
-    )
-    .bind(caller.tenant.as_str())
-    .bind(ensure)
-    .bind(GENESIS_HASH)
-    .bind(a.artifact_id.as_uuid())
-    .bind(a.project.as_str())
-    .bind(a.kind.as_str())
-    .bind(&a.text)
-    .bind(&a.tags)
-    .bind(a.created_at)
-    .bind(r.receipt_id.as_uuid())
-    .bind(r.at)
-    .bind(&r.tool)
-    .bind(r.session_id.map(|s| s.as_uuid()));
-    let row = bind_receipt(q, &r, &frame)
-        .fetch_one(pool)
-        .await
-        .map_err(db)?;
+    let (tenant, a, receipt) = (caller.tenant.clone(), a.clone(), r.clone());
+    let build = move || {
+        let q = sqlx::query(
+            "SELECT seq, prev_hash, hash FROM brain_remember($1, $2, $3, $4, $5, $6, $7, $8, $9, \
+             $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)",
+        )
+        .bind(tenant.as_str().to_owned())
+        .bind(ensure)
+        .bind(GENESIS_HASH)
+        .bind(a.artifact_id.as_uuid())
+        .bind(a.project.as_str().to_owned())
+        .bind(a.kind.as_str())
+        .bind(a.text.clone())
+        .bind(a.tags.clone())
+        .bind(a.created_at)
+        .bind(receipt.receipt_id.as_uuid())
+        .bind(receipt.at)
+        .bind(receipt.tool.clone())
+        .bind(receipt.session_id.map(|s| s.as_uuid()));
+        bind_receipt(q, &receipt, &frame)
+    };
+    let rows = if ensure {
+        build().fetch_all(pool).await.map_err(db)?
+    } else {
+        groups
+            .run(pool, caller.tenant.as_str(), Box::new(build))
+            .await?
+    };
+    let row = rows
+        .first()
+        .ok_or_else(|| StoreError::Backend("brain_remember answered no row".into()))?;
     let (seq, prev, hash) = (
         row.try_get("seq").map_err(db)?,
         row.try_get("prev_hash").map_err(db)?,

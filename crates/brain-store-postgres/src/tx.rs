@@ -16,6 +16,7 @@ use serde_json::Value;
 use sqlx::{PgConnection, PgPool, Row};
 use std::sync::Arc;
 
+use crate::group::Groups;
 use crate::known::KnownProjects;
 
 use crate::link::Link;
@@ -34,6 +35,9 @@ pub struct Tx {
     /// The receipt `append_receipt` left for the commit to place.
     receipt: Option<Pending>,
     known: Arc<KnownProjects>,
+    /// The tenants' group commits (`None` on a read scope, which writes no
+    /// one-call write).
+    groups: Option<Arc<Groups>>,
     /// The projects this transaction created or found, known to the process
     /// once it commits (not before: a rollback may undo their creation).
     ensured: Vec<(String, String)>,
@@ -51,19 +55,25 @@ struct Pending {
 impl Tx {
     /// A transaction already begun (the reads' scopes).
     pub(crate) fn new(conn: PgTx, known: Arc<KnownProjects>) -> Self {
-        Self::on(Link::Scope(conn), known)
+        Self::on(Link::Scope(conn), known, None)
     }
 
     /// A write transaction for `tenant`, begun on its first statement.
-    pub(crate) fn lazy(pool: PgPool, tenant: TenantId, known: Arc<KnownProjects>) -> Self {
-        Self::on(Link::Idle(pool, tenant), known)
+    pub(crate) fn lazy(
+        pool: PgPool,
+        tenant: TenantId,
+        known: Arc<KnownProjects>,
+        groups: Arc<Groups>,
+    ) -> Self {
+        Self::on(Link::Idle(pool, tenant), known, Some(groups))
     }
 
-    fn on(link: Link, known: Arc<KnownProjects>) -> Self {
+    fn on(link: Link, known: Arc<KnownProjects>, groups: Option<Arc<Groups>>) -> Self {
         Self {
             link,
             receipt: None,
             known,
+            groups,
             ensured: Vec::new(),
         }
     }
@@ -403,12 +413,13 @@ impl CloseTx for Tx {
         artifact: &brain_core::model::Artifact,
         draft: ReceiptDraft,
     ) -> Result<(), StoreError> {
-        if let Some(pool) = self
-            .untouched(&caller.tenant)
-            .filter(|_| one_trip::fits_remember(artifact, &draft))
-        {
+        if let (Some(pool), Some(groups)) = (
+            self.untouched(&caller.tenant)
+                .filter(|_| one_trip::fits_remember(artifact, &draft)),
+            self.groups.clone(),
+        ) {
             let ensure = !self.known.contains(&caller.tenant, &artifact.project);
-            let placed = one_trip::remember(&pool, caller, ensure, artifact, draft).await;
+            let placed = one_trip::remember(&pool, &groups, caller, ensure, artifact, draft).await;
             self.heal(placed)?;
             if ensure {
                 self.known

@@ -1,0 +1,142 @@
+//! Group commit of one tenant's `brain_remember`s (src/group.rs): many at once
+//! share commits, and the chain, the rows and every answer are what they
+//! would be one at a time; a write that fails in a batch fails alone.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+use common::{artifact, caller, store};
+
+use std::sync::Arc;
+
+use brain_core::flow::{CloseTx, draft};
+use brain_core::ids::{ProjectKey, TenantId};
+use brain_core::model::{Artifact, ArtifactKind, Caller};
+use brain_core::receipt::verify_with_tip;
+use brain_core::store::Reads;
+use brain_core::writes::Backend;
+use brain_store_postgres::PgStore;
+
+async fn remember(store: &PgStore, who: &Caller, a: &Artifact) -> Result<(), String> {
+    let mut tx = store.write(&who.tenant).await.map_err(|e| e.to_string())?;
+    let d = draft("brain_remember", Some(&a.project), None, "r", Ok(()));
+    tx.remember_with_receipt(who, a, d)
+        .await
+        .map_err(|e| e.to_string())?;
+    tx.commit().await.map_err(|e| e.to_string())
+}
+
+/// `n` remembers at once into `project`, each its own task.
+async fn at_once(
+    store: &Arc<PgStore>,
+    who: &Caller,
+    artifacts: Vec<Artifact>,
+) -> Vec<Result<(), String>> {
+    let tasks: Vec<_> = artifacts
+        .into_iter()
+        .map(|a| {
+            let (store, who) = (store.clone(), who.clone());
+            tokio::spawn(async move { remember(&store, &who, &a).await })
+        })
+        .collect();
+    let mut out = Vec::new();
+    for t in tasks {
+        out.push(t.await.unwrap());
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn one_tenants_remembers_share_commits_and_chain_as_one_at_a_time() {
+    let (db, store) = store().await;
+    let store = Arc::new(store);
+    let acme = TenantId::parse("acme").unwrap();
+    let who = caller(&acme);
+    let project = ProjectKey::parse("atlas").unwrap();
+    // The project's first write runs alone (it creates the project).
+    remember(
+        &store,
+        &who,
+        &artifact(&project, ArtifactKind::Note, "first"),
+    )
+    .await
+    .unwrap();
+    let mut rounds: usize = 0;
+    while store.group_commits().0 == 0 && rounds < 10 {
+        let batch = (0..32)
+            .map(|i| artifact(&project, ArtifactKind::Note, &format!("note {rounds}/{i}")))
+            .collect();
+        for r in at_once(&store, &who, batch).await {
+            r.unwrap();
+        }
+        rounds += 1;
+    }
+    assert!(
+        store.group_commits().0 > 0,
+        "no two remembers shared a commit"
+    );
+    assert_eq!(store.group_commits().1, 0, "a batch was rolled back");
+
+    let written = 1 + 32 * rounds;
+    let receipts = store.receipts(&acme).await.unwrap();
+    let tip = store.ledger_tip(&acme).await.unwrap();
+    assert_eq!(verify_with_tip(&receipts, (tip.0, &tip.1)), Ok(written));
+    assert_eq!(
+        receipts.iter().map(|r| r.seq).collect::<Vec<_>>(),
+        (1..=written as i64).collect::<Vec<_>>()
+    );
+    let admin = sqlx::PgPool::connect(&db.inspect_url).await.unwrap();
+    let artifacts: i64 = sqlx::query_scalar("SELECT count(*) FROM artifacts")
+        .fetch_one(&admin)
+        .await
+        .unwrap();
+    assert_eq!(artifacts, written as i64);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_write_that_fails_in_a_batch_fails_alone() {
+    let (db, store) = store().await;
+    let store = Arc::new(store);
+    let acme = TenantId::parse("acme").unwrap();
+    let who = caller(&acme);
+    let project = ProjectKey::parse("atlas").unwrap();
+    let taken = artifact(&project, ArtifactKind::Note, "taken");
+    remember(&store, &who, &taken).await.unwrap();
+    let mut rounds = 0;
+    let mut ok: usize = 1;
+    // Each round: 16 good writes and one reusing a taken artifact id, at once,
+    // until the bad one has been in a batch (which it rolls back).
+    while rounds < 10 {
+        let mut batch: Vec<Artifact> = (0..16)
+            .map(|i| artifact(&project, ArtifactKind::Note, &format!("good {rounds}/{i}")))
+            .collect();
+        let mut dup = artifact(&project, ArtifactKind::Note, "duplicate id");
+        dup.artifact_id = taken.artifact_id;
+        batch.insert(8, dup);
+        let results = at_once(&store, &who, batch).await;
+        for (i, r) in results.iter().enumerate() {
+            if i == 8 {
+                assert!(r.is_err(), "the duplicate was written");
+            } else {
+                assert!(r.is_ok(), "good write {i} failed: {r:?}");
+            }
+        }
+        ok += 16;
+        rounds += 1;
+        if store.group_commits().1 > 0 {
+            break;
+        }
+    }
+    assert!(
+        store.group_commits().1 > 0,
+        "the bad write never ran in a batch"
+    );
+    let receipts = store.receipts(&acme).await.unwrap();
+    let tip = store.ledger_tip(&acme).await.unwrap();
+    assert_eq!(verify_with_tip(&receipts, (tip.0, &tip.1)), Ok(ok));
+    let admin = sqlx::PgPool::connect(&db.inspect_url).await.unwrap();
+    let artifacts: i64 = sqlx::query_scalar("SELECT count(*) FROM artifacts")
+        .fetch_one(&admin)
+        .await
+        .unwrap();
+    assert_eq!(artifacts, ok as i64, "a failed write left a row");
+}
