@@ -17,9 +17,17 @@
 //! - A commit that fails answers every write of the batch with the error
 //!   (whether it reached the disk cannot be known, so nothing is retried).
 //! - The batch runs in a task of its own: a caller that goes away does not
-//!   leave the others waiting or a transaction open. At most [`MAX_BATCH`]
-//!   writes share a commit; the queue holds only calls in flight, and a
+//!   leave the others waiting or a transaction open; one that went away
+//!   before its batch began is dropped from the queue and writes nothing. A
+//!   leader that ends abnormally takes its tenant's queue with it, so the
+//!   waiting callers hear an error. At most [`MAX_BATCH`] writes share a
+//!   commit; the queue holds only calls whose callers still wait, and a
 //!   tenant's entry goes when its queue is empty.
+//! - The trade: a batch holds the tenant's tip from its first write's
+//!   statement through the others' round trips and the commit's, where a
+//!   lone write holds it for its one statement and flush. Other writers of
+//!   the tenant (ends, other replicas' batches) wait that long, once per
+//!   batch instead of once per write.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -93,14 +101,27 @@ impl Groups {
     }
 
     async fn lead(self: Arc<Self>, pool: PgPool, tenant: String) {
+        // Should this task end any other way than by finding the queue empty
+        // (a panic, a runtime shutting down), the tenant must not keep a
+        // queue that no leader drains: its callers would wait forever.
+        let mut leading = Leading {
+            groups: self.clone(),
+            tenant,
+            done: false,
+        };
         loop {
             let batch: Vec<Job> = {
                 let mut queues = self.lock();
-                let Some(queue) = queues.get_mut(&tenant) else {
+                let Some(queue) = queues.get_mut(&leading.tenant) else {
+                    leading.done = true;
                     return;
                 };
+                // A caller that went away before its write was sent writes
+                // nothing, as it would have alone.
+                queue.retain(|job| !job.reply.is_closed());
                 if queue.is_empty() {
-                    queues.remove(&tenant);
+                    queues.remove(&leading.tenant);
+                    leading.done = true;
                     return;
                 }
                 let n = queue.len().min(MAX_BATCH);
@@ -120,7 +141,9 @@ impl Groups {
                     }
                     return;
                 }
-                Err(Failed::Commit(e)) => {
+                // Nothing began (no connection in time), or the commit failed
+                // and whether it took effect is unknown: answer, do not retry.
+                Err(Failed::Begin(e) | Failed::Commit(e)) => {
                     for job in batch {
                         let _ = job.reply.send(Err(StoreError::Backend(e.clone())));
                     }
@@ -144,8 +167,26 @@ impl Groups {
     }
 }
 
+/// Removes its tenant's queue if the leader ends without emptying it; the
+/// queued callers then hear an error instead of waiting forever.
+struct Leading {
+    groups: Arc<Groups>,
+    tenant: String,
+    done: bool,
+}
+
+impl Drop for Leading {
+    fn drop(&mut self) {
+        if !self.done {
+            self.groups.lock().remove(&self.tenant);
+        }
+    }
+}
+
 enum Failed {
-    /// A statement failed (or the transaction could not begin): rolled back.
+    /// The transaction could not begin (no connection in time).
+    Begin(String),
+    /// A statement failed: rolled back, nothing written.
     Statement,
     /// The commit failed: whether it took effect is unknown. The database's
     /// words, for the server's log via each caller's error.
@@ -153,7 +194,10 @@ enum Failed {
 }
 
 async fn together(pool: &PgPool, batch: &[Job]) -> Result<Vec<Vec<PgRow>>, Failed> {
-    let mut tx = pool.begin().await.map_err(|_| Failed::Statement)?;
+    let mut tx = pool
+        .begin()
+        .await
+        .map_err(|e| Failed::Begin(e.to_string()))?;
     let mut answers = Vec::with_capacity(batch.len());
     for job in batch {
         match (job.build)().fetch_all(&mut *tx).await {

@@ -1,7 +1,8 @@
 //! The connection under a [`crate::tx::Tx`]: begun on its first statement,
 //! and, for a write, with `BEGIN` and `COMMIT` sent by brain itself, so the
 //! statement that places the write's receipt and the `COMMIT` travel in one
-//! message and the tenant's ledger tip is never held across a round trip.
+//! message and the write never holds the tenant's ledger tip across a round
+//! trip (a group commit of remembers does, across its members': `group.rs`).
 
 use brain_core::error::StoreError;
 use brain_core::ids::TenantId;

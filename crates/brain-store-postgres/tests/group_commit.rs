@@ -140,3 +140,57 @@ async fn a_write_that_fails_in_a_batch_fails_alone() {
         .unwrap();
     assert_eq!(artifacts, ok as i64, "a failed write left a row");
 }
+
+/// A caller that goes away while its write waits in the queue writes
+/// nothing, as it would not have alone; the others queued with it are
+/// written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_write_whose_caller_left_before_its_batch_is_not_written() {
+    let (db, store) = store().await;
+    let store = Arc::new(store);
+    let acme = TenantId::parse("acme").unwrap();
+    let who = caller(&acme);
+    let project = ProjectKey::parse("atlas").unwrap();
+    remember(
+        &store,
+        &who,
+        &artifact(&project, ArtifactKind::Note, "first"),
+    )
+    .await
+    .unwrap();
+    // Hold the tenant's tip, so the next write (the leader's) waits on it
+    // while the others queue behind.
+    let admin = sqlx::PgPool::connect(&db.inspect_url).await.unwrap();
+    let mut holder = admin.begin().await.unwrap();
+    sqlx::query("SELECT 1 FROM receipt_heads WHERE tenant_id = 'acme' FOR UPDATE")
+        .execute(&mut *holder)
+        .await
+        .unwrap();
+    let spawn = |text: &str| {
+        let (store, who, a) = (
+            store.clone(),
+            who.clone(),
+            artifact(&project, ArtifactKind::Note, text),
+        );
+        tokio::spawn(async move { remember(&store, &who, &a).await })
+    };
+    let leader = spawn("leader");
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let gone = spawn("gone");
+    let kept = spawn("kept");
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    gone.abort();
+    assert!(gone.await.unwrap_err().is_cancelled());
+    holder.rollback().await.unwrap();
+    leader.await.unwrap().unwrap();
+    kept.await.unwrap().unwrap();
+
+    let texts: Vec<String> = sqlx::query_scalar("SELECT text FROM artifacts ORDER BY created_at")
+        .fetch_all(&admin)
+        .await
+        .unwrap();
+    assert_eq!(texts, ["first", "leader", "kept"]);
+    let receipts = store.receipts(&acme).await.unwrap();
+    let tip = store.ledger_tip(&acme).await.unwrap();
+    assert_eq!(verify_with_tip(&receipts, (tip.0, &tip.1)), Ok(3));
+}
