@@ -23,6 +23,7 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
@@ -65,6 +66,18 @@ pub struct FocusCache {
     fence: Arc<dyn Fence>,
     hasher: RandomState,
     held: Mutex<Held>,
+    hits: AtomicU64,
+    misses: AtomicU64,
+}
+
+/// What `/metrics` shows of the memory: reads answered from it, reads that
+/// went to the database, and what it holds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FocusMemoryStats {
+    pub hits: u64,
+    pub misses: u64,
+    pub projects: usize,
+    pub bytes: usize,
 }
 
 /// Leave to keep a database answer, given out on a miss: valid while no
@@ -124,6 +137,18 @@ impl FocusCache {
                 tenants: HashMap::new(),
                 projects: 0,
             }),
+            hits: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
+        }
+    }
+
+    pub fn stats(&self) -> FocusMemoryStats {
+        let (projects, bytes) = self.size();
+        FocusMemoryStats {
+            hits: self.hits.load(Ordering::Relaxed),
+            misses: self.misses.load(Ordering::Relaxed),
+            projects,
+            bytes,
         }
     }
 
@@ -222,6 +247,7 @@ impl FocusCache {
 
     async fn look(&self, tenant: &TenantId, project: &ProjectKey, shape: Shape<'_>) -> Look<Found> {
         if !self.fence.pass().await {
+            self.misses.fetch_add(1, Ordering::Relaxed);
             return Look::Miss(None);
         }
         let bucket = self.bucket(tenant.as_str(), project.as_str());
@@ -240,6 +266,12 @@ impl FocusCache {
                     .get(&slot.cloned())
                     .map(|(v, _)| Found::One(v.clone())),
             });
+        let counter = if found.is_some() {
+            &self.hits
+        } else {
+            &self.misses
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
         match found {
             Some(found) => Look::Hit(found),
             None => Look::Miss(Some(Ticket {

@@ -299,6 +299,8 @@ pub struct StoreStats {
     /// Connections in the pool, and how many of them are idle.
     pub pool_size: u32,
     pub pool_idle: u32,
+    /// The replica's memory of focus reads, when on.
+    pub focus_memory: Option<crate::focus_cache::FocusMemoryStats>,
 }
 
 /// An MCP connection as the registry holds it.

@@ -72,6 +72,12 @@ pub async fn scrape(State(state): State<AppState>) -> Response {
             metrics::gauge!("brain_open_mcp_connections").set(s.open_connections as f64);
             metrics::gauge!("brain_db_pool_connections").set(f64::from(s.pool_size));
             metrics::gauge!("brain_db_pool_idle_connections").set(f64::from(s.pool_idle));
+            if let Some(m) = s.focus_memory {
+                metrics::counter!("brain_focus_memory_hits_total").absolute(m.hits);
+                metrics::counter!("brain_focus_memory_misses_total").absolute(m.misses);
+                metrics::gauge!("brain_focus_memory_projects").set(m.projects as f64);
+                metrics::gauge!("brain_focus_memory_bytes").set(m.bytes as f64);
+            }
         }
         Err(e) => tracing::warn!(error = %e, "store gauges unavailable for this scrape"),
     }

@@ -328,4 +328,18 @@ async fn a_focus_read_on_one_replica_sees_an_end_answered_by_the_other() {
             "round {i}"
         );
     }
+    // And A did answer from memory: each round's first read found what the
+    // previous round's last read kept (B's start changes no focus row).
+    let metrics = reqwest::get(format!("{}/metrics", a.base))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let hits: u64 = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("brain_focus_memory_hits_total "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no focus memory hits in /metrics:\n{metrics}"));
+    assert!(hits >= 20, "only {hits} reads answered from memory");
 }

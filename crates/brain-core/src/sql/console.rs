@@ -92,6 +92,7 @@ impl<S: Scope> OperatorReads for S {
             open_connections: row.int("open_connections")?,
             pool_size,
             pool_idle,
+            focus_memory: self.focus_cache().map(|c| c.stats()),
         })
     }
 }
