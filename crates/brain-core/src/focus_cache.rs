@@ -290,6 +290,10 @@ impl FocusCache {
         bytes: usize,
         answer: Answer,
     ) {
+        // A ticket is leave for the key it was given for, and no other.
+        if ticket.bucket != self.bucket(tenant.as_str(), project.as_str()) {
+            return;
+        }
         let mut held = self.lock();
         if held.changes[ticket.bucket] != ticket.changes || held.resets != ticket.resets {
             return;

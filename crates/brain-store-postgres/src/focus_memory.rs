@@ -3,8 +3,8 @@
 //! 0010's trigger) and this replica's fence markers, and a connection that
 //! sends the markers.
 //!
-//! A fence marker is a NOTIFY on `brain_fence` with this replica's id and a
-//! number. PostgreSQL delivers notifications in commit order, so once the
+//! A fence marker is a NOTIFY on `brain_fence_<replica id>` with the id and
+//! a number. PostgreSQL delivers notifications in commit order, so once the
 //! listener has heard marker `n`, it has heard every change committed before
 //! marker `n` was sent. A read asks for the next number not yet sent; the
 //! sender sends one marker for every read waiting at the time.
@@ -20,7 +20,9 @@ use sqlx::{Connection, PgConnection};
 use tokio::sync::{Notify, watch};
 
 const CHANGED: &str = "brain_focus_changed";
-const FENCE: &str = "brain_fence";
+/// Each replica's markers go on a channel of its own (this and its id), so
+/// a replica's listener is not sent every other replica's markers.
+const FENCE: &str = "brain_fence_";
 /// A read waits this long for its marker, then reads the database.
 const FENCE_LIMIT: Duration = Duration::from_secs(2);
 const RETRY: Duration = Duration::from_secs(1);
@@ -32,8 +34,10 @@ const TIMEOUTS_BEFORE_RELISTEN: u32 = 3;
 /// Start the listener and the marker sender on `pool`'s database; the memory
 /// they keep right.
 pub(crate) fn start(pool: &PgPool) -> Arc<FocusCache> {
+    let replica = uuid::Uuid::new_v4().simple().to_string();
     let fence = Arc::new(PgFence {
-        replica: uuid::Uuid::new_v4().simple().to_string(),
+        channel: format!("{FENCE}{replica}"),
+        replica,
         sent: AtomicU64::new(0),
         wanted: AtomicU64::new(0),
         kick: Notify::new(),
@@ -49,6 +53,8 @@ pub(crate) fn start(pool: &PgPool) -> Arc<FocusCache> {
 
 struct PgFence {
     replica: String,
+    /// Where this replica's markers go.
+    channel: String,
     /// The highest marker number the sender has begun to send.
     sent: AtomicU64,
     /// The highest marker number a read waits for.
@@ -135,7 +141,7 @@ async fn send_markers_on(options: Arc<PgConnectOptions>, fence: &PgFence) {
             }
             let n = fence.sent.fetch_add(1, Ordering::SeqCst) + 1;
             let notify = sqlx::query("SELECT pg_notify($1, $2)")
-                .bind(FENCE)
+                .bind(&fence.channel)
                 .bind(format!("{}:{n}", fence.replica))
                 .execute(&mut conn);
             // A socket that stops answering never errors: give up on it.
@@ -167,7 +173,7 @@ async fn marker_connection(options: &PgConnectOptions) -> Result<PgConnection, s
 /// Hear every focus change and this replica's markers, in commit order.
 async fn listen(pool: PgPool, fence: Arc<PgFence>, cache: Arc<FocusCache>) {
     loop {
-        let mut pg = match listener(&pool).await {
+        let mut pg = match listener(&pool, &fence.channel).await {
             Ok(pg) => pg,
             Err(sqlx::Error::PoolClosed) => return,
             Err(e) => {
@@ -201,7 +207,7 @@ async fn listen(pool: PgPool, fence: Arc<PgFence>, cache: Arc<FocusCache>) {
             match got {
                 Ok(Some(n)) => match n.channel() {
                     CHANGED => changed(&cache, n.payload()),
-                    FENCE => {
+                    c if c == fence.channel => {
                         let sent = fence.sent.load(Ordering::SeqCst);
                         if let Some(m) = marker(&fence.replica, n.payload(), sent) {
                             fence.set(|h| h.marker = h.marker.max(m));
@@ -232,9 +238,9 @@ async fn listen(pool: PgPool, fence: Arc<PgFence>, cache: Arc<FocusCache>) {
     }
 }
 
-async fn listener(pool: &PgPool) -> Result<PgListener, sqlx::Error> {
+async fn listener(pool: &PgPool, fence_channel: &str) -> Result<PgListener, sqlx::Error> {
     let mut pg = PgListener::connect_with(pool).await?;
-    pg.listen_all([CHANGED, FENCE]).await?;
+    pg.listen_all([CHANGED, fence_channel]).await?;
     Ok(pg)
 }
 
