@@ -45,21 +45,58 @@ async fn at_once(
     out
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn one_tenants_remembers_share_commits_and_chain_as_one_at_a_time() {
+struct Fixture {
+    db: brain_testkit::TestDb,
+    store: Arc<PgStore>,
+    acme: TenantId,
+    who: Caller,
+    project: ProjectKey,
+}
+
+/// A store whose tenant `acme` has written once into `atlas`: the project's
+/// first write, which runs alone (it creates the project).
+async fn fixture() -> Fixture {
     let (db, store) = store().await;
     let store = Arc::new(store);
     let acme = TenantId::parse("acme").unwrap();
     let who = caller(&acme);
     let project = ProjectKey::parse("atlas").unwrap();
-    // The project's first write runs alone (it creates the project).
-    remember(
-        &store,
-        &who,
-        &artifact(&project, ArtifactKind::Note, "first"),
-    )
-    .await
-    .unwrap();
+    let first = artifact(&project, ArtifactKind::Note, "first");
+    remember(&store, &who, &first).await.unwrap();
+    Fixture {
+        db,
+        store,
+        acme,
+        who,
+        project,
+    }
+}
+
+/// The tenant's chain, verified against its tip: its length.
+async fn chain(store: &PgStore, tenant: &TenantId) -> Result<usize, String> {
+    let receipts = store.receipts(tenant).await.unwrap();
+    let tip = store.ledger_tip(tenant).await.unwrap();
+    verify_with_tip(&receipts, (tip.0, &tip.1)).map_err(|e| format!("{e:?}"))
+}
+
+async fn artifacts(db: &brain_testkit::TestDb) -> usize {
+    let admin = sqlx::PgPool::connect(&db.inspect_url).await.unwrap();
+    let n: i64 = sqlx::query_scalar("SELECT count(*) FROM artifacts")
+        .fetch_one(&admin)
+        .await
+        .unwrap();
+    usize::try_from(n).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn one_tenants_remembers_share_commits_and_chain_as_one_at_a_time() {
+    let Fixture {
+        db,
+        store,
+        acme,
+        who,
+        project,
+    } = fixture().await;
     let mut rounds: usize = 0;
     while store.group_commits().0 == 0 && rounds < 10 {
         let batch = (0..32)
@@ -77,32 +114,28 @@ async fn one_tenants_remembers_share_commits_and_chain_as_one_at_a_time() {
     assert_eq!(store.group_commits().1, 0, "a batch was rolled back");
 
     let written = 1 + 32 * rounds;
+    assert_eq!(chain(&store, &acme).await, Ok(written));
     let receipts = store.receipts(&acme).await.unwrap();
-    let tip = store.ledger_tip(&acme).await.unwrap();
-    assert_eq!(verify_with_tip(&receipts, (tip.0, &tip.1)), Ok(written));
     assert_eq!(
         receipts.iter().map(|r| r.seq).collect::<Vec<_>>(),
         (1..=written as i64).collect::<Vec<_>>()
     );
-    let admin = sqlx::PgPool::connect(&db.inspect_url).await.unwrap();
-    let artifacts: i64 = sqlx::query_scalar("SELECT count(*) FROM artifacts")
-        .fetch_one(&admin)
-        .await
-        .unwrap();
-    assert_eq!(artifacts, written as i64);
+    assert_eq!(artifacts(&db).await, written);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_write_that_fails_in_a_batch_fails_alone() {
-    let (db, store) = store().await;
-    let store = Arc::new(store);
-    let acme = TenantId::parse("acme").unwrap();
-    let who = caller(&acme);
-    let project = ProjectKey::parse("atlas").unwrap();
+    let Fixture {
+        db,
+        store,
+        acme,
+        who,
+        project,
+    } = fixture().await;
     let taken = artifact(&project, ArtifactKind::Note, "taken");
     remember(&store, &who, &taken).await.unwrap();
     let mut rounds = 0;
-    let mut ok: usize = 1;
+    let mut ok: usize = 2;
     // Each round: 16 good writes and one reusing a taken artifact id, at once,
     // until the bad one has been in a batch (which it rolls back).
     while rounds < 10 {
@@ -130,15 +163,8 @@ async fn a_write_that_fails_in_a_batch_fails_alone() {
         store.group_commits().1 > 0,
         "the bad write never ran in a batch"
     );
-    let receipts = store.receipts(&acme).await.unwrap();
-    let tip = store.ledger_tip(&acme).await.unwrap();
-    assert_eq!(verify_with_tip(&receipts, (tip.0, &tip.1)), Ok(ok));
-    let admin = sqlx::PgPool::connect(&db.inspect_url).await.unwrap();
-    let artifacts: i64 = sqlx::query_scalar("SELECT count(*) FROM artifacts")
-        .fetch_one(&admin)
-        .await
-        .unwrap();
-    assert_eq!(artifacts, ok as i64, "a failed write left a row");
+    assert_eq!(chain(&store, &acme).await, Ok(ok));
+    assert_eq!(artifacts(&db).await, ok, "a failed write left a row");
 }
 
 /// A caller that goes away while its write waits in the queue writes
@@ -146,18 +172,13 @@ async fn a_write_that_fails_in_a_batch_fails_alone() {
 /// written.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_write_whose_caller_left_before_its_batch_is_not_written() {
-    let (db, store) = store().await;
-    let store = Arc::new(store);
-    let acme = TenantId::parse("acme").unwrap();
-    let who = caller(&acme);
-    let project = ProjectKey::parse("atlas").unwrap();
-    remember(
-        &store,
-        &who,
-        &artifact(&project, ArtifactKind::Note, "first"),
-    )
-    .await
-    .unwrap();
+    let Fixture {
+        db,
+        store,
+        acme,
+        who,
+        project,
+    } = fixture().await;
     // Hold the tenant's tip, so the next write (the leader's) waits on it
     // while the others queue behind.
     let admin = sqlx::PgPool::connect(&db.inspect_url).await.unwrap();
@@ -190,7 +211,5 @@ async fn a_write_whose_caller_left_before_its_batch_is_not_written() {
         .await
         .unwrap();
     assert_eq!(texts, ["first", "leader", "kept"]);
-    let receipts = store.receipts(&acme).await.unwrap();
-    let tip = store.ledger_tip(&acme).await.unwrap();
-    assert_eq!(verify_with_tip(&receipts, (tip.0, &tip.1)), Ok(3));
+    assert_eq!(chain(&store, &acme).await, Ok(3));
 }
