@@ -1,7 +1,9 @@
 //! What this replica's memory of focus reads ([`FocusCache`]) needs from
 //! PostgreSQL: a LISTEN connection that hears every focus change (migration
 //! 0010's trigger) and this replica's fence markers, and a connection that
-//! sends the markers.
+//! sends the markers. The same LISTEN connection also hears the applied
+//! ends and relays that resource subscribers are told of (`brain_focus`,
+//! [`crate::resources`]), so a replica holds one LISTEN connection, not two.
 //!
 //! A fence marker is a NOTIFY on `brain_fence_<replica id>` with the id and
 //! a number. PostgreSQL delivers notifications in commit order, so once the
@@ -14,6 +16,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use brain_core::feed::{FocusChange, FocusListener};
 use brain_core::focus_cache::{Fence, FocusCache};
 use sqlx::postgres::{PgConnectOptions, PgListener, PgPool};
 use sqlx::{Connection, PgConnection};
@@ -31,9 +34,32 @@ const RETRY: Duration = Duration::from_secs(1);
 /// replaced.
 const TIMEOUTS_BEFORE_RELISTEN: u32 = 3;
 
+/// The memory, and who else hears what its listener hears.
+#[derive(Clone)]
+pub(crate) struct FocusMemory {
+    pub(crate) cache: Arc<FocusCache>,
+    subscribers: Subscribers,
+    fence: Arc<PgFence>,
+}
+
+type Subscribers = Arc<std::sync::Mutex<Vec<FocusListener>>>;
+
+impl FocusMemory {
+    /// Tell `listener` of every change announced on `brain_focus` from now
+    /// on; answers once the listener listens (or after 5 s: it keeps trying).
+    pub(crate) async fn subscribe(&self, listener: FocusListener) {
+        self.subscribers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(listener);
+        let mut heard = self.fence.heard.subscribe();
+        let _ = tokio::time::timeout(Duration::from_secs(5), heard.wait_for(|h| h.listening)).await;
+    }
+}
+
 /// Start the listener and the marker sender on `pool`'s database; the memory
 /// they keep right.
-pub(crate) fn start(pool: &PgPool) -> Arc<FocusCache> {
+pub(crate) fn start(pool: &PgPool) -> FocusMemory {
     let replica = uuid::Uuid::new_v4().simple().to_string();
     let fence = Arc::new(PgFence {
         channel: format!("{FENCE}{replica}"),
@@ -46,9 +72,19 @@ pub(crate) fn start(pool: &PgPool) -> Arc<FocusCache> {
         relisten: watch::Sender::new(0),
     });
     let cache = Arc::new(FocusCache::new(fence.clone()));
-    tokio::spawn(listen(pool.clone(), fence.clone(), cache.clone()));
-    tokio::spawn(send_markers(pool.clone(), fence));
-    cache
+    let subscribers = Subscribers::default();
+    tokio::spawn(listen(
+        pool.clone(),
+        fence.clone(),
+        cache.clone(),
+        subscribers.clone(),
+    ));
+    tokio::spawn(send_markers(pool.clone(), fence.clone()));
+    FocusMemory {
+        cache,
+        subscribers,
+        fence,
+    }
 }
 
 struct PgFence {
@@ -171,7 +207,12 @@ async fn marker_connection(options: &PgConnectOptions) -> Result<PgConnection, s
 }
 
 /// Hear every focus change and this replica's markers, in commit order.
-async fn listen(pool: PgPool, fence: Arc<PgFence>, cache: Arc<FocusCache>) {
+async fn listen(
+    pool: PgPool,
+    fence: Arc<PgFence>,
+    cache: Arc<FocusCache>,
+    subscribers: Subscribers,
+) {
     loop {
         let mut pg = match listener(&pool, &fence.channel).await {
             Ok(pg) => pg,
@@ -207,6 +248,7 @@ async fn listen(pool: PgPool, fence: Arc<PgFence>, cache: Arc<FocusCache>) {
             match got {
                 Ok(Some(n)) => match n.channel() {
                     CHANGED => changed(&cache, n.payload()),
+                    crate::resources::CHANNEL => tell(&subscribers, n.payload()),
                     c if c == fence.channel => {
                         let sent = fence.sent.load(Ordering::SeqCst);
                         if let Some(m) = marker(&fence.replica, n.payload(), sent) {
@@ -240,8 +282,24 @@ async fn listen(pool: PgPool, fence: Arc<PgFence>, cache: Arc<FocusCache>) {
 
 async fn listener(pool: &PgPool, fence_channel: &str) -> Result<PgListener, sqlx::Error> {
     let mut pg = PgListener::connect_with(pool).await?;
-    pg.listen_all([CHANGED, fence_channel]).await?;
+    pg.listen_all([CHANGED, fence_channel, crate::resources::CHANNEL])
+        .await?;
     Ok(pg)
+}
+
+/// Hand an applied end's or relay's change to the resource subscribers.
+fn tell(subscribers: &Subscribers, payload: &str) {
+    let Some(change) = FocusChange::from_payload(payload) else {
+        tracing::warn!("ignored a malformed focus notification");
+        return;
+    };
+    let listeners = subscribers
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    for listener in listeners {
+        listener(change.clone());
+    }
 }
 
 /// Forget the project a change names; an unreadable one forgets everything.

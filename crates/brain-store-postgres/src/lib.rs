@@ -53,7 +53,7 @@ pub struct PgStore {
     settings: StoreSettings,
     known: std::sync::Arc<known::KnownProjects>,
     groups: std::sync::Arc<group::Groups>,
-    focus_memory: Option<std::sync::Arc<brain_core::focus_cache::FocusCache>>,
+    focus_memory: Option<focus_memory::FocusMemory>,
 }
 
 impl PgStore {
@@ -119,7 +119,9 @@ impl PgStore {
 
     /// Projects and bytes in the memory of focus reads (none when off).
     pub fn focus_memory_size(&self) -> (usize, usize) {
-        self.focus_memory.as_ref().map_or((0, 0), |m| m.size())
+        self.focus_memory
+            .as_ref()
+            .map_or((0, 0), |m| m.cache.size())
     }
 
     pub fn pool(&self) -> &PgPool {
@@ -304,7 +306,7 @@ impl Scope for PgStore {
     }
 
     fn focus_cache(&self) -> Option<&brain_core::focus_cache::FocusCache> {
-        self.focus_memory.as_deref()
+        self.focus_memory.as_ref().map(|m| &*m.cache)
     }
 }
 
@@ -318,6 +320,13 @@ impl Store for PgStore {
         &self,
         listener: brain_core::feed::FocusListener,
     ) -> Result<(), StoreError> {
-        resources::watch(self, listener).await
+        match &self.focus_memory {
+            // Its listener hears brain_focus too: no second connection.
+            Some(memory) => {
+                memory.subscribe(listener).await;
+                Ok(())
+            }
+            None => resources::watch(self, listener).await,
+        }
     }
 }

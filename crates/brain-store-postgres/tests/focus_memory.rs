@@ -201,3 +201,42 @@ async fn a_replica_that_lost_its_listener_forgets_what_it_remembered() {
         "answered from memory again"
     );
 }
+
+/// A replica with focus memory holds one LISTEN connection: the memory's
+/// listener also tells the resource subscribers of applied ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_listen_connection_serves_the_memory_and_the_subscribers() {
+    use brain_core::feed::FocusChange;
+    use brain_core::store::Store;
+    let (mut fx, _) = fixture().await;
+    let a = replica(&fx).await;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    a.watch_focus(std::sync::Arc::new(move |c| {
+        let _ = tx.send(c);
+    }))
+    .await
+    .expect("watch");
+    let listening: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM pg_stat_activity \
+         WHERE datname = current_database() AND query ILIKE 'LISTEN%'",
+    )
+    .fetch_one(&mut fx.admin)
+    .await
+    .expect("count");
+    assert_eq!(listening, 1, "one LISTEN connection per replica");
+    let change = FocusChange {
+        tenant: fx.tenant.clone(),
+        project: fx.project.clone(),
+        slot: None,
+        revision: 7,
+    };
+    sqlx::query("SELECT pg_notify('brain_focus', $1)")
+        .bind(change.to_payload())
+        .execute(&mut fx.admin)
+        .await
+        .expect("notify");
+    let heard = tokio::time::timeout(std::time::Duration::from_secs(5), rx.recv())
+        .await
+        .expect("heard in time");
+    assert_eq!(heard, Some(change));
+}
