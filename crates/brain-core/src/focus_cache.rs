@@ -312,12 +312,8 @@ impl FocusCache {
             return;
         }
         let known = existing.is_some();
-        let added = bytes
-            + if known {
-                0
-            } else {
-                PROJECT_COST + tenant.as_str().len() + project.as_str().len()
-            };
+        let project_cost = PROJECT_COST + tenant.as_str().len() + project.as_str().len();
+        let added = bytes + if known { 0 } else { project_cost };
         if held.bytes + added > MAX_BYTES || (!known && held.projects >= MAX_PROJECTS) {
             held.clear();
         }
@@ -326,7 +322,7 @@ impl FocusCache {
         let p = projects.entry(project.as_str().to_owned()).or_default();
         let before = if new { 0 } else { p.bytes };
         if new {
-            p.bytes = PROJECT_COST + tenant.as_str().len() + project.as_str().len();
+            p.bytes = project_cost;
         }
         // A second answer of the same shape replaces the first: uncount it.
         let replaced = match answer {

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use brain_core::feed::{FocusChange, FocusListener};
+use brain_core::feed::FocusListener;
 use brain_core::focus_cache::{Fence, FocusCache};
 use sqlx::postgres::{PgConnectOptions, PgListener, PgPool};
 use sqlx::{Connection, PgConnection};
@@ -289,8 +289,7 @@ async fn listener(pool: &PgPool, fence_channel: &str) -> Result<PgListener, sqlx
 
 /// Hand an applied end's or relay's change to the resource subscribers.
 fn tell(subscribers: &Subscribers, payload: &str) {
-    let Some(change) = FocusChange::from_payload(payload) else {
-        tracing::warn!("ignored a malformed focus notification");
+    let Some(change) = crate::resources::heard(payload) else {
         return;
     };
     let listeners = subscribers

@@ -12,6 +12,17 @@ use crate::{PgStore, db};
 
 pub(crate) const CHANNEL: &str = "brain_focus";
 
+/// The change a `brain_focus` notification announces; a malformed one is
+/// logged and ignored. Shared with focus memory's listener, which hears the
+/// channel in place of this task when it runs.
+pub(crate) fn heard(payload: &str) -> Option<FocusChange> {
+    let change = FocusChange::from_payload(payload);
+    if change.is_none() {
+        tracing::warn!("ignored a malformed focus notification");
+    }
+    change
+}
+
 /// Start the replica's listener task. sqlx's `PgListener` reconnects by
 /// itself after a lost connection; changes committed while it was away are
 /// not replayed (a subscriber re-reads on reconnecting, as MCP clients do).
@@ -21,10 +32,11 @@ pub(crate) async fn watch(store: &PgStore, listener: FocusListener) -> Result<()
     tokio::spawn(async move {
         loop {
             match pg.recv().await {
-                Ok(n) => match FocusChange::from_payload(n.payload()) {
-                    Some(change) => listener(change),
-                    None => tracing::warn!("ignored a malformed focus notification"),
-                },
+                Ok(n) => {
+                    if let Some(change) = heard(n.payload()) {
+                        listener(change)
+                    }
+                }
                 // The pool is closing (shutdown): let its connection go, or
                 // `Pool::close` would wait for it forever.
                 Err(sqlx::Error::PoolClosed) => return,
