@@ -319,7 +319,7 @@ async fn run_serve(mut cfg: ServeConfig) -> anyhow::Result<()> {
     // the grace period, ends MCP connections and streams that are still open.
     let stop = CancellationToken::new();
     let cut = CancellationToken::new();
-    let state = AppState {
+    let state = AppState::from(crate::http::AppParts {
         store: store.clone(),
         auth: Arc::new(auth),
         public_url: cfg.public_url(),
@@ -334,7 +334,7 @@ async fn run_serve(mut cfg: ServeConfig) -> anyhow::Result<()> {
             max_connections_per_tenant: cfg.max_connections_per_tenant,
             max_connections: cfg.max_connections,
         }),
-    };
+    });
     let sockets = crate::serve::SocketLimits {
         max_sockets: crate::serve::fit_socket_cap(cfg.max_sockets),
         header_timeout: Duration::from_secs(cfg.header_timeout_secs.max(1)),

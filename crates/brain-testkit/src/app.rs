@@ -135,7 +135,7 @@ pub async fn spawn_app_opts(jwt: JwtConfig, opts: TestOptions) -> TestApp {
         .expect("bind");
     let addr = listener.local_addr().expect("addr");
     let shutdown = CancellationToken::new();
-    let state = AppState {
+    let state = AppState::from(brain_server::http::AppParts {
         store: store.clone(),
         auth: Arc::new(Authenticator::from_config(&jwt).expect("auth config")),
         public_url: format!("http://{addr}"),
@@ -150,7 +150,7 @@ pub async fn spawn_app_opts(jwt: JwtConfig, opts: TestOptions) -> TestApp {
         elevation_max_secs: 3600,
         admin_limiter: brain_server::http::admin_limiter(),
         limits: Limits::new(limits),
-    };
+    });
     let app = router(
         state,
         HttpOptions {

@@ -107,7 +107,7 @@ mod tests {
         let pool = sqlx::postgres::PgPoolOptions::new()
             .connect_lazy("postgres://unused@127.0.0.1:1/unused")
             .unwrap();
-        AppState {
+        AppState::from(crate::http::AppParts {
             store: Arc::new(PgStore::from_pool(pool, Default::default())),
             auth: Arc::new(Authenticator::from_config(&jwt).unwrap()),
             public_url: "http://brain.test".into(),
@@ -117,7 +117,7 @@ mod tests {
             elevation_max_secs: 3600,
             admin_limiter: crate::http::admin_limiter(),
             limits: crate::http::limits::Limits::new(Default::default()),
-        }
+        })
     }
 
     /// What the next layer sees: whether a token is still present, and the principal.

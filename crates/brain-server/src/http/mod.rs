@@ -39,8 +39,27 @@ use crate::mcp::BrainMcp;
 /// Request bodies above this are refused with 413 (SPEC §3.2).
 pub const MAX_BODY_BYTES: usize = 1 << 20;
 
+/// What every route shares. Each middleware layer and handler takes its own
+/// copy of the state per request (about ten per MCP call), so it is one `Arc`:
+/// a copy is one reference count, not seven and a `String`.
 #[derive(Clone)]
-pub struct AppState {
+pub struct AppState(Arc<AppParts>);
+
+impl std::ops::Deref for AppState {
+    type Target = AppParts;
+    fn deref(&self) -> &AppParts {
+        &self.0
+    }
+}
+
+impl From<AppParts> for AppState {
+    fn from(parts: AppParts) -> Self {
+        AppState(Arc::new(parts))
+    }
+}
+
+/// The parts of [`AppState`].
+pub struct AppParts {
     pub store: Arc<dyn Store>,
     pub auth: Arc<Authenticator>,
     pub public_url: String,
