@@ -175,7 +175,12 @@ async fn send_markers_on(options: Arc<PgConnectOptions>, fence: &PgFence) {
             while fence.wanted.load(Ordering::SeqCst) <= fence.sent.load(Ordering::SeqCst) {
                 fence.kick.notified().await;
             }
+            // Let the reads already woken with this one ask first: each that
+            // does before the number is taken below waits for this marker,
+            // not the next one, so a burst of reads shares one round trip.
+            tokio::task::yield_now().await;
             let n = fence.sent.fetch_add(1, Ordering::SeqCst) + 1;
+            metrics::counter!("brain_focus_fence_markers_total").increment(1);
             let notify = sqlx::query("SELECT pg_notify($1, $2)")
                 .bind(&fence.channel)
                 .bind(format!("{}:{n}", fence.replica))
