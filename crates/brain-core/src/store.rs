@@ -29,6 +29,11 @@ pub struct StoreSettings {
     /// Off by default: a one-shot command has no use for the listener it
     /// starts; `brain serve` turns it on.
     pub remember_focus: bool,
+    /// Most database connections the store's pool holds (PostgreSQL). Each
+    /// write holds one for its whole transaction; more than the database's
+    /// cores can run at once only queue inside PostgreSQL, where a waiting
+    /// transaction still holds its locks.
+    pub pool_size: u32,
 }
 
 impl Default for StoreSettings {
@@ -37,6 +42,7 @@ impl Default for StoreSettings {
             idle_secs: 21_600,
             connection_idle_secs: 1_800,
             remember_focus: false,
+            pool_size: 10,
         }
     }
 }
