@@ -222,8 +222,17 @@ pub(crate) async fn begin_scoped(pool: &PgPool, tenant: &TenantId) -> Result<PgT
 
 /// `BEGIN` and the tenant's scope, as one simple query.
 pub(crate) fn begin_statement(tenant: &TenantId) -> Result<String, StoreError> {
-    // A TenantId holds only [A-Za-z0-9._/-], so it can be written into the
-    // statement as a literal (a simple query takes no parameters).
+    let t = tenant_literal(tenant)?;
+    Ok(format!(
+        "BEGIN; SELECT set_config('brain.tenant', '{t}', true)"
+    ))
+}
+
+/// The tenant id, checked to be safe to write into a statement between
+/// single quotes: a simple query takes no parameters. A TenantId holds only
+/// [A-Za-z0-9._/-]; this holds any other value off, whatever TenantId
+/// comes to allow.
+pub(crate) fn tenant_literal(tenant: &TenantId) -> Result<&str, StoreError> {
     let t = tenant.as_str();
     if !t
         .bytes()
@@ -231,9 +240,7 @@ pub(crate) fn begin_statement(tenant: &TenantId) -> Result<String, StoreError> {
     {
         return Err(StoreError::Backend("tenant id outside its charset".into()));
     }
-    Ok(format!(
-        "BEGIN; SELECT set_config('brain.tenant', '{t}', true)"
-    ))
+    Ok(t)
 }
 
 /// PostgreSQL's own databases, which must never receive brain's schema.

@@ -50,6 +50,37 @@ impl Link {
         }
     }
 
+    /// Begin `tenant`'s transaction with `first` (a simple query: no
+    /// parameters) sent in the same message as `BEGIN` and the tenant's
+    /// scope: the rows of all three. `None` when the transaction has begun
+    /// already, or is another tenant's: then nothing was sent.
+    pub(crate) async fn begin_with(
+        &mut self,
+        tenant: &TenantId,
+        first: &str,
+    ) -> Result<Option<Vec<PgRow>>, StoreError> {
+        let Link::Idle(pool, t) = self else {
+            return Ok(None);
+        };
+        if t != tenant {
+            return Ok(None);
+        }
+        let sql = format!("{}; {first}", crate::begin_statement(tenant)?);
+        let conn = pool.acquire().await.map_err(db)?;
+        // Guarded before BEGIN is sent, as in `conn`.
+        *self = Link::Write(Open(Some(conn)));
+        let Link::Write(Open(Some(c))) = self else {
+            return Ok(None);
+        };
+        match raw(c, &sql).await {
+            Ok(rows) => Ok(Some(rows)),
+            Err(e) => {
+                *self = Link::Done;
+                Err(db(e))
+            }
+        }
+    }
+
     /// The pool, while no statement has run and the transaction is
     /// `tenant`'s.
     pub(crate) fn idle_pool(&self, tenant: &TenantId) -> Option<PgPool> {

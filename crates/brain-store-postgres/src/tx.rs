@@ -11,6 +11,7 @@ use brain_core::receipt::{Receipt, ReceiptDraft};
 use brain_core::sql::rows;
 use brain_core::sql::{BoxRow, Conn, Finish, Param, Sql};
 use brain_core::store::{BriefingSources, LockedClose, Unattributed};
+use brain_store_sqlx::Cols;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::{PgConnection, PgPool, Row};
@@ -460,7 +461,21 @@ async fn lock_close(
             cols.join(", ")
         )
     });
-    let row = tx.fetch_optional(&SQL, &[tenant.into(), id.into()]).await?;
+    // As the transaction's first statement, `brain_lock_close` (migration
+    // 0011, the same query) travels with its BEGIN: one round trip fewer.
+    let first = format!(
+        "SELECT * FROM brain_lock_close('{}', '{}')",
+        crate::tenant_literal(tenant)?,
+        id.as_uuid().hyphenated()
+    );
+    let row = match tx.link.begin_with(tenant, &first).await? {
+        Some(rows) => rows
+            .into_iter()
+            // The rows of BEGIN's message: the scope's set_config, then these.
+            .find(|r| sqlx::Row::try_column(r, "updated_by_session").is_ok())
+            .map(|r| Box::new(Cols::<dialect::Pg, _>::new(r)) as BoxRow),
+        None => tx.fetch_optional(&SQL, &[tenant.into(), id.into()]).await?,
+    };
     if let Some(row) = row {
         let (session, close_record) = rows::session(row.as_ref())?;
         return Ok(Some(LockedClose {
