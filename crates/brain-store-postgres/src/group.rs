@@ -34,10 +34,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use brain_core::error::StoreError;
-use sqlx::postgres::{PgArguments, PgPool, PgRow};
+use sqlx::postgres::{PgArguments, PgRow};
 use sqlx::query::Query;
 
 use crate::db;
+use crate::warm::Warm;
 
 /// At most this many writes share one commit.
 pub(crate) const MAX_BATCH: usize = 64;
@@ -66,7 +67,12 @@ pub(crate) struct Groups {
 impl Groups {
     /// Run `build`'s statement for `tenant`, alone or with others of the same
     /// tenant; answers its rows once they are committed.
-    pub(crate) async fn run(self: &Arc<Self>, pool: &PgPool, tenant: &str, build: Build) -> Answer {
+    pub(crate) async fn run(
+        self: &Arc<Self>,
+        warm: &Arc<Warm>,
+        tenant: &str,
+        build: Build,
+    ) -> Answer {
         let (reply, answer) = tokio::sync::oneshot::channel();
         let lead = {
             let mut queues = self.lock();
@@ -82,7 +88,7 @@ impl Groups {
             }
         };
         if lead {
-            tokio::spawn(self.clone().lead(pool.clone(), tenant.to_owned()));
+            tokio::spawn(self.clone().lead(warm.clone(), tenant.to_owned()));
         }
         answer.await.unwrap_or_else(|_| {
             Err(StoreError::Backend(
@@ -100,7 +106,7 @@ impl Groups {
         )
     }
 
-    async fn lead(self: Arc<Self>, pool: PgPool, tenant: String) {
+    async fn lead(self: Arc<Self>, warm: Arc<Warm>, tenant: String) {
         // Should this task end any other way than by finding the queue empty
         // (a panic, a runtime shutting down), the tenant must not keep a
         // queue that no leader drains: its callers would wait forever.
@@ -127,13 +133,13 @@ impl Groups {
                 let n = queue.len().min(MAX_BATCH);
                 queue.drain(..n).collect()
             };
-            self.run_batch(&pool, batch).await;
+            self.run_batch(&warm, batch).await;
         }
     }
 
-    async fn run_batch(&self, pool: &PgPool, mut batch: Vec<Job>) {
+    async fn run_batch(&self, warm: &Warm, mut batch: Vec<Job>) {
         if batch.len() > 1 {
-            match together(pool, &batch).await {
+            match together(warm, &batch).await {
                 Ok(answers) => {
                     self.shared_commits.fetch_add(1, Ordering::Relaxed);
                     for (job, rows) in batch.into_iter().zip(answers) {
@@ -156,7 +162,7 @@ impl Groups {
             }
         }
         for job in batch.drain(..) {
-            let rows = (job.build)().fetch_all(pool).await.map_err(db);
+            let rows = alone(warm, &job.build).await;
             let _ = job.reply.send(rows);
         }
     }
@@ -193,9 +199,32 @@ enum Failed {
     Commit(String),
 }
 
-async fn together(pool: &PgPool, batch: &[Job]) -> Result<Vec<Vec<PgRow>>, Failed> {
-    let mut tx = pool
-        .begin()
+/// One write in its own statement's transaction. A connection that answered
+/// has nothing open and is kept for the next write; one that failed goes
+/// back to sqlx.
+async fn alone(warm: &Warm, build: &Build) -> Answer {
+    let mut held = warm.take().await.map_err(db)?;
+    let rows = build().fetch_all(held.conn()).await.map_err(db)?;
+    warm.give(held);
+    Ok(rows)
+}
+
+async fn together(warm: &Warm, batch: &[Job]) -> Result<Vec<Vec<PgRow>>, Failed> {
+    let mut held = warm
+        .take()
+        .await
+        .map_err(|e| Failed::Begin(e.to_string()))?;
+    let answers = together_on(held.conn(), batch).await?;
+    // Committed: nothing open on it.
+    warm.give(held);
+    Ok(answers)
+}
+
+async fn together_on(
+    conn: &mut sqlx::PgConnection,
+    batch: &[Job],
+) -> Result<Vec<Vec<PgRow>>, Failed> {
+    let mut tx = sqlx::Connection::begin(conn)
         .await
         .map_err(|e| Failed::Begin(e.to_string()))?;
     let mut answers = Vec::with_capacity(batch.len());

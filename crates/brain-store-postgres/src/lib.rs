@@ -29,6 +29,7 @@ mod one_trip;
 mod resources;
 mod sql;
 mod tx;
+mod warm;
 
 use std::time::Duration;
 
@@ -53,6 +54,8 @@ pub struct PgStore {
     settings: StoreSettings,
     known: std::sync::Arc<known::KnownProjects>,
     groups: std::sync::Arc<group::Groups>,
+    /// Write connections kept between writes ([`warm`]).
+    warm: std::sync::Arc<warm::Warm>,
     focus_memory: Option<focus_memory::FocusMemory>,
 }
 
@@ -94,6 +97,7 @@ impl PgStore {
 
     pub fn from_pool(pool: PgPool, settings: StoreSettings) -> Self {
         Self {
+            warm: warm::Warm::new(pool.clone()),
             pool,
             settings,
             known: Default::default(),
@@ -268,7 +272,7 @@ impl Backend for PgStore {
 
     async fn write(&self, tenant: &TenantId) -> Result<tx::Tx, StoreError> {
         Ok(tx::Tx::lazy(
-            self.pool.clone(),
+            self.warm.clone(),
             tenant.clone(),
             self.known.clone(),
             self.groups.clone(),
@@ -320,6 +324,7 @@ impl Scope for PgStore {
 #[async_trait]
 impl Store for PgStore {
     async fn close(&self) {
+        self.warm.drain();
         self.pool.close().await;
     }
 

@@ -6,16 +6,19 @@
 
 use brain_core::error::StoreError;
 use brain_core::ids::TenantId;
+use std::sync::Arc;
+
 use sqlx::pool::PoolConnection;
 use sqlx::postgres::PgRow;
-use sqlx::{PgConnection, PgPool, Postgres};
+use sqlx::{PgConnection, Postgres};
 
+use crate::warm::{Held, Warm};
 use crate::{PgTx, db};
 
 /// Where a transaction stands.
 pub(crate) enum Link {
     /// No statement yet: where to begin, and for which tenant.
-    Idle(PgPool, TenantId),
+    Idle(Arc<Warm>, TenantId),
     /// A read scope, begun and ended by sqlx.
     Scope(PgTx),
     /// A write begun here: a transaction is open on this connection.
@@ -28,14 +31,15 @@ impl Link {
     /// The connection, its transaction begun (with the tenant's scope) if it
     /// was not yet.
     pub(crate) async fn conn(&mut self) -> Result<&mut PgConnection, StoreError> {
-        if let Link::Idle(pool, tenant) = self {
+        if let Link::Idle(warm, tenant) = self {
             let begin = crate::begin_statement(tenant)?;
-            let conn = pool.acquire().await.map_err(db)?;
+            let warm = warm.clone();
+            let conn = warm.take().await.map_err(db)?;
             // Guarded before BEGIN is sent: a call dropped while it is in
             // flight rolls back instead of leaving it open in the pool.
-            *self = Link::Write(Open(Some(conn)));
-            if let Link::Write(Open(Some(c))) = self
-                && let Err(e) = raw(c, &begin).await
+            *self = Link::Write(Open(Some(conn), warm));
+            if let Link::Write(Open(Some(c), _)) = self
+                && let Err(e) = raw(c.conn(), &begin).await
             {
                 *self = Link::Done;
                 return Err(db(e));
@@ -43,8 +47,8 @@ impl Link {
         }
         match self {
             Link::Scope(t) => Ok(&mut **t),
-            Link::Write(Open(Some(c))) => Ok(&mut **c),
-            Link::Write(Open(None)) | Link::Idle(..) | Link::Done => Err(StoreError::Backend(
+            Link::Write(Open(Some(c), _)) => Ok(c.conn()),
+            Link::Write(Open(None, _)) | Link::Idle(..) | Link::Done => Err(StoreError::Backend(
                 "a transaction used after its end".into(),
             )),
         }
@@ -59,20 +63,21 @@ impl Link {
         tenant: &TenantId,
         first: &str,
     ) -> Result<Option<Vec<PgRow>>, StoreError> {
-        let Link::Idle(pool, t) = self else {
+        let Link::Idle(warm, t) = self else {
             return Ok(None);
         };
         if t != tenant {
             return Ok(None);
         }
         let sql = format!("{}; {first}", crate::begin_statement(tenant)?);
-        let conn = pool.acquire().await.map_err(db)?;
+        let warm = warm.clone();
+        let conn = warm.take().await.map_err(db)?;
         // Guarded before BEGIN is sent, as in `conn`.
-        *self = Link::Write(Open(Some(conn)));
-        let Link::Write(Open(Some(c))) = self else {
+        *self = Link::Write(Open(Some(conn), warm));
+        let Link::Write(Open(Some(c), _)) = self else {
             return Ok(None);
         };
-        match raw(c, &sql).await {
+        match raw(c.conn(), &sql).await {
             Ok(rows) => Ok(Some(rows)),
             Err(e) => {
                 *self = Link::Done;
@@ -81,11 +86,11 @@ impl Link {
         }
     }
 
-    /// The pool, while no statement has run and the transaction is
-    /// `tenant`'s.
-    pub(crate) fn idle_pool(&self, tenant: &TenantId) -> Option<PgPool> {
+    /// Where connections come from, while no statement has run and the
+    /// transaction is `tenant`'s.
+    pub(crate) fn idle_pool(&self, tenant: &TenantId) -> Option<Arc<Warm>> {
         match self {
-            Link::Idle(pool, t) if t == tenant => Some(pool.clone()),
+            Link::Idle(warm, t) if t == tenant => Some(warm.clone()),
             _ => None,
         }
     }
@@ -109,6 +114,7 @@ impl Link {
                 let Some(conn) = open.0.as_mut() else {
                     return Ok(Vec::new());
                 };
+                let conn = conn.conn();
                 let sql = match last {
                     Some(last) => format!("{last}; COMMIT"),
                     None => "COMMIT".to_owned(),
@@ -116,22 +122,25 @@ impl Link {
                 // The guard stays on until the commit answered: an error or a
                 // drop before that rolls back.
                 let rows = raw(conn, &sql).await.map_err(db)?;
-                drop(open.0.take());
+                // Committed, nothing open: kept for the next write.
+                if let Some(held) = open.0.take() {
+                    open.1.give(held);
+                }
                 Ok(rows)
             }
         }
     }
 }
 
-/// A connection with a write transaction open on it. Dropped before its
-/// commit, the transaction is rolled back before the connection goes back to
-/// the pool.
-pub(crate) struct Open(Option<PoolConnection<Postgres>>);
+/// A connection with a write transaction open on it, and where it goes
+/// back once committed. Dropped before its commit, the transaction is rolled
+/// back before the connection goes back to sqlx's pool.
+pub(crate) struct Open(Option<Held>, Arc<Warm>);
 
 impl Drop for Open {
     fn drop(&mut self) {
-        if let Some(conn) = self.0.take() {
-            roll_back(conn);
+        if let Some(held) = self.0.take() {
+            roll_back(held.into_pooled());
         }
     }
 }
@@ -162,10 +171,9 @@ fn roll_back(mut conn: PoolConnection<Postgres>) {
 /// Boxed with its lifetime named, which the `Send` bounds of the async
 /// trait methods that await it need.
 fn raw<'c>(
-    conn: &'c mut PoolConnection<Postgres>,
+    conn: &'c mut PgConnection,
     sql: &'c str,
 ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Vec<PgRow>, sqlx::Error>> + Send + 'c>>
 {
-    let conn: &'c mut PgConnection = conn;
     sqlx::Executor::fetch_all(conn, sqlx::raw_sql(sql))
 }

@@ -8,7 +8,7 @@ use brain_core::model::{Artifact, Caller, Focus, Session, now_micros};
 use brain_core::receipt::{GENESIS_HASH, Receipt, ReceiptDraft};
 use brain_core::store::BriefingSources;
 use chrono::{DateTime, Utc};
-use sqlx::{PgPool, Row};
+use sqlx::Row;
 
 use std::sync::Arc;
 
@@ -16,6 +16,7 @@ use crate::db;
 use crate::group::Groups;
 use crate::ledger::placed;
 use crate::lifecycle::PgQuery;
+use crate::warm::Warm;
 
 /// The receipt's fields after its project and session, in the functions'
 /// order: who, what, and the three pieces of its canonical text. Bound as
@@ -52,7 +53,7 @@ pub(crate) fn fits_remember(a: &Artifact, draft: &ReceiptDraft) -> bool {
 /// runs alone, since creating it may wait on another transaction that
 /// creates it too, and must not do so while a batch holds the tenant's tip.
 pub(crate) async fn remember(
-    pool: &PgPool,
+    warm: &Arc<Warm>,
     groups: &Arc<Groups>,
     caller: &Caller,
     ensure: bool,
@@ -83,10 +84,10 @@ pub(crate) async fn remember(
         bind_receipt(q, &receipt, &frame)
     };
     let rows = if ensure {
-        build().fetch_all(pool).await.map_err(db)?
+        build().fetch_all(warm.pool()).await.map_err(db)?
     } else {
         groups
-            .run(pool, caller.tenant.as_str(), Box::new(build))
+            .run(warm, caller.tenant.as_str(), Box::new(build))
             .await?
     };
     let row = rows
@@ -109,7 +110,7 @@ pub(crate) fn fits_start(s: &Session, draft: &ReceiptDraft) -> bool {
 /// `brain_start` (migration 0009): open the session, read its briefing's
 /// sources, append its receipt, committed ([`fits_start`]).
 pub(crate) async fn start(
-    pool: &PgPool,
+    warm: &Warm,
     caller: &Caller,
     s: &mut Session,
     draft: ReceiptDraft,
@@ -133,10 +134,13 @@ pub(crate) async fn start(
         .bind(r.receipt_id.as_uuid())
         .bind(r.at)
         .bind(&r.tool);
+    let mut held = warm.take().await.map_err(db)?;
     let rows = bind_receipt(q, &r, &frame)
-        .fetch_all(pool)
+        .fetch_all(held.conn())
         .await
         .map_err(db)?;
+    // Answered in its own statement's transaction: nothing is open on it.
+    warm.give(held);
     let mut started = None;
     let mut slot = None;
     let mut place = None;

@@ -14,13 +14,14 @@ use brain_core::store::{BriefingSources, LockedClose, Unattributed};
 use brain_store_sqlx::Cols;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
-use sqlx::{PgConnection, PgPool, Row};
+use sqlx::{PgConnection, Row};
 use std::sync::Arc;
 
 use crate::group::Groups;
 use crate::known::KnownProjects;
 
 use crate::link::Link;
+use crate::warm::Warm;
 use crate::{PgTx, db, dialect, ledger, one_trip};
 use brain_core::sql::sessions;
 
@@ -61,12 +62,12 @@ impl Tx {
 
     /// A write transaction for `tenant`, begun on its first statement.
     pub(crate) fn lazy(
-        pool: PgPool,
+        warm: Arc<Warm>,
         tenant: TenantId,
         known: Arc<KnownProjects>,
         groups: Arc<Groups>,
     ) -> Self {
-        Self::on(Link::Idle(pool, tenant), known, Some(groups))
+        Self::on(Link::Idle(warm, tenant), known, Some(groups))
     }
 
     fn on(link: Link, known: Arc<KnownProjects>, groups: Option<Arc<Groups>>) -> Self {
@@ -83,11 +84,11 @@ impl Tx {
         self.link.conn().await
     }
 
-    /// The pool, while no statement has run and the transaction is
-    /// `tenant`'s: a one-round-trip write may go straight to it. The tenant
-    /// is passed to the function, which scopes its own statement's
-    /// transaction.
-    fn untouched(&self, tenant: &TenantId) -> Option<PgPool> {
+    /// Where connections come from, while no statement has run and the
+    /// transaction is `tenant`'s: a one-round-trip write may take one
+    /// straight away. The tenant is passed to the function, which scopes its
+    /// own statement's transaction.
+    fn untouched(&self, tenant: &TenantId) -> Option<Arc<Warm>> {
         self.link.idle_pool(tenant)
     }
 
@@ -394,11 +395,11 @@ impl CloseTx for Tx {
         session: &mut Session,
         draft: ReceiptDraft,
     ) -> Result<(Option<Focus>, BriefingSources), StoreError> {
-        if let Some(pool) = self
+        if let Some(warm) = self
             .untouched(&caller.tenant)
             .filter(|_| one_trip::fits_start(session, &draft))
         {
-            let opened = one_trip::start(&pool, caller, session, draft).await;
+            let opened = one_trip::start(&warm, caller, session, draft).await;
             let opened = self.heal(opened)?;
             // Committed, and with it the project.
             self.known
@@ -414,13 +415,13 @@ impl CloseTx for Tx {
         artifact: &brain_core::model::Artifact,
         draft: ReceiptDraft,
     ) -> Result<(), StoreError> {
-        if let (Some(pool), Some(groups)) = (
+        if let (Some(warm), Some(groups)) = (
             self.untouched(&caller.tenant)
                 .filter(|_| one_trip::fits_remember(artifact, &draft)),
             self.groups.clone(),
         ) {
             let ensure = !self.known.contains(&caller.tenant, &artifact.project);
-            let placed = one_trip::remember(&pool, &groups, caller, ensure, artifact, draft).await;
+            let placed = one_trip::remember(&warm, &groups, caller, ensure, artifact, draft).await;
             self.heal(placed)?;
             if ensure {
                 self.known
