@@ -9,11 +9,12 @@
 //! dropped mid-statement, a transaction left open) goes back to sqlx as
 //! before, which rolls back or closes it.
 //!
-//! Kept connections stay checked out of sqlx's pool, where reads and group
-//! commits acquire theirs. So at most half the pool is kept, only while sqlx
-//! still has an idle connection or room to open one, and none for longer
-//! than [`MAX_IDLE`] without a write taking it: a reader that finds sqlx's
-//! pool busy waits for a connection kept here at most that long. A
+//! Kept connections stay checked out of sqlx's pool, where reads (and a
+//! project's first write) acquire theirs. So at most half the pool is kept,
+//! only while sqlx still has an idle connection or room to open one, and
+//! none for longer than [`MAX_IDLE`] without a write taking it: a reader
+//! that finds sqlx's pool busy waits for a connection kept here at most
+//! that long. A
 //! connection is kept at most [`MAX_KEPT`] after it left sqlx, so sqlx's own
 //! lifetime rules still apply to it in turn.
 
@@ -61,7 +62,7 @@ impl Held {
 
 impl Warm {
     pub(crate) fn new(pool: PgPool) -> Arc<Self> {
-        // Half the pool: the rest stays sqlx's, for reads and group commits.
+        // Half the pool: the rest stays sqlx's, for reads.
         let cap = (pool.options().get_max_connections() as usize / 2).max(1);
         let warm = Arc::new(Self {
             pool,
