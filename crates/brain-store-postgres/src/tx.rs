@@ -8,6 +8,7 @@ use brain_core::ids::{ArtifactId, ProjectKey, SessionId, TenantId};
 use brain_core::memory::Document;
 use brain_core::model::{ArtifactKind, Caller, Focus, FocusOutcome, Session, now_micros};
 use brain_core::receipt::{Receipt, ReceiptDraft};
+use brain_core::rules::CloseRecord;
 use brain_core::sql::rows;
 use brain_core::sql::{BoxRow, Conn, Finish, Param, Sql};
 use brain_core::store::{BriefingSources, LockedClose, Unattributed};
@@ -163,6 +164,19 @@ impl CloseTx for Tx {
         id: SessionId,
     ) -> Result<Option<LockedClose>, StoreError> {
         lock_close(self, tenant, id).await
+    }
+
+    async fn lock_session(
+        &mut self,
+        tenant: &TenantId,
+        id: SessionId,
+    ) -> Result<Option<(Session, Option<CloseRecord>)>, StoreError> {
+        match lock_first(self, tenant, "brain_lock_session", id).await? {
+            Some(row) => row
+                .map(|r| rows::session(&Cols::<dialect::Pg, _>::new(r)))
+                .transpose(),
+            None => sessions::load_session(self, tenant, id, true).await,
+        }
     }
 
     async fn close_counts(
@@ -462,19 +476,8 @@ async fn lock_close(
             cols.join(", ")
         )
     });
-    // As the transaction's first statement, `brain_lock_close` (migration
-    // 0011, the same query) travels with its BEGIN: one round trip fewer.
-    let first = format!(
-        "SELECT * FROM brain_lock_close('{}', '{}')",
-        crate::tenant_literal(tenant)?,
-        id.as_uuid().hyphenated()
-    );
-    let row = match tx.link.begin_with(tenant, &first).await? {
-        Some(rows) => rows
-            .into_iter()
-            // The rows of BEGIN's message: the scope's set_config, then these.
-            .find(|r| sqlx::Row::try_column(r, "updated_by_session").is_ok())
-            .map(|r| Box::new(Cols::<dialect::Pg, _>::new(r)) as BoxRow),
+    let row = match lock_first(tx, tenant, "brain_lock_close", id).await? {
+        Some(row) => row.map(|r| Box::new(Cols::<dialect::Pg, _>::new(r)) as BoxRow),
         None => tx.fetch_optional(&SQL, &[tenant.into(), id.into()]).await?,
     };
     if let Some(row) = row {
@@ -500,6 +503,28 @@ async fn lock_close(
         session,
         close_record,
         target,
+    }))
+}
+
+/// `function` (migrations 0011, 0012: a lock's query, the same as its
+/// parameterized form) as the transaction's first statement, sent in its
+/// BEGIN's message: one round trip fewer. Its row, if any; `None` when the
+/// transaction had begun already and nothing was sent.
+async fn lock_first(
+    tx: &mut Tx,
+    tenant: &TenantId,
+    function: &str,
+    id: SessionId,
+) -> Result<Option<Option<sqlx::postgres::PgRow>>, StoreError> {
+    let first = format!(
+        "SELECT * FROM {function}('{}', '{}')",
+        crate::tenant_literal(tenant)?,
+        id.as_uuid().hyphenated()
+    );
+    Ok(tx.link.begin_with(tenant, &first).await?.map(|rows| {
+        rows.into_iter()
+            // BEGIN's message answers the scope's set_config first.
+            .find(|r| sqlx::Row::try_column(r, "session_id").is_ok())
     }))
 }
 
