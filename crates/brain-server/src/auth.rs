@@ -118,9 +118,9 @@ pub struct Authenticator {
 /// answers only inside the token's own `nbf`..`exp` window (with the same
 /// leeway), and brain revokes no JWT (shared tokens, which can be revoked,
 /// never pass here). Keyed by the SHA-256 of the token, so an entry holds no
-/// secret and at most [`MAX_VERIFIED`] entries (about 1 MB) are kept; only a
-/// token that verified gets one, so a client without a valid signature cannot
-/// fill it.
+/// secret, and at most [`MAX_VERIFIED`] entries are kept (an entry is at most
+/// about 1 KB with the claim limits below, so 4-5 MB at worst); only a token
+/// that verified gets one, so only a holder of a signing key can fill it.
 #[derive(Default)]
 struct Verified(Mutex<HashMap<[u8; 32], Remembered>>);
 

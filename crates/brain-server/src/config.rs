@@ -103,10 +103,10 @@ pub struct ServeConfig {
     #[arg(long, env = "BRAIN_FOCUS_MEMORY", default_value_t = true, action = clap::ArgAction::Set)]
     pub focus_memory: bool,
     /// On PostgreSQL, the most pooled database connections this replica
-    /// opens (focus memory's listener holds one of them; its fence opens one
-    /// more of its own).
+    /// opens (focus memory's listener holds one of them for good, so at
+    /// least 2; its fence opens one more of its own).
     #[arg(long, env = "BRAIN_DB_POOL_SIZE", default_value_t = 10,
-          value_parser = clap::value_parser!(u32).range(1..=1000))]
+          value_parser = clap::value_parser!(u32).range(2..=1000))]
     pub db_pool_size: u32,
     /// On SIGTERM/SIGINT, how long in-flight calls may take before connections are cut.
     #[arg(long, env = "BRAIN_SHUTDOWN_GRACE_SECS", default_value_t = 10)]

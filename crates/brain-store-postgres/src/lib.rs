@@ -80,7 +80,7 @@ impl PgStore {
             })?;
         let _ = sqlx::Connection::close(probe).await;
         let pool = PgPoolOptions::new()
-            .max_connections(settings.pool_size.max(1))
+            .max_connections(settings.pool_size.max(2))
             .acquire_timeout(Duration::from_secs(5))
             // sqlx already pings every connection as it returns to the pool;
             // a second ping on each acquire is one more round trip per call

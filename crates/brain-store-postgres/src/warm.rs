@@ -10,13 +10,14 @@
 //! before, which rolls back or closes it.
 //!
 //! Kept connections stay checked out of sqlx's pool, where reads (and a
-//! project's first write) acquire theirs. So at most half the pool is kept,
-//! only while sqlx still has an idle connection or room to open one, and
-//! none for longer than [`MAX_IDLE`] without a write taking it: a reader
-//! that finds sqlx's pool busy waits for a connection kept here at most
-//! that long. A
-//! connection is kept at most [`MAX_KEPT`] after it left sqlx, so sqlx's own
-//! lifetime rules still apply to it in turn.
+//! project's first write) acquire theirs. So a connection is kept only while
+//! sqlx still has an idle connection or room to open one (that check is
+//! what protects readers; at most half the pool is kept besides), and none
+//! stays unused for longer than about twice [`MAX_IDLE`] (the sweep runs every
+//! `MAX_IDLE`): a reader that finds sqlx's pool busy waits for a connection
+//! kept here at most that long. A connection is kept at most [`MAX_KEPT`]
+//! after it left sqlx, so it may outlive sqlx's own `max_lifetime` by that
+//! much before sqlx's rules apply to it again.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -107,12 +108,10 @@ impl Warm {
     pub(crate) fn give(&self, mut held: Held) {
         let sqlx_can_serve = self.pool.num_idle() > 0
             || self.pool.size() < self.pool.options().get_max_connections();
-        if sqlx_can_serve
-            && held.since.elapsed() < MAX_KEPT
-            && !self.closing.load(Ordering::Acquire)
-        {
+        if sqlx_can_serve && held.since.elapsed() < MAX_KEPT {
             let mut idle = self.lock();
-            if idle.len() < self.cap {
+            // Read under the lock `drain` takes, so nothing is kept after it.
+            if idle.len() < self.cap && !self.closing.load(Ordering::Acquire) {
                 held.kept_at = Instant::now();
                 idle.push(held);
                 return;
@@ -123,8 +122,11 @@ impl Warm {
 
     /// Keep nothing more, and return what is kept to sqlx (before its close).
     pub(crate) fn drain(&self) {
-        self.closing.store(true, Ordering::Release);
-        let kept = std::mem::take(&mut *self.lock());
+        let kept = {
+            let mut idle = self.lock();
+            self.closing.store(true, Ordering::Release);
+            std::mem::take(&mut *idle)
+        };
         drop(kept);
     }
 
@@ -132,6 +134,20 @@ impl Warm {
         // Connections are only pushed and popped whole; a poisoned stack is
         // still consistent.
         self.idle.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Drop for Warm {
+    /// A pooled connection returns itself to sqlx from a task, which needs a
+    /// runtime; without one (a store dropped after its runtime), close the
+    /// kept sockets instead.
+    fn drop(&mut self) {
+        if tokio::runtime::Handle::try_current().is_err() {
+            let idle = self.idle.get_mut().unwrap_or_else(|e| e.into_inner());
+            for held in idle.drain(..) {
+                drop(held.conn.detach());
+            }
+        }
     }
 }
 
@@ -154,5 +170,54 @@ async fn return_unused(warm: std::sync::Weak<Warm>) {
             unused
         };
         drop(unused);
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use sqlx::postgres::PgPoolOptions;
+
+    /// The next write takes the connection the last one left (the same
+    /// backend: no release ping, no new connection), and finds nothing of
+    /// that write on it: no transaction open, no tenant scope.
+    #[tokio::test]
+    async fn the_next_write_takes_the_kept_connection_clean() {
+        let db = brain_testkit::TestDb::create()
+            .await
+            .expect("test database");
+        let pool = PgPoolOptions::new()
+            .max_connections(4)
+            .connect(&db.url)
+            .await
+            .unwrap();
+        let warm = Warm::new(pool);
+        let mut held = warm.take().await.unwrap();
+        let pid: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
+            .fetch_one(held.conn())
+            .await
+            .unwrap();
+        sqlx::raw_sql("BEGIN; SELECT set_config('brain.tenant', 'acme', true); COMMIT")
+            .execute(held.conn())
+            .await
+            .unwrap();
+        warm.give(held);
+        assert_eq!(warm.lock().len(), 1, "kept, not returned to sqlx");
+        let mut again = warm.take().await.unwrap();
+        assert!(warm.lock().is_empty());
+        let (pid_again, tenant): (i32, Option<String>) =
+            sqlx::query_as("SELECT pg_backend_pid(), current_setting('brain.tenant', true)")
+                .fetch_one(again.conn())
+                .await
+                .unwrap();
+        assert_eq!(pid_again, pid, "the kept connection is taken again");
+        assert_eq!(tenant.unwrap_or_default(), "", "no tenant scope left on it");
+        // SAVEPOINT works only inside a transaction block.
+        let savepoint = sqlx::query("SAVEPOINT probe").execute(again.conn()).await;
+        assert!(savepoint.is_err(), "no transaction open on it");
+        warm.drain();
+        warm.give(again);
+        assert!(warm.lock().is_empty(), "nothing is kept once drained");
     }
 }
