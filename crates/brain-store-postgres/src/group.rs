@@ -1,4 +1,5 @@
-//! Group commit for one tenant's one-call writes (`brain_remember`).
+//! Group commit for one tenant's one-call writes (`brain_remember`, and
+//! `brain_session_start` into a known project with no bound slot).
 //!
 //! Every receipt of a tenant is chained to the one before under the tenant's
 //! ledger-tip row lock, which its writer holds through its commit's WAL

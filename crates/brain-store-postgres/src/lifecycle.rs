@@ -24,14 +24,16 @@ const SESSION_INSERT_COLUMNS: &str = "tenant_id, session_id, project, client_key
 pub(crate) type PgQuery<'q> = sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments>;
 
 /// The last seven of `SESSION_INSERT_COLUMNS`: status, times and who opened it.
-pub(crate) fn opened_tail<'q>(q: PgQuery<'q>, s: &'q Session) -> PgQuery<'q> {
+pub(crate) fn opened_tail<'q>(q: PgQuery<'q>, s: &Session) -> PgQuery<'q> {
+    // Bound as copies, so a statement can outlive the session it was built
+    // from (a group commit runs it from its own task).
     q.bind(s.status.as_str())
         .bind(s.opened_at)
         .bind(s.last_activity_at)
         .bind(s.opened_by.kind.as_str())
-        .bind(&s.opened_by.subject)
+        .bind(s.opened_by.subject.clone())
         .bind(s.opened_by.role.as_str())
-        .bind(&s.opened_by.credential_id)
+        .bind(s.opened_by.credential_id.clone())
 }
 
 /// Open a session in one statement: create its tenant, project and bound

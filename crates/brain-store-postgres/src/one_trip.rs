@@ -3,7 +3,7 @@
 //! transaction, used when nothing else ran in the write's transaction.
 
 use brain_core::error::StoreError;
-use brain_core::ids::{SessionId, SlotName, TenantId};
+use brain_core::ids::{SessionId, TenantId};
 use brain_core::model::{Artifact, Caller, Focus, Session, now_micros};
 use brain_core::receipt::{GENESIS_HASH, Receipt, ReceiptDraft};
 use brain_core::store::BriefingSources;
@@ -108,9 +108,13 @@ pub(crate) fn fits_start(s: &Session, draft: &ReceiptDraft) -> bool {
 }
 
 /// `brain_start` (migration 0009): open the session, read its briefing's
-/// sources, append its receipt, committed ([`fits_start`]).
+/// sources, append its receipt, committed ([`fits_start`]). With `groups`
+/// (a known project and no bound slot: nothing the statement creates that
+/// another transaction may be creating too) it joins the tenant's group
+/// commit, as `brain_remember` does; otherwise it runs alone.
 pub(crate) async fn start(
-    warm: &Warm,
+    warm: &Arc<Warm>,
+    groups: Option<&Arc<Groups>>,
     caller: &Caller,
     s: &mut Session,
     draft: ReceiptDraft,
@@ -118,29 +122,36 @@ pub(crate) async fn start(
     let tenant: &TenantId = &caller.tenant;
     let r = Receipt::unplaced(caller, draft, now_micros());
     let frame = r.frame();
-    let q = sqlx::query(
-        "SELECT part, ord, k, name, txt, n, t1, t2, id FROM brain_start($1, $2, $3, $4, $5, $6, \
-         $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, \
-         $25, $26, $27)",
-    )
-    .bind(tenant.as_str())
-    .bind(GENESIS_HASH)
-    .bind(s.project.as_str())
-    .bind(s.bound_slot.as_ref().map(SlotName::as_str))
-    .bind(s.session_id.as_uuid())
-    .bind(s.client_key.as_str())
-    .bind(s.kind.as_str());
-    let q = crate::lifecycle::opened_tail(q, s)
-        .bind(r.receipt_id.as_uuid())
-        .bind(r.at)
-        .bind(&r.tool);
-    let mut held = warm.take().await.map_err(db)?;
-    let rows = bind_receipt(q, &r, &frame)
-        .fetch_all(held.conn())
-        .await
-        .map_err(db)?;
-    // Answered in its own statement's transaction: nothing is open on it.
-    warm.give(held);
+    let (t, opened, receipt) = (tenant.as_str().to_owned(), s.clone(), r.clone());
+    let build = move || {
+        let q = sqlx::query(
+            "SELECT part, ord, k, name, txt, n, t1, t2, id FROM brain_start($1, $2, $3, $4, $5, \
+             $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, \
+             $23, $24, $25, $26, $27)",
+        )
+        .bind(t.clone())
+        .bind(GENESIS_HASH)
+        .bind(opened.project.as_str().to_owned())
+        .bind(opened.bound_slot.as_ref().map(|n| n.as_str().to_owned()))
+        .bind(opened.session_id.as_uuid())
+        .bind(opened.client_key.as_str().to_owned())
+        .bind(opened.kind.as_str());
+        let q = crate::lifecycle::opened_tail(q, &opened)
+            .bind(receipt.receipt_id.as_uuid())
+            .bind(receipt.at)
+            .bind(receipt.tool.clone());
+        bind_receipt(q, &receipt, &frame)
+    };
+    let rows = match groups {
+        Some(groups) => groups.run(warm, tenant.as_str(), Box::new(build)).await?,
+        None => {
+            let mut held = warm.take().await.map_err(db)?;
+            let rows = build().fetch_all(held.conn()).await.map_err(db)?;
+            // Answered in its own statement's transaction: nothing is open on it.
+            warm.give(held);
+            rows
+        }
+    };
     let mut started = None;
     let mut slot = None;
     let mut place = None;

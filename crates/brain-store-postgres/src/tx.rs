@@ -413,7 +413,11 @@ impl CloseTx for Tx {
             .untouched(&caller.tenant)
             .filter(|_| one_trip::fits_start(session, &draft))
         {
-            let opened = one_trip::start(&warm, caller, session, draft).await;
+            let grouped = self.groups.as_ref().filter(|_| {
+                session.bound_slot.is_none()
+                    && self.known.contains(&caller.tenant, &session.project)
+            });
+            let opened = one_trip::start(&warm, grouped, caller, session, draft).await;
             let opened = self.heal(opened)?;
             // Committed, and with it the project.
             self.known

@@ -213,3 +213,61 @@ async fn a_write_whose_caller_left_before_its_batch_is_not_written() {
     assert_eq!(texts, ["first", "leader", "kept"]);
     assert_eq!(chain(&store, &acme).await, Ok(3));
 }
+
+/// Starts into a known project with no bound slot join the same group
+/// commit: many at once share commits, each opens its own session with its
+/// own receipt, and the chain verifies as if they ran one at a time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn one_tenants_starts_share_commits_and_chain_as_one_at_a_time() {
+    use brain_core::digest::request_digest;
+    use brain_core::ids::ClientKey;
+    use brain_core::requests::StartRequest;
+    use brain_core::writes::SessionWrites;
+
+    let Fixture {
+        db: _db,
+        store,
+        acme,
+        who,
+        project,
+    } = fixture().await;
+    let mut rounds: usize = 0;
+    let mut sessions = std::collections::HashSet::new();
+    while store.group_commits().0 == 0 && rounds < 10 {
+        let tasks: Vec<_> = (0..32)
+            .map(|i| {
+                let (store, who, project) = (store.clone(), who.clone(), project.clone());
+                let key = format!("client-{rounds}-{i}");
+                tokio::spawn(async move {
+                    store
+                        .start_session(
+                            &who,
+                            StartRequest {
+                                project,
+                                client_key: ClientKey::parse("client_key", &key).unwrap(),
+                                slot: None,
+                                digest: request_digest(&serde_json::json!({"k": key})),
+                            },
+                        )
+                        .await
+                })
+            })
+            .collect();
+        for t in tasks {
+            let opened = t.await.unwrap().unwrap();
+            assert!(sessions.insert(opened.session.session_id));
+        }
+        rounds += 1;
+    }
+    assert!(store.group_commits().0 > 0, "no two starts shared a commit");
+    assert_eq!(store.group_commits().1, 0, "a batch was rolled back");
+    let written = 1 + 32 * rounds;
+    assert_eq!(chain(&store, &acme).await, Ok(written));
+    let receipts = store.receipts(&acme).await.unwrap();
+    let started: std::collections::HashSet<_> = receipts
+        .iter()
+        .filter(|r| r.tool == "brain_session_start")
+        .filter_map(|r| r.session_id)
+        .collect();
+    assert_eq!(started, sessions, "one start receipt per session opened");
+}
