@@ -1,6 +1,6 @@
 -- A close's first statement as a function (issue 11): the session and its
--- target body, locked, as brain-store-postgres's tx.rs lock_close selects
--- them with parameters. A function call whose arguments are a tenant id
+-- target body, locked (brain-store-postgres's tx.rs lock_close calls it with
+-- parameters when its transaction has begun already). A function call whose arguments are a tenant id
 -- (held to [A-Za-z0-9._/-]) and a UUID can be written as a simple query, so
 -- brain sends it in the same message as the transaction's BEGIN and tenant
 -- scope: one round trip fewer per close. PL/pgSQL keeps the plan of the

@@ -435,6 +435,21 @@ mod tests {
         }
         assert_eq!(auth.verified.get(&key, now), Some(first.clone()));
         assert_eq!(auth.authenticate(&token).unwrap(), first);
+        // Inside the window the memory answers, not a new verification.
+        auth.verified
+            .lock()
+            .get_mut(&key)
+            .unwrap()
+            .principal
+            .subject = "remembered".into();
+        assert_eq!(auth.authenticate(&token).unwrap().subject, "remembered");
+        // Past it the token is verified again and remembered afresh.
+        auth.verified.lock().get_mut(&key).unwrap().until = now - 1;
+        assert_eq!(auth.authenticate(&token).unwrap(), first);
+        assert_eq!(
+            auth.verified.lock().get(&key).map(|r| r.until),
+            Some(now + 600 + LEEWAY_SECS)
+        );
         assert_eq!(auth.verified.get(&key, now + 600 + LEEWAY_SECS + 1), None);
         assert_eq!(auth.verified.get(&key, now - 5 - LEEWAY_SECS - 1), None);
 

@@ -82,9 +82,9 @@ impl PgStore {
         let pool = PgPoolOptions::new()
             .max_connections(settings.pool_size.max(2))
             .acquire_timeout(Duration::from_secs(5))
-            // sqlx already pings every connection as it returns to the pool;
-            // a second ping on each acquire is one more round trip per call
-            // (issue 11). A connection that died idle fails its one request
+            // sqlx already pings every connection as it returns to the pool
+            // (writes skip even that: warm.rs); a second ping on each acquire
+            // is one more round trip per call (issue 11). A connection that died idle fails its one request
             // (503) and is dropped, instead of being replaced unseen.
             .test_before_acquire(false)
             .connect_with(options)

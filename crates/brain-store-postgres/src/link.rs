@@ -31,19 +31,9 @@ impl Link {
     /// The connection, its transaction begun (with the tenant's scope) if it
     /// was not yet.
     pub(crate) async fn conn(&mut self) -> Result<&mut PgConnection, StoreError> {
-        if let Link::Idle(warm, tenant) = self {
+        if let Link::Idle(_, tenant) = self {
             let begin = crate::begin_statement(tenant)?;
-            let warm = warm.clone();
-            let conn = warm.take().await.map_err(db)?;
-            // Guarded before BEGIN is sent: a call dropped while it is in
-            // flight rolls back instead of leaving it open in the pool.
-            *self = Link::Write(Open(Some(conn), warm));
-            if let Link::Write(Open(Some(c), _)) = self
-                && let Err(e) = raw(c.conn(), &begin).await
-            {
-                *self = Link::Done;
-                return Err(db(e));
-            }
+            self.begin(&begin).await?;
         }
         match self {
             Link::Scope(t) => Ok(&mut **t),
@@ -63,22 +53,31 @@ impl Link {
         tenant: &TenantId,
         first: &str,
     ) -> Result<Option<Vec<PgRow>>, StoreError> {
-        let Link::Idle(warm, t) = self else {
-            return Ok(None);
-        };
-        if t != tenant {
-            return Ok(None);
+        match self {
+            Link::Idle(_, t) if t == tenant => {
+                let sql = format!("{}; {first}", crate::begin_statement(tenant)?);
+                self.begin(&sql).await.map(Some)
+            }
+            _ => Ok(None),
         }
-        let sql = format!("{}; {first}", crate::begin_statement(tenant)?);
+    }
+
+    /// From `Idle`: take a connection and send `sql`, which begins the
+    /// transaction. Guarded before it is sent: a call dropped while it is in
+    /// flight, or a statement that fails, rolls back instead of leaving the
+    /// transaction open in the pool.
+    async fn begin(&mut self, sql: &str) -> Result<Vec<PgRow>, StoreError> {
+        let Link::Idle(warm, _) = self else {
+            return Err(StoreError::Backend("a transaction begun twice".into()));
+        };
         let warm = warm.clone();
         let conn = warm.take().await.map_err(db)?;
-        // Guarded before BEGIN is sent, as in `conn`.
         *self = Link::Write(Open(Some(conn), warm));
         let Link::Write(Open(Some(c), _)) = self else {
-            return Ok(None);
+            return Err(StoreError::Backend("a transaction begun twice".into()));
         };
-        match raw(c.conn(), &sql).await {
-            Ok(rows) => Ok(Some(rows)),
+        match raw(c.conn(), sql).await {
+            Ok(rows) => Ok(rows),
             Err(e) => {
                 *self = Link::Done;
                 Err(db(e))

@@ -466,23 +466,16 @@ async fn lock_close(
     tenant: &TenantId,
     id: SessionId,
 ) -> Result<Option<LockedClose>, StoreError> {
-    // Built once: the session columns, qualified for the join.
-    static SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-        let cols: Vec<String> = rows::SESSION_COLUMNS
-            .split(',')
-            .map(|c| format!("s.{}", c.trim()))
-            .collect();
-        format!(
-            "SELECT {}, f.body, f.revision, f.updated_at, f.updated_by_session \
-             FROM sessions s JOIN focus_bodies f ON f.tenant_id = s.tenant_id AND f.project = s.project \
-               AND f.slot = COALESCE(s.bound_slot, '') \
-             WHERE s.tenant_id = $1 AND s.session_id = $2 FOR UPDATE OF s, f",
-            cols.join(", ")
-        )
-    });
     let row = match lock_first(tx, tenant, "brain_lock_close", id).await? {
         Some(row) => row.map(|r| Box::new(Cols::<dialect::Pg, _>::new(r)) as BoxRow),
-        None => tx.fetch_optional(&SQL, &[tenant.into(), id.into()]).await?,
+        // Begun already: the same function, with parameters.
+        None => {
+            tx.fetch_optional(
+                "SELECT * FROM brain_lock_close($1, $2)",
+                &[tenant.into(), id.into()],
+            )
+            .await?
+        }
     };
     if let Some(row) = row {
         let (session, close_record) = rows::session(row.as_ref())?;
