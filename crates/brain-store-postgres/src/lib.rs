@@ -48,6 +48,9 @@ pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/
 
 pub type PgTx = sqlx::Transaction<'static, sqlx::Postgres>;
 
+/// How long a connection suspected dead may take to answer its ping.
+const PING_LIMIT: Duration = Duration::from_secs(2);
+
 #[derive(Clone)]
 pub struct PgStore {
     pool: PgPool,
@@ -84,9 +87,24 @@ impl PgStore {
             .acquire_timeout(Duration::from_secs(5))
             // sqlx already pings every connection as it returns to the pool
             // (writes skip even that: warm.rs); a second ping on each acquire
-            // is one more round trip per call (issue 11). A connection that died idle fails its one request
-            // (503) and is dropped, instead of being replaced unseen.
+            // is one more round trip per call (issue 11). Only a connection
+            // that sat idle across a break seen since (a restart, a failover:
+            // brain_store_sqlx::lost) is pinged, and dropped if it does not
+            // answer, so a restart costs one failed request, not one per
+            // pooled connection.
             .test_before_acquire(false)
+            .before_acquire(|conn, meta| {
+                Box::pin(async move {
+                    if !brain_store_sqlx::lost::seen_within(meta.idle_for) {
+                        return Ok(true);
+                    }
+                    let ping = sqlx::Connection::ping(conn);
+                    Ok(matches!(
+                        tokio::time::timeout(PING_LIMIT, ping).await,
+                        Ok(Ok(()))
+                    ))
+                })
+            })
             .connect_with(options)
             .await
             .map_err(|e| {
@@ -221,7 +239,16 @@ impl PgStore {
 /// A transaction on `pool` that sees and writes only `tenant`'s rows (see
 /// [`PgStore::scoped`]).
 pub(crate) async fn begin_scoped(pool: &PgPool, tenant: &TenantId) -> Result<PgTx, StoreError> {
-    pool.begin_with(begin_statement(tenant)?).await.map_err(db)
+    let begin = begin_statement(tenant)?;
+    match pool.begin_with(begin.clone()).await {
+        // A connection found dead as the transaction began: nothing ran on
+        // it, so begin again (sqlx now pings the others that sat idle).
+        Err(e) if brain_store_sqlx::lost::breaks_connection(&e) => {
+            brain_store_sqlx::lost::note(&e);
+            pool.begin_with(begin).await.map_err(db)
+        }
+        begun => begun.map_err(db),
+    }
 }
 
 /// `BEGIN` and the tenant's scope, as one simple query.

@@ -66,23 +66,38 @@ impl Link {
     /// transaction. Guarded before it is sent: a call dropped while it is in
     /// flight, or a statement that fails, rolls back instead of leaving the
     /// transaction open in the pool.
+    ///
+    /// A connection found dead by it (a restart, a failover) is replaced and
+    /// `sql` sent once more: whatever it ran is rolled back with the lost
+    /// connection, since only a `COMMIT` sent after it could keep it.
     async fn begin(&mut self, sql: &str) -> Result<Vec<PgRow>, StoreError> {
-        let Link::Idle(warm, _) = self else {
+        let Link::Idle(warm, tenant) = self else {
             return Err(StoreError::Backend("a transaction begun twice".into()));
         };
-        let warm = warm.clone();
-        let conn = warm.take().await.map_err(db)?;
-        *self = Link::Write(Open(Some(conn), warm));
-        let Link::Write(Open(Some(c), _)) = self else {
-            return Err(StoreError::Backend("a transaction begun twice".into()));
-        };
-        match raw(c.conn(), sql).await {
-            Ok(rows) => Ok(rows),
-            Err(e) => {
-                *self = Link::Done;
-                Err(db(e))
+        let (warm, tenant) = (warm.clone(), tenant.clone());
+        match self.begin_once(&warm, sql).await {
+            Err(e) if brain_store_sqlx::lost::breaks_connection(&e) => {
+                brain_store_sqlx::lost::note(&e);
+                *self = Link::Idle(warm.clone(), tenant);
+                self.begin_once(&warm, sql).await.map_err(db)
             }
+            begun => begun.map_err(db),
         }
+    }
+
+    async fn begin_once(&mut self, warm: &Arc<Warm>, sql: &str) -> Result<Vec<PgRow>, sqlx::Error> {
+        let conn = warm.take().await?;
+        *self = Link::Write(Open(Some(conn), warm.clone()));
+        let Link::Write(Open(Some(c), _)) = self else {
+            return Err(sqlx::Error::Configuration(
+                "a transaction begun twice".into(),
+            ));
+        };
+        let begun = raw(c.conn(), sql).await;
+        if begun.is_err() {
+            *self = Link::Done;
+        }
+        begun
     }
 
     /// Where connections come from, while no statement has run and the

@@ -89,8 +89,15 @@ impl Warm {
         loop {
             let kept = self.lock().pop();
             match kept {
-                Some(h) if h.since.elapsed() < MAX_KEPT => return Ok(h),
-                // Too old: back to sqlx, which applies its lifetime rules.
+                Some(h)
+                    if h.since.elapsed() < MAX_KEPT
+                        && !brain_store_sqlx::lost::seen_since(h.kept_at) =>
+                {
+                    return Ok(h);
+                }
+                // Too old, or kept across a broken connection (it may be
+                // dead too): back to sqlx, which applies its lifetime rules
+                // and pings it.
                 Some(h) => drop(h.conn),
                 None => break,
             }

@@ -4,6 +4,8 @@
 //! (times, JSON, string lists, reals) read; the rest is here.
 #![forbid(unsafe_code)]
 
+pub mod lost;
+
 use std::borrow::Borrow;
 use std::marker::PhantomData;
 use std::ops::DerefMut;
@@ -46,8 +48,10 @@ pub type DbRow<D> = <<D as Dialect>::DB as Database>::Row;
 /// A connection of a dialect's database.
 pub type DbConn<D> = <<D as Dialect>::DB as Database>::Connection;
 
-/// A database error, told without its SQL.
+/// A database error, told without its SQL; one that broke its connection
+/// is remembered ([`lost`]).
 pub fn db(e: sqlx::Error) -> StoreError {
+    lost::note(&e);
     StoreError::backend(e)
 }
 
