@@ -13,8 +13,8 @@
 //! project's first write) acquire theirs. So a connection is kept only while
 //! sqlx still has an idle connection or room to open one (that check is
 //! what protects readers; at most half the pool is kept besides), and none
-//! stays unused for longer than about twice [`MAX_IDLE`] (the sweep runs every
-//! `MAX_IDLE`): a reader that finds sqlx's pool busy waits for a connection
+//! stays unused for longer than about twice [`MAX_IDLE`] (while anything is
+//! kept the sweep runs every `MAX_IDLE`; with nothing kept it sleeps): a reader that finds sqlx's pool busy waits for a connection
 //! kept here at most that long. A connection is kept at most [`MAX_KEPT`]
 //! after it left sqlx, so it may outlive sqlx's own `max_lifetime` by that
 //! much before sqlx's rules apply to it again.
@@ -40,6 +40,9 @@ pub(crate) struct Warm {
     closing: AtomicBool,
     /// At most this many kept at once.
     cap: usize,
+    /// Wakes the sweep when a connection is kept (or the store goes): with
+    /// nothing kept it sleeps instead of ticking.
+    kept: Arc<tokio::sync::Notify>,
 }
 
 /// A connection taken for a write, with when it left sqlx's pool and when
@@ -70,10 +73,11 @@ impl Warm {
             idle: Mutex::new(Vec::new()),
             closing: AtomicBool::new(false),
             cap,
+            kept: Arc::default(),
         });
         // Outside a runtime (never in brain) nothing is kept: see `give`.
         if let Ok(rt) = tokio::runtime::Handle::try_current() {
-            rt.spawn(return_unused(Arc::downgrade(&warm)));
+            rt.spawn(return_unused(Arc::downgrade(&warm), warm.kept.clone()));
         } else {
             warm.closing.store(true, Ordering::Release);
         }
@@ -121,6 +125,7 @@ impl Warm {
             if idle.len() < self.cap && !self.closing.load(Ordering::Acquire) {
                 held.kept_at = Instant::now();
                 idle.push(held);
+                self.kept.notify_one();
                 return;
             }
         }
@@ -149,6 +154,8 @@ impl Drop for Warm {
     /// runtime; without one (a store dropped after its runtime), close the
     /// kept sockets instead.
     fn drop(&mut self) {
+        // The sweep wakes, finds the store gone, and ends.
+        self.kept.notify_one();
         if tokio::runtime::Handle::try_current().is_err() {
             let idle = self.idle.get_mut().unwrap_or_else(|e| e.into_inner());
             for held in idle.drain(..) {
@@ -158,25 +165,30 @@ impl Drop for Warm {
     }
 }
 
-/// Every [`MAX_IDLE`], return to sqlx what no write took in that time; ends
-/// with the store.
-async fn return_unused(warm: std::sync::Weak<Warm>) {
-    let mut tick = tokio::time::interval(MAX_IDLE);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+/// While anything is kept, every [`MAX_IDLE`] return to sqlx what no write
+/// took in that time; with nothing kept, wait until something is. Ends with
+/// the store (its drop wakes this).
+async fn return_unused(warm: std::sync::Weak<Warm>, kept: Arc<tokio::sync::Notify>) {
     loop {
-        tick.tick().await;
-        let Some(warm) = warm.upgrade() else {
-            return;
-        };
-        let unused: Vec<Held> = {
-            let mut idle = warm.lock();
-            let (keep, unused) = std::mem::take(&mut *idle)
-                .into_iter()
-                .partition(|h| h.kept_at.elapsed() < MAX_IDLE);
-            *idle = keep;
-            unused
-        };
-        drop(unused);
+        kept.notified().await;
+        loop {
+            tokio::time::sleep(MAX_IDLE).await;
+            let Some(warm) = warm.upgrade() else {
+                return;
+            };
+            let (unused, left): (Vec<Held>, usize) = {
+                let mut idle = warm.lock();
+                let (keep, unused) = std::mem::take(&mut *idle)
+                    .into_iter()
+                    .partition(|h| h.kept_at.elapsed() < MAX_IDLE);
+                *idle = keep;
+                (unused, idle.len())
+            };
+            drop(unused);
+            if left == 0 {
+                break;
+            }
+        }
     }
 }
 
@@ -226,5 +238,30 @@ mod tests {
         warm.drain();
         warm.give(again);
         assert!(warm.lock().is_empty(), "nothing is kept once drained");
+    }
+
+    /// The sweep sleeps while nothing is kept, and still ends with the store.
+    #[tokio::test]
+    async fn the_sweep_ends_with_the_store() {
+        let db = brain_testkit::TestDb::create()
+            .await
+            .expect("test database");
+        let pool = PgPoolOptions::new()
+            .max_connections(2)
+            .connect(&db.url)
+            .await
+            .unwrap();
+        let warm = Warm::new(pool);
+        let kept = warm.kept.clone();
+        tokio::task::yield_now().await;
+        assert_eq!(Arc::strong_count(&kept), 3, "this, the store and its sweep");
+        drop(warm);
+        for _ in 0..100 {
+            if Arc::strong_count(&kept) == 1 {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("the sweep still runs after the store was dropped");
     }
 }
