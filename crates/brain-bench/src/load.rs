@@ -88,6 +88,23 @@ impl Conn {
         Ok(found["result"].clone())
     }
 
+    /// End the MCP connection (DELETE), so repeated runs on one database
+    /// stay under the server's per-tenant limit on open connections.
+    async fn close(self) {
+        let Some(session) = &self.session else {
+            return;
+        };
+        let mut req = self
+            .http
+            .delete(&self.url)
+            .header("mcp-protocol-version", "2025-11-25")
+            .header("mcp-session-id", session);
+        if !self.token.is_empty() {
+            req = req.bearer_auth(&self.token);
+        }
+        let _ = req.send().await;
+    }
+
     async fn notify(&mut self, method: &str) -> anyhow::Result<()> {
         let mut req = self
             .http
@@ -263,14 +280,16 @@ async fn run_one(args: &RunArgs, c: usize) -> anyhow::Result<()> {
                 }
                 n += 1;
             }
-            (lat, errors, first_error)
+            (lat, errors, first_error, conn)
         }));
     }
     let mut lat = Vec::new();
     let mut errors = 0;
     let mut first_error = None;
+    let mut done = Vec::new();
     for t in tasks {
-        let (l, e, f) = t.await?;
+        let (l, e, f, conn) = t.await?;
+        done.push(conn);
         lat.extend(l);
         errors += e;
         if first_error.is_none() {
@@ -282,6 +301,8 @@ async fn run_one(args: &RunArgs, c: usize) -> anyhow::Result<()> {
         (Some(a), Some(b)) => Some(b - a),
         _ => None,
     };
+    // After the measurement: closing is not part of it.
+    close_all(done).await;
     lat.sort_unstable();
     let ops = lat.len() as f64 / elapsed;
     // A pair is two calls; CPU is per call.
@@ -303,4 +324,12 @@ async fn run_one(args: &RunArgs, c: usize) -> anyhow::Result<()> {
         eprintln!("first error ({}, c={c}): {e}", args.label);
     }
     Ok(())
+}
+
+/// End every connection, at once.
+async fn close_all(conns: Vec<Conn>) {
+    let closing: Vec<_> = conns.into_iter().map(|c| tokio::spawn(c.close())).collect();
+    for c in closing {
+        let _ = c.await;
+    }
 }
