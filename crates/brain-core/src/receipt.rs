@@ -174,42 +174,84 @@ pub enum ChainFault {
     SeqGap,
 }
 
+/// A chain checked a page at a time, in `seq` order from the first receipt:
+/// what it holds is the last hash and a count, so checking a chain takes one
+/// page's memory, not the chain's.
+#[derive(Debug, Clone)]
+pub struct ChainCheck {
+    prev: String,
+    next_seq: i64,
+    count: usize,
+}
+
+impl Default for ChainCheck {
+    fn default() -> Self {
+        Self {
+            prev: GENESIS_HASH.to_owned(),
+            next_seq: 1,
+            count: 0,
+        }
+    }
+}
+
+impl ChainCheck {
+    /// Check the receipts that follow those checked so far; the first bad
+    /// seq and why.
+    pub fn feed<'a>(
+        &mut self,
+        receipts: impl IntoIterator<Item = &'a Receipt>,
+    ) -> Result<(), (i64, ChainFault)> {
+        for r in receipts {
+            if r.seq != self.next_seq {
+                return Err((r.seq, ChainFault::SeqGap));
+            }
+            if r.prev_hash != self.prev {
+                return Err((r.seq, ChainFault::PrevHashMismatch));
+            }
+            if r.compute_hash() != r.hash {
+                return Err((r.seq, ChainFault::HashMismatch));
+            }
+            self.prev.clone_from(&r.hash);
+            self.next_seq += 1;
+            self.count += 1;
+        }
+        Ok(())
+    }
+
+    /// The seq of the last receipt checked (0 before the first).
+    pub fn checked_to(&self) -> i64 {
+        self.next_seq - 1
+    }
+
+    /// That the last receipt checked is the recorded tip, which also catches
+    /// receipts deleted from the end: `Ok(count)` or the first bad seq.
+    pub fn finish(self, tip: (i64, &str)) -> Result<usize, (i64, ChainFault)> {
+        let last_seq = self.checked_to();
+        if last_seq != tip.0 {
+            return Err((last_seq + 1, ChainFault::SeqGap));
+        }
+        if self.prev != tip.1 {
+            return Err((last_seq, ChainFault::HashMismatch));
+        }
+        Ok(self.count)
+    }
+}
+
 /// Walk receipts in `seq` order; `Ok(count)` or the first bad seq and why.
 pub fn verify_chain<'a>(
     receipts: impl IntoIterator<Item = &'a Receipt>,
 ) -> Result<usize, (i64, ChainFault)> {
-    let mut prev = GENESIS_HASH.to_owned();
-    let mut count = 0;
-    for (expected_seq, r) in (1..).zip(receipts) {
-        if r.seq != expected_seq {
-            return Err((r.seq, ChainFault::SeqGap));
-        }
-        if r.prev_hash != prev {
-            return Err((r.seq, ChainFault::PrevHashMismatch));
-        }
-        if r.compute_hash() != r.hash {
-            return Err((r.seq, ChainFault::HashMismatch));
-        }
-        prev = r.hash.clone();
-        count += 1;
-    }
-    Ok(count)
+    let mut check = ChainCheck::default();
+    check.feed(receipts)?;
+    Ok(check.count)
 }
 
 /// Verify a chain and that its last receipt is the recorded tip, which also
 /// catches receipts deleted from the end. `Ok(count)` or the first bad seq.
 pub fn verify_with_tip(receipts: &[Receipt], tip: (i64, &str)) -> Result<usize, (i64, ChainFault)> {
-    let count = verify_chain(receipts)?;
-    let (last_seq, last_hash) = receipts
-        .last()
-        .map_or((0, GENESIS_HASH), |r| (r.seq, r.hash.as_str()));
-    if last_seq != tip.0 {
-        return Err((last_seq + 1, ChainFault::SeqGap));
-    }
-    if last_hash != tip.1 {
-        return Err((last_seq, ChainFault::HashMismatch));
-    }
-    Ok(count)
+    let mut check = ChainCheck::default();
+    check.feed(receipts)?;
+    check.finish(tip)
 }
 
 #[cfg(test)]
@@ -314,6 +356,21 @@ mod tests {
     #[test]
     fn a_fresh_chain_verifies() {
         assert_eq!(verify_chain(&chain(5)), Ok(5));
+        // Page by page, the same answers as whole.
+        let c = chain(5);
+        let tip = (5, c[4].hash.as_str());
+        let mut paged = ChainCheck::default();
+        for page in c.chunks(2) {
+            paged.feed(page).unwrap();
+        }
+        assert_eq!(paged.checked_to(), 5);
+        assert_eq!(paged.finish(tip), Ok(5));
+        let mut gap = ChainCheck::default();
+        gap.feed(&c[..2]).unwrap();
+        assert_eq!(gap.feed(&c[3..]), Err((4, ChainFault::SeqGap)));
+        let mut short = ChainCheck::default();
+        short.feed(&c[..4]).unwrap();
+        assert_eq!(short.finish(tip), Err((5, ChainFault::SeqGap)));
         assert_eq!(verify_chain(&[]), Ok(0));
     }
 

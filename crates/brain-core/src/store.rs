@@ -423,7 +423,8 @@ pub trait Reads: Send + Sync {
         tenant: &TenantId,
         session_id: SessionId,
     ) -> Result<SessionDetail, StoreError>;
-    /// The tenant's receipts in `seq` order (verification, audits, tests).
+    /// The tenant's receipts in `seq` order, all at once (tests; verification
+    /// reads them a page at a time: [`verify_receipts`]).
     async fn receipts(&self, tenant: &TenantId) -> Result<Vec<Receipt>, StoreError>;
     /// A session's ledger: its artifacts, oldest first, at most `limit`.
     async fn session_ledger(
@@ -595,4 +596,46 @@ pub struct ReceiptQuery {
     /// `Some`: only `seq` below this, newest first.
     pub before_seq: Option<i64>,
     pub limit: i64,
+}
+
+/// What [`verify_receipts`] found: `Ok((count, tip seq, tip hash))`, or the
+/// first bad seq and why.
+pub type ChainVerdict = Result<(usize, i64, String), (i64, crate::receipt::ChainFault)>;
+
+/// Receipts read per page by [`verify_receipts`].
+pub const VERIFY_PAGE: i64 = 1000;
+
+/// Check `tenant`'s receipt chain against its recorded tip (`brain receipts
+/// verify`, the console's check), `page` receipts at a time: memory is one
+/// page's, whatever the chain's length. The tip is read first, and the chain
+/// up to it: a receipt written in between is not part of what is checked,
+/// rather than a false `seq_gap`.
+pub async fn verify_receipts(
+    store: &dyn Store,
+    tenant: &TenantId,
+    page: i64,
+) -> Result<ChainVerdict, StoreError> {
+    let (tip_seq, tip_hash) = store.ledger_tip(tenant).await?;
+    let mut check = crate::receipt::ChainCheck::default();
+    while check.checked_to() < tip_seq {
+        let after = check.checked_to();
+        let q = ReceiptQuery {
+            project: None,
+            session_id: None,
+            after_seq: after,
+            before_seq: None,
+            limit: page.clamp(1, tip_seq - after),
+        };
+        let found = store.receipts_page(tenant, &q).await?;
+        let upto_tip: Vec<&Receipt> = found.iter().filter(|r| r.seq <= tip_seq).collect();
+        if upto_tip.is_empty() {
+            break;
+        }
+        if let Err(bad) = check.feed(upto_tip) {
+            return Ok(Err(bad));
+        }
+    }
+    Ok(check
+        .finish((tip_seq, &tip_hash))
+        .map(|n| (n, tip_seq, tip_hash)))
 }

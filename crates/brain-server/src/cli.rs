@@ -205,10 +205,15 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                     "no tenant {tenant} in this database (a tenant exists once it has made a call)"
                 );
             }
-            let receipts = store.receipts(&tenant).await.map_err(fail)?;
-            let (seq, hash) = store.ledger_tip(&tenant).await.map_err(fail)?;
-            match brain_core::receipt::verify_with_tip(&receipts, (seq, &hash)) {
-                Ok(n) => {
+            let verdict = brain_core::store::verify_receipts(
+                store.as_ref(),
+                &tenant,
+                brain_core::store::VERIFY_PAGE,
+            )
+            .await
+            .map_err(fail)?;
+            match verdict {
+                Ok((n, seq, hash)) => {
                     println!("OK tenant={tenant} receipts={n} tip_seq={seq} tip={hash}");
                     Ok(())
                 }

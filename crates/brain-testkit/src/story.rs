@@ -92,6 +92,16 @@ pub fn code(e: StoreError) -> ErrorCode {
 async fn receipt_count(s: &dyn Store, c: &Caller) -> usize {
     let r = s.receipts(&c.tenant).await.unwrap();
     assert_eq!(verify_chain(&r), Ok(r.len()), "the chain must verify");
+    // Page by page (two receipts a page), against the tip, the same count.
+    let (seq, hash) = s.ledger_tip(&c.tenant).await.unwrap();
+    let paged = brain_core::store::verify_receipts(s, &c.tenant, 2)
+        .await
+        .unwrap();
+    assert_eq!(
+        paged,
+        Ok((r.len(), seq, hash)),
+        "the paged check must agree"
+    );
     r.len()
 }
 

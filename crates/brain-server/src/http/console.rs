@@ -293,9 +293,9 @@ async fn receipts(
         .into_response()
 }
 
-/// The check `brain receipts verify` runs: the whole chain against the tip.
-/// It reads every receipt, so it spends the admin budget (30 a minute per
-/// credential), not the per-second one.
+/// The check `brain receipts verify` runs: the whole chain against the tip,
+/// a page at a time. It reads every receipt, so it spends the admin budget
+/// (30 a minute per credential), not the per-second one.
 async fn verify(State(state): State<AppState>, Extension(p): Extension<Principal>) -> Response {
     if let Err(r) = operator(&p) {
         return r;
@@ -303,19 +303,18 @@ async fn verify(State(state): State<AppState>, Extension(p): Extension<Principal
     if let Some(r) = limited(&state, &p) {
         return r;
     }
-    // The tip first, then the chain up to it: a receipt written in between is
-    // not part of what is checked, rather than a false "seq_gap".
-    let (seq, hash) = match state.store.ledger_tip(&p.tenant).await {
-        Ok(t) => t,
+    let verdict = match brain_core::store::verify_receipts(
+        state.store.as_ref(),
+        &p.tenant,
+        brain_core::store::VERIFY_PAGE,
+    )
+    .await
+    {
+        Ok(v) => v,
         Err(e) => return store_response(e),
     };
-    let mut receipts = match state.store.receipts(&p.tenant).await {
-        Ok(r) => r,
-        Err(e) => return store_response(e),
-    };
-    receipts.retain(|r| r.seq <= seq);
-    let body = match brain_core::receipt::verify_with_tip(&receipts, (seq, &hash)) {
-        Ok(n) => json!({"ok": true, "receipts": n, "tip_seq": seq, "tip": hash}),
+    let body = match verdict {
+        Ok((n, seq, hash)) => json!({"ok": true, "receipts": n, "tip_seq": seq, "tip": hash}),
         Err((bad, fault)) => json!({"ok": false, "seq": bad, "reason": fault}),
     };
     (StatusCode::OK, Json(body)).into_response()
