@@ -609,7 +609,9 @@ pub const VERIFY_PAGE: i64 = 1000;
 /// verify`, the console's check), `page` receipts at a time: memory is one
 /// page's, whatever the chain's length. The tip is read first, and the chain
 /// up to it: a receipt written in between is not part of what is checked,
-/// rather than a false `seq_gap`.
+/// rather than a false `seq_gap`. A receipt past the tip must be one the tip
+/// has reached since (a receipt and its tip commit together); otherwise the
+/// tip was wound back or deleted, and that is a `seq_gap` after it.
 pub async fn verify_receipts(
     store: &dyn Store,
     tenant: &TenantId,
@@ -635,7 +637,22 @@ pub async fn verify_receipts(
             return Ok(Err(bad));
         }
     }
-    Ok(check
-        .finish((tip_seq, &tip_hash))
-        .map(|n| (n, tip_seq, tip_hash)))
+    let count = match check.finish((tip_seq, &tip_hash)) {
+        Ok(n) => n,
+        Err(bad) => return Ok(Err(bad)),
+    };
+    let past = ReceiptQuery {
+        project: None,
+        session_id: None,
+        after_seq: tip_seq,
+        before_seq: None,
+        limit: 1,
+    };
+    if let Some(r) = store.receipts_page(tenant, &past).await?.first() {
+        let (now, _) = store.ledger_tip(tenant).await?;
+        if now < r.seq {
+            return Ok(Err((tip_seq + 1, crate::receipt::ChainFault::SeqGap)));
+        }
+    }
+    Ok(Ok((count, tip_seq, tip_hash)))
 }

@@ -88,6 +88,17 @@ async fn every_kind_of_tampering_is_found() {
             "seq=6 reason=seq_gap",
         ),
         (
+            "tip wound back",
+            "UPDATE receipt_heads SET seq = 5, \
+             hash = (SELECT hash FROM receipts WHERE tenant_id = 'acme' AND seq = 5)",
+            "seq=6 reason=seq_gap",
+        ),
+        (
+            "tip deleted",
+            "DELETE FROM receipt_heads",
+            "seq=1 reason=seq_gap",
+        ),
+        (
             "edited and rehashed",
             "UPDATE receipts SET outcome = 'forged', hash = repeat('0', 64) WHERE seq = 4",
             "seq=4 reason=hash_mismatch",

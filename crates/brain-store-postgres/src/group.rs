@@ -150,7 +150,7 @@ impl Groups {
                 }
                 // Nothing began (no connection in time), or the commit failed
                 // and whether it took effect is unknown: answer, do not retry.
-                Err(Failed::Begin(e) | Failed::Commit(e)) => {
+                Err(Failed::Begin(e) | Failed::Lost(e) | Failed::Commit(e)) => {
                     for job in batch {
                         let _ = job.reply.send(Err(StoreError::Backend(e.clone())));
                     }
@@ -193,6 +193,8 @@ impl Drop for Leading {
 enum Failed {
     /// The transaction could not begin (no connection in time).
     Begin(String),
+    /// Its connection was found dead as it began: nothing ran.
+    Lost(String),
     /// A statement failed: rolled back, nothing written.
     Statement,
     /// The commit failed: whether it took effect is unknown. The database's
@@ -210,11 +212,34 @@ async fn alone(warm: &Warm, build: &Build) -> Answer {
     Ok(rows)
 }
 
+impl Failed {
+    /// Taking a connection or beginning on it failed; a broken connection
+    /// is remembered (brain_store_sqlx::lost) and may be begun again.
+    fn began(e: &sqlx::Error) -> Self {
+        brain_store_sqlx::lost::note(e);
+        if brain_store_sqlx::lost::breaks_connection(e) {
+            Failed::Lost(e.to_string())
+        } else {
+            Failed::Begin(e.to_string())
+        }
+    }
+}
+
 async fn together(warm: &Warm, batch: &[Job]) -> Result<Vec<Vec<PgRow>>, Failed> {
-    let mut held = warm
-        .take()
-        .await
-        .map_err(|e| Failed::Begin(e.to_string()))?;
+    let done = match together_once(warm, batch).await {
+        // The batch's BEGIN met a dead connection (a restart, a failover):
+        // nothing of it ran, so it begins again on another.
+        Err(Failed::Lost(_)) => together_once(warm, batch).await,
+        done => done,
+    };
+    done.map_err(|e| match e {
+        Failed::Lost(e) => Failed::Begin(e),
+        other => other,
+    })
+}
+
+async fn together_once(warm: &Warm, batch: &[Job]) -> Result<Vec<Vec<PgRow>>, Failed> {
+    let mut held = warm.take().await.map_err(|e| Failed::began(&e))?;
     let answers = together_on(held.conn(), batch).await?;
     // Committed: nothing open on it.
     warm.give(held);
@@ -227,19 +252,21 @@ async fn together_on(
 ) -> Result<Vec<Vec<PgRow>>, Failed> {
     let mut tx = sqlx::Connection::begin(conn)
         .await
-        .map_err(|e| Failed::Begin(e.to_string()))?;
+        .map_err(|e| Failed::began(&e))?;
     let mut answers = Vec::with_capacity(batch.len());
     for job in batch {
         match (job.build)().fetch_all(&mut *tx).await {
             Ok(rows) => answers.push(rows),
-            Err(_) => {
+            Err(e) => {
+                brain_store_sqlx::lost::note(&e);
                 let _ = tx.rollback().await;
                 return Err(Failed::Statement);
             }
         }
     }
-    tx.commit()
-        .await
-        .map_err(|e| Failed::Commit(e.to_string()))?;
+    tx.commit().await.map_err(|e| {
+        brain_store_sqlx::lost::note(&e);
+        Failed::Commit(e.to_string())
+    })?;
     Ok(answers)
 }

@@ -98,11 +98,14 @@ impl PgStore {
                     if !brain_store_sqlx::lost::seen_within(meta.idle_for) {
                         return Ok(true);
                     }
+                    // An error closes it hard (no goodbye on a socket that
+                    // may never answer).
                     let ping = sqlx::Connection::ping(conn);
-                    Ok(matches!(
-                        tokio::time::timeout(PING_LIMIT, ping).await,
-                        Ok(Ok(()))
-                    ))
+                    match tokio::time::timeout(PING_LIMIT, ping).await {
+                        Ok(Ok(())) => Ok(true),
+                        Ok(Err(e)) => Err(e),
+                        Err(_) => Err(sqlx::Error::PoolTimedOut),
+                    }
                 })
             })
             .connect_with(options)
@@ -211,10 +214,11 @@ impl PgStore {
     /// lookup (which finds the tenant), the expiry sweep and the daily-brief
     /// scheduler — each marked at its call site.
     pub async fn system(&self) -> Result<PgTx, StoreError> {
-        self.pool
-            .begin_with("BEGIN; SELECT set_config('brain.scope', 'system', true)")
-            .await
-            .map_err(db)
+        begin_again_if_lost(
+            &self.pool,
+            "BEGIN; SELECT set_config('brain.scope', 'system', true)",
+        )
+        .await
     }
 
     /// Apply pending migrations (idempotent; safe from several replicas at once,
@@ -239,13 +243,18 @@ impl PgStore {
 /// A transaction on `pool` that sees and writes only `tenant`'s rows (see
 /// [`PgStore::scoped`]).
 pub(crate) async fn begin_scoped(pool: &PgPool, tenant: &TenantId) -> Result<PgTx, StoreError> {
-    let begin = begin_statement(tenant)?;
-    match pool.begin_with(begin.clone()).await {
-        // A connection found dead as the transaction began: nothing ran on
-        // it, so begin again (sqlx now pings the others that sat idle).
+    begin_again_if_lost(pool, &begin_statement(tenant)?).await
+}
+
+/// A transaction begun with `begin` (no `COMMIT` in it). One that meets a
+/// connection found dead (a restart, a failover) begins again on another:
+/// nothing ran on the dead one that could have committed, and sqlx now pings
+/// the others that sat idle across the break (brain_store_sqlx::lost).
+async fn begin_again_if_lost(pool: &PgPool, begin: &str) -> Result<PgTx, StoreError> {
+    match pool.begin_with(begin.to_owned()).await {
         Err(e) if brain_store_sqlx::lost::breaks_connection(&e) => {
             brain_store_sqlx::lost::note(&e);
-            pool.begin_with(begin).await.map_err(db)
+            pool.begin_with(begin.to_owned()).await.map_err(db)
         }
         begun => begun.map_err(db),
     }

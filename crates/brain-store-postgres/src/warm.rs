@@ -240,6 +240,29 @@ mod tests {
         assert!(warm.lock().is_empty(), "nothing is kept once drained");
     }
 
+    /// A kept connection that no write takes goes back to sqlx within about
+    /// twice MAX_IDLE, though the sweep slept until it was kept.
+    #[tokio::test]
+    async fn an_unused_kept_connection_goes_back_to_sqlx() {
+        let db = brain_testkit::TestDb::create()
+            .await
+            .expect("test database");
+        let pool = PgPoolOptions::new()
+            .max_connections(4)
+            .connect(&db.url)
+            .await
+            .unwrap();
+        let warm = Warm::new(pool.clone());
+        tokio::time::sleep(MAX_IDLE * 2).await;
+        let held = warm.take().await.unwrap();
+        warm.give(held);
+        assert_eq!(warm.lock().len(), 1);
+        let idle_before = pool.num_idle();
+        tokio::time::sleep(MAX_IDLE * 3).await;
+        assert!(warm.lock().is_empty(), "still kept after 3 x MAX_IDLE");
+        assert_eq!(pool.num_idle(), idle_before + 1, "back in sqlx's pool");
+    }
+
     /// The sweep sleeps while nothing is kept, and still ends with the store.
     #[tokio::test]
     async fn the_sweep_ends_with_the_store() {

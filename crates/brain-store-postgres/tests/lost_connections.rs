@@ -15,7 +15,7 @@ use brain_core::flow::{CloseTx, draft};
 use brain_core::ids::{ProjectKey, TenantId};
 use brain_core::model::ArtifactKind;
 use brain_core::store::StoreSettings;
-use brain_core::writes::Backend;
+use brain_core::writes::{Backend, SessionWrites};
 use brain_store_postgres::PgStore;
 use brain_testkit::TestDb;
 use sqlx::Connection;
@@ -128,4 +128,20 @@ async fn after_every_connection_was_killed_one_call_fails_at_most() {
             assert!(failed.is_empty(), "a read begins again: {failed:?}");
         }
     }
+
+    // The first call after the break is an end, whose BEGIN travels with its
+    // session lock (link.rs): it begins again on another connection, and
+    // nothing fails.
+    let c = brain_testkit::story::agent("acme");
+    let s = brain_testkit::story::start(&store, &c, "atlas", "k", None)
+        .await
+        .session;
+    remember(&store, "before the end").await.unwrap();
+    let killed = kill_backends(&mut admin).await;
+    assert!(killed >= 1, "{killed} backends ended");
+    let end = brain_testkit::story::end_req(s.session_id, "k", "the next focus", 0);
+    SessionWrites::end_session(&store, &c, end)
+        .await
+        .unwrap_or_else(|e| panic!("the end after the break: {e}"));
+    assert_eq!(read(&store).await.expect("a read after it"), written + 1);
 }

@@ -27,11 +27,13 @@ pub fn breaks_connection(e: &sqlx::Error) -> bool {
         | sqlx::Error::Protocol(_)
         | sqlx::Error::Tls(_)
         | sqlx::Error::WorkerCrashed => true,
-        // SQLSTATE class 08 (connection exception); 57P01-57P03: the server
-        // is shutting down, crashed, or not yet accepting connections.
+        // SQLSTATE class 08 (connection exception); 57P01-57P05: the server
+        // is shutting down, crashed, not yet accepting connections, lost the
+        // database, or ended an idle session (idle_session_timeout). Each
+        // ends the session (FATAL); 57014, a cancelled statement, does not.
         sqlx::Error::Database(d) => d
             .code()
-            .is_some_and(|c| c.starts_with("08") || matches!(&*c, "57P01" | "57P02" | "57P03")),
+            .is_some_and(|c| c.starts_with("08") || c.starts_with("57P")),
         _ => false,
     }
 }
