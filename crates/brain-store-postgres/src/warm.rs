@@ -198,19 +198,26 @@ mod tests {
     use super::*;
     use sqlx::postgres::PgPoolOptions;
 
+    /// A pool of at most `max` connections on a fresh test database (kept
+    /// alive by the first half).
+    async fn pool(max: u32) -> (brain_testkit::TestDb, PgPool) {
+        let db = brain_testkit::TestDb::create()
+            .await
+            .expect("test database");
+        let pool = PgPoolOptions::new()
+            .max_connections(max)
+            .connect(&db.url)
+            .await
+            .unwrap();
+        (db, pool)
+    }
+
     /// The next write takes the connection the last one left (the same
     /// backend: no release ping, no new connection), and finds nothing of
     /// that write on it: no transaction open, no tenant scope.
     #[tokio::test]
     async fn the_next_write_takes_the_kept_connection_clean() {
-        let db = brain_testkit::TestDb::create()
-            .await
-            .expect("test database");
-        let pool = PgPoolOptions::new()
-            .max_connections(4)
-            .connect(&db.url)
-            .await
-            .unwrap();
+        let (_db, pool) = pool(4).await;
         let warm = Warm::new(pool);
         let mut held = warm.take().await.unwrap();
         let pid: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
@@ -244,14 +251,7 @@ mod tests {
     /// twice MAX_IDLE, though the sweep slept until it was kept.
     #[tokio::test]
     async fn an_unused_kept_connection_goes_back_to_sqlx() {
-        let db = brain_testkit::TestDb::create()
-            .await
-            .expect("test database");
-        let pool = PgPoolOptions::new()
-            .max_connections(4)
-            .connect(&db.url)
-            .await
-            .unwrap();
+        let (_db, pool) = pool(4).await;
         let warm = Warm::new(pool.clone());
         tokio::time::sleep(MAX_IDLE * 2).await;
         let held = warm.take().await.unwrap();
@@ -266,14 +266,7 @@ mod tests {
     /// The sweep sleeps while nothing is kept, and still ends with the store.
     #[tokio::test]
     async fn the_sweep_ends_with_the_store() {
-        let db = brain_testkit::TestDb::create()
-            .await
-            .expect("test database");
-        let pool = PgPoolOptions::new()
-            .max_connections(2)
-            .connect(&db.url)
-            .await
-            .unwrap();
+        let (_db, pool) = pool(2).await;
         let warm = Warm::new(pool);
         let kept = warm.kept.clone();
         tokio::task::yield_now().await;
