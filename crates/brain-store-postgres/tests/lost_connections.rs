@@ -14,10 +14,8 @@ use brain_core::error::StoreError;
 use brain_core::flow::{CloseTx, draft};
 use brain_core::ids::{ProjectKey, TenantId};
 use brain_core::model::ArtifactKind;
-use brain_core::store::StoreSettings;
 use brain_core::writes::{Backend, SessionWrites};
 use brain_store_postgres::PgStore;
-use brain_testkit::TestDb;
 use sqlx::Connection;
 
 async fn remember(store: &PgStore, text: &str) -> Result<(), StoreError> {
@@ -69,13 +67,7 @@ async fn kill_backends(admin: &mut sqlx::PgConnection) -> i64 {
 
 #[tokio::test]
 async fn after_every_connection_was_killed_one_call_fails_at_most() {
-    let db = TestDb::create().await.expect("test database");
-    let settings = StoreSettings {
-        pool_size: 4,
-        ..StoreSettings::default()
-    };
-    let store = PgStore::connect(&db.url, settings).await.expect("connect");
-    store.migrate().await.expect("migrate");
+    let (db, store) = common::small_store(4).await;
     let mut admin = sqlx::PgConnection::connect(&db.inspect_url).await.unwrap();
     let acme = TenantId::parse("acme").unwrap();
     let mut written = 0;

@@ -11,22 +11,8 @@ use brain_core::flow::{CloseTx, draft};
 use brain_core::ids::{ProjectKey, TenantId};
 use brain_core::model::ArtifactKind;
 use brain_core::sql::Scope;
-use brain_core::store::StoreSettings;
 use brain_core::writes::Backend;
 use brain_store_postgres::PgStore;
-use brain_testkit::TestDb;
-
-/// A migrated store whose pool holds at most two connections.
-async fn small_store() -> (TestDb, PgStore) {
-    let db = TestDb::create().await.expect("test database");
-    let settings = StoreSettings {
-        pool_size: 2,
-        ..StoreSettings::default()
-    };
-    let store = PgStore::connect(&db.url, settings).await.expect("connect");
-    store.migrate().await.expect("migrate");
-    (db, store)
-}
 
 /// Two remembers into one project: the second, into a known project, ends
 /// with its connection kept for the next write.
@@ -48,7 +34,7 @@ async fn write_twice(store: &PgStore) {
 /// acquire timeout (5 s).
 #[tokio::test]
 async fn a_kept_connection_goes_back_to_readers_at_once() {
-    let (_db, store) = small_store().await;
+    let (_db, store) = common::small_store(2).await;
     write_twice(&store).await;
     let first = tokio::time::timeout(Duration::from_secs(1), store.pooled())
         .await

@@ -24,10 +24,21 @@ pub fn caller(tenant: &TenantId) -> Caller {
 
 /// A migrated store on a new database, dropped with the returned `TestDb`.
 pub async fn store() -> (TestDb, PgStore) {
+    store_with(StoreSettings::default()).await
+}
+
+/// The same, with a pool of at most `pool_size` connections.
+pub async fn small_store(pool_size: u32) -> (TestDb, PgStore) {
+    store_with(StoreSettings {
+        pool_size,
+        ..StoreSettings::default()
+    })
+    .await
+}
+
+async fn store_with(settings: StoreSettings) -> (TestDb, PgStore) {
     let db = TestDb::create().await.expect("test database");
-    let store = PgStore::connect(&db.url, StoreSettings::default())
-        .await
-        .expect("connect");
+    let store = PgStore::connect(&db.url, settings).await.expect("connect");
     store.migrate().await.expect("migrate");
     (db, store)
 }
