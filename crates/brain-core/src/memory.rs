@@ -114,6 +114,23 @@ pub fn check_document_put(caller: &Caller, put: &DocumentPut) -> Result<(), Doma
 }
 
 /// The refusal for a stale `expected_revision`.
+/// A project holds at most this many mental models. Every briefing of the
+/// project carries all of them, each up to 256 KiB (SPEC §3.2), so their
+/// count bounds what a start reads and answers.
+pub const MAX_MENTAL_MODELS: i64 = 32;
+
+/// A new mental model for a project that holds [`MAX_MENTAL_MODELS`].
+pub fn too_many_mental_models() -> DomainError {
+    DomainError::invalid_argument(
+        "name",
+        format!(
+            "names a new mental model, and the project holds the most it may ({MAX_MENTAL_MODELS}); \
+             replace an existing model's body (its name is in briefing.mental_models) instead"
+        ),
+    )
+    .with_details(json!({ "field": "name", "limit": MAX_MENTAL_MODELS }))
+}
+
 pub fn document_conflict(current: Revision) -> DomainError {
     DomainError::new(
         ErrorCode::DocumentConflict,

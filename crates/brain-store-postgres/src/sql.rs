@@ -103,6 +103,12 @@ pub(crate) static SQL: Sql = Sql {
         WHERE tenant_id = $1 AND project = $2 AND kind = $3 AND name = $4",
     document_lock: "SELECT kind, name, body, revision, updated_at, updated_by FROM documents \
         WHERE tenant_id = $1 AND project = $2 AND kind = $3 AND name = $4 FOR UPDATE",
+    // FOR NO KEY UPDATE: the foreign-key checks of starts and remembers take
+    // FOR KEY SHARE, which it does not wait on.
+    project_claim: "SELECT 1 FROM projects WHERE tenant_id = $1 AND project = $2 \
+        FOR NO KEY UPDATE",
+    mental_model_count: "SELECT count(*) AS n FROM documents WHERE tenant_id = $1 \
+        AND project = $2 AND kind = 'mental_model' AND revision > 0",
     document_write: "INSERT INTO documents (tenant_id, project, kind, name, body, revision, \
         updated_at, updated_by) VALUES ($1,$2,$3,$4,$5,$6,$7,$8) \
         ON CONFLICT (tenant_id, project, kind, name) DO UPDATE SET body = EXCLUDED.body, \

@@ -106,6 +106,11 @@ pub(crate) static SQL: Sql = Sql {
         WHERE tenant_id = ?1 AND project = ?2 AND kind = ?3 AND name = ?4",
     document_lock: "SELECT kind, name, body, revision, updated_at, updated_by FROM documents \
         WHERE tenant_id = ?1 AND project = ?2 AND kind = ?3 AND name = ?4",
+    // A write transaction holds the database's write lock (BEGIN IMMEDIATE)
+    // already: reading the row is claim enough.
+    project_claim: "SELECT 1 FROM projects WHERE tenant_id = ?1 AND project = ?2",
+    mental_model_count: "SELECT count(*) AS n FROM documents WHERE tenant_id = ?1 \
+        AND project = ?2 AND kind = 'mental_model' AND revision > 0",
     document_write: "INSERT INTO documents (tenant_id, project, kind, name, body, revision, \
         updated_at, updated_by) VALUES (?1,?2,?3,?4,?5,?6,?7,?8) \
         ON CONFLICT (tenant_id, project, kind, name) DO UPDATE SET body = EXCLUDED.body, \

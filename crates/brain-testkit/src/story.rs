@@ -1063,6 +1063,68 @@ pub async fn concurrent_ends_apply_once(s: Arc<dyn Store>) {
     assert_eq!(verify_chain(&receipts), Ok(2 * N));
 }
 
+/// A project holds at most `MAX_MENTAL_MODELS` mental models, however many
+/// operators add new ones at once; replacing a model's body stays allowed,
+/// and each refusal writes only its receipt.
+pub async fn mental_models_are_bounded(s: Arc<dyn Store>) {
+    use brain_core::memory::{DocumentKind, DocumentPut, MAX_MENTAL_MODELS};
+    let op = caller(&tenant(), "op", Role::Operator);
+    let put = |name: String, rev| DocumentPut {
+        project: ProjectKey::parse("p").unwrap(),
+        kind: DocumentKind::MentalModel,
+        name,
+        body: "a model".to_owned(),
+        expected_revision: rev,
+        digest: "d".into(),
+    };
+    let max = usize::try_from(MAX_MENTAL_MODELS).unwrap();
+    // The project exists before the race, as it does for any operator who
+    // writes models to it.
+    start(s.as_ref(), &op, "p", "k", None).await;
+    let before = receipt_count(s.as_ref(), &op).await;
+    let n = max + 8;
+    let barrier = Arc::new(tokio::sync::Barrier::new(n));
+    let mut tasks = Vec::new();
+    for i in 0..n {
+        let (s, op, barrier, p) = (
+            s.clone(),
+            op.clone(),
+            barrier.clone(),
+            put(format!("m{i}"), 0),
+        );
+        tasks.push(tokio::spawn(async move {
+            barrier.wait().await;
+            s.document_put(&op, p).await
+        }));
+    }
+    let (mut written, mut refused) = (0, 0);
+    for t in tasks {
+        match t.await.unwrap() {
+            Ok(_) => written += 1,
+            Err(e) => {
+                assert_eq!(code(e), ErrorCode::InvalidArgument);
+                refused += 1;
+            }
+        }
+    }
+    assert_eq!((written, refused), (max, n - max));
+    assert_eq!(receipt_count(s.as_ref(), &op).await, before + n);
+    // A model already there can still be replaced; a new one cannot be added.
+    let names = s
+        .mental_model_names(&op.tenant, &ProjectKey::parse("p").unwrap())
+        .await
+        .unwrap();
+    assert_eq!(names.len(), max);
+    s.document_put(&op, put(names[0].clone(), 1)).await.unwrap();
+    let e = s
+        .document_put(&op, put("one more".to_owned(), 0))
+        .await
+        .unwrap_err();
+    assert_eq!(code(e), ErrorCode::InvalidArgument);
+    let b = start(s.as_ref(), &op, "p", "k2", None).await.briefing;
+    assert_eq!(b.mental_models.len(), max);
+}
+
 /// Every story, by name, for backends to run as one test each.
 #[macro_export]
 macro_rules! store_story {
@@ -1089,6 +1151,11 @@ macro_rules! store_story {
         async fn the_daily_brief_is_written_once_per_day() {
             let (store, _guard) = $make.await;
             $crate::story::the_daily_brief_is_written_once_per_day(store).await;
+        }
+        #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+        async fn mental_models_are_bounded() {
+            let (store, _guard) = $make.await;
+            $crate::story::mental_models_are_bounded(store).await;
         }
         #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
         async fn concurrent_ends_apply_once() {

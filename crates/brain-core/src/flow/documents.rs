@@ -2,7 +2,10 @@
 
 use super::{CloseTx, commit_with_receipt, draft, refuse};
 use crate::error::StoreError;
-use crate::memory::{Document, DocumentPut, check_document_put, document_conflict};
+use crate::memory::{
+    Document, DocumentKind, DocumentPut, MAX_MENTAL_MODELS, check_document_put, document_conflict,
+    too_many_mental_models,
+};
 use crate::model::{Caller, now_micros};
 
 const TOOL: &str = "brain_document_put";
@@ -25,6 +28,15 @@ pub async fn document_put<T: CloseTx>(
         .await?;
     if current.revision != put.expected_revision {
         let e = document_conflict(current.revision);
+        return refuse(tx, caller, false, receipt(Err(&e)), e).await;
+    }
+    // A new model makes every briefing of the project longer: the count is
+    // bounded (replacing a model's body is always allowed).
+    if put.kind == DocumentKind::MentalModel
+        && current.revision == 0
+        && tx.claim_mental_models(tenant, &put.project).await? >= MAX_MENTAL_MODELS
+    {
+        let e = too_many_mental_models();
         return refuse(tx, caller, false, receipt(Err(&e)), e).await;
     }
     let doc = Document {

@@ -264,6 +264,16 @@ pub trait CloseTx: crate::sql::Conn + Send + Sized {
         self.keeps_to(tenant)?;
         crate::sql::sessions::load_document(self, tenant, project, kind, name, true).await
     }
+    /// Claim the project against other writers of new mental models, and
+    /// count its models.
+    async fn claim_mental_models(
+        &mut self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+    ) -> Result<i64, StoreError> {
+        self.keeps_to(tenant)?;
+        crate::sql::sessions::claim_mental_models(self, tenant, project).await
+    }
     /// Insert or replace a project document.
     async fn write_document(
         &mut self,

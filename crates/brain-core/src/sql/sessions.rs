@@ -183,6 +183,22 @@ pub async fn load_document<C: Conn + ?Sized>(
     }
 }
 
+/// The project's mental models, counted once the project is claimed
+/// (`Sql::project_claim`) by this transaction: a concurrent writer of a new
+/// model waits here, and its model is counted (PostgreSQL reads each
+/// statement in a snapshot of its own, taken after the claim).
+pub async fn claim_mental_models<C: Conn + ?Sized>(
+    c: &mut C,
+    tenant: &TenantId,
+    project: &ProjectKey,
+) -> Result<i64, StoreError> {
+    let params = [tenant.into(), project.into()];
+    c.fetch_all(c.sql().project_claim, &params).await?;
+    c.fetch_one(c.sql().mental_model_count, &params)
+        .await?
+        .int("n")
+}
+
 pub async fn write_document<C: Conn + ?Sized>(
     c: &mut C,
     tenant: &TenantId,

@@ -88,6 +88,12 @@ pub struct Sql {
     pub document_get: &'static str,
     /// As `document_get`, locking the row for the transaction.
     pub document_lock: &'static str,
+    /// tenant, project: claim the project row against every other writer
+    /// that claims it (not against the foreign-key checks of everyday
+    /// writes), so that counting what it holds and adding to it are one step.
+    pub project_claim: &'static str,
+    /// tenant, project → n, the mental models written to it.
+    pub mental_model_count: &'static str,
     /// tenant, project, kind, name, body, revision, updated_at, updated_by:
     /// insert or replace.
     pub document_write: &'static str,

@@ -40,7 +40,7 @@ pub struct Args {
     pub project: String,
     /// Which document; mental_model needs an operator-role JWT (no elevation needed), else forbidden (403).
     pub document: DocName,
-    /// Only for mental_model, where it is required; a name not in briefing.mental_models creates one.
+    /// Required for mental_model only; a name not in briefing.mental_models creates one (max 32 per project).
     #[serde(default)]
     pub name: Option<String>,
     /// The whole new body; for executive_state a JSON object as a string, {"objective": string, "missions": [string or {"title": string}], "pending_decisions": [same]} (all required; other keys kept).
