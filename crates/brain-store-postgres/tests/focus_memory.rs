@@ -241,10 +241,11 @@ async fn one_listen_connection_serves_the_memory_and_the_subscribers() {
     assert_eq!(heard, Some(change));
 }
 
-/// A TCP proxy to PostgreSQL that can black-hole the connections that had
-/// sent `LISTEN` when asked: from then on their bytes vanish both ways and
-/// their sockets stay open, as on a network path that went dead, where no
-/// error ever arrives. Connections opened later pass.
+/// A TCP proxy to PostgreSQL that can black-hole, when asked, the
+/// connections that had sent `LISTEN` (the listener's) or set
+/// `synchronous_commit` (the fence marker sender's): from then on their bytes
+/// vanish both ways and their sockets stay open, as on a network path that
+/// went dead, where no error ever arrives. Connections opened later pass.
 mod black_hole {
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::{Arc, Mutex};
@@ -254,6 +255,7 @@ mod black_hole {
     #[derive(Default)]
     struct Link {
         listens: AtomicBool,
+        sends_markers: AtomicBool,
         holed: AtomicBool,
     }
 
@@ -286,9 +288,18 @@ mod black_hole {
 
         /// Black-hole every connection that has sent `LISTEN`; how many.
         pub fn hole_listeners(&self) -> usize {
+            self.hole(|l| l.listens.load(Ordering::SeqCst))
+        }
+
+        /// Black-hole every connection that sends fence markers; how many.
+        pub fn hole_marker_senders(&self) -> usize {
+            self.hole(|l| l.sends_markers.load(Ordering::SeqCst))
+        }
+
+        fn hole(&self, which: impl Fn(&Link) -> bool) -> usize {
             let links = self.links.lock().unwrap();
             let mut n = 0;
-            for l in links.iter().filter(|l| l.listens.load(Ordering::SeqCst)) {
+            for l in links.iter().filter(|l| which(l)) {
                 l.holed.store(true, Ordering::SeqCst);
                 n += 1;
             }
@@ -311,6 +322,9 @@ mod black_hole {
             if from_client && buf[..n].windows(6).any(|w| w == b"LISTEN") {
                 link.listens.store(true, Ordering::SeqCst);
             }
+            if from_client && buf[..n].windows(18).any(|w| w == b"synchronous_commit") {
+                link.sends_markers.store(true, Ordering::SeqCst);
+            }
             if link.holed.load(Ordering::SeqCst) {
                 continue;
             }
@@ -319,6 +333,25 @@ mod black_hole {
             }
         }
     }
+}
+
+/// A replica reading focus through `proxy` (from memory once warm).
+async fn replica_via(fx: &Fixture, proxy: &black_hole::Proxy) -> PgStore {
+    let url = fx._db.url.clone();
+    let (head, tail) = url.split_once('@').expect("a URL with a user");
+    let (_, path) = tail.split_once('/').expect("a URL with a database");
+    let via_proxy = format!("{head}@{}/{path}", proxy.addr);
+    PgStore::connect(&via_proxy, StoreSettings::default())
+        .await
+        .expect("connect through the proxy")
+        .remembering_focus()
+}
+
+/// The upstream `host:port` of the fixture's database.
+fn upstream(fx: &Fixture) -> String {
+    let (_, tail) = fx._db.url.split_once('@').expect("a URL with a user");
+    let (host, _) = tail.split_once('/').expect("a URL with a database");
+    host.to_owned()
 }
 
 /// The listener's connection goes dead without an error (a black-holed
@@ -331,15 +364,8 @@ mod black_hole {
 async fn a_black_holed_listener_is_replaced_and_reads_stay_right() {
     use std::time::{Duration, Instant};
     let (mut fx, _) = fixture().await;
-    let url = fx._db.url.clone();
-    let (head, tail) = url.split_once('@').expect("a URL with a user");
-    let (host, path) = tail.split_once('/').expect("a URL with a database");
-    let proxy = black_hole::Proxy::to(host.to_owned()).await;
-    let via_proxy = format!("{head}@{}/{path}", proxy.addr);
-    let a = PgStore::connect(&via_proxy, StoreSettings::default())
-        .await
-        .expect("connect through the proxy")
-        .remembering_focus();
+    let proxy = black_hole::Proxy::to(upstream(&fx)).await;
+    let a = replica_via(&fx, &proxy).await;
     fx.write("v1").await;
     warm(&fx, &a).await;
     assert_eq!(proxy.hole_listeners(), 1, "one listener to black-hole");
@@ -375,4 +401,53 @@ async fn a_black_holed_listener_is_replaced_and_reads_stay_right() {
         fx.read(&a).await.1 > 0 && a.focus_memory_size().0 > 0,
         "remembered again"
     );
+}
+
+/// The fence's marker sender's connection goes dead without an error (a
+/// carried-over gap: only the listener's had a test). The read whose marker
+/// went into the hole waits out its fence (2 s) and reads the database; the
+/// sender gives the connection up after as long, and reads go to the
+/// database until it sends on a new one; then reads are answered from
+/// memory again, right and as quickly as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_black_holed_marker_sender_is_replaced_and_reads_stay_right() {
+    use std::time::{Duration, Instant};
+    let (mut fx, _) = fixture().await;
+    let proxy = black_hole::Proxy::to(upstream(&fx)).await;
+    let a = replica_via(&fx, &proxy).await;
+    fx.write("v1").await;
+    warm(&fx, &a).await;
+    assert_eq!(
+        proxy.hole_marker_senders(),
+        1,
+        "one marker sender to black-hole"
+    );
+
+    for i in 0..3 {
+        let body = format!("while black-holed {i}");
+        let revision = fx.write(&body).await;
+        let t = Instant::now();
+        assert_eq!(fx.read(&a).await, (body, revision), "read {i}");
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "read {i} took {:?}",
+            t.elapsed()
+        );
+    }
+    warm(&fx, &a).await;
+    // Give a sender stuck on the dead socket time to show: a read that
+    // waits for its marker would take the fence's 2 s.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    for i in 0..5 {
+        let body = format!("after {i}");
+        let revision = fx.write(&body).await;
+        let t = Instant::now();
+        assert_eq!(fx.read(&a).await, (body, revision), "read {i} after");
+        assert!(
+            t.elapsed() < Duration::from_millis(1500),
+            "read {i} after took {:?}",
+            t.elapsed()
+        );
+    }
+    assert!(a.focus_memory_size().0 > 0, "remembered again");
 }
