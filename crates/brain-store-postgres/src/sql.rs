@@ -113,7 +113,7 @@ pub(crate) static SQL: Sql = Sql {
         updated_at, updated_by) VALUES ($1,$2,$3,$4,$5,$6,$7,$8) \
         ON CONFLICT (tenant_id, project, kind, name) DO UPDATE SET body = EXCLUDED.body, \
         revision = EXCLUDED.revision, updated_at = EXCLUDED.updated_at, \
-        updated_by = EXCLUDED.updated_by",
+        updated_by = EXCLUDED.updated_by WHERE documents.revision = EXCLUDED.revision - 1",
     focus_history: "SELECT revision, body, session_id, receipt_seq, created_at FROM focus_history \
         WHERE tenant_id = $1 AND project = $2 AND slot = $3 AND revision < $4 \
         ORDER BY revision DESC LIMIT $5",

@@ -398,7 +398,7 @@ impl CloseTx for Tx {
         tenant: &TenantId,
         project: &ProjectKey,
         doc: &Document,
-    ) -> Result<(), StoreError> {
+    ) -> Result<bool, StoreError> {
         let written = sessions::write_document(self, tenant, project, doc).await;
         self.heal(written)
     }

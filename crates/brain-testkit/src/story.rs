@@ -1063,6 +1063,60 @@ pub async fn concurrent_ends_apply_once(s: Arc<dyn Store>) {
     assert_eq!(verify_chain(&receipts), Ok(2 * N));
 }
 
+/// Writers of a document that does not exist yet, all at once at revision 0:
+/// one writes it, every other gets document_conflict at revision 1 with its
+/// receipt, and the body is the winner's (compare-and-swap holds on a
+/// document's first write too, where there is no row to lock).
+pub async fn first_document_writes_race_to_one(s: Arc<dyn Store>) {
+    use brain_core::memory::{DocumentKind, DocumentPut};
+    const N: usize = 12;
+    let c = agent(&tenant());
+    start(s.as_ref(), &c, "p", "k", None).await;
+    let before = receipt_count(s.as_ref(), &c).await;
+    let barrier = Arc::new(tokio::sync::Barrier::new(N));
+    let mut tasks = Vec::new();
+    for i in 0..N {
+        let (s, c, barrier) = (s.clone(), c.clone(), barrier.clone());
+        let put = DocumentPut {
+            project: ProjectKey::parse("p").unwrap(),
+            kind: DocumentKind::SyncNote,
+            name: String::new(),
+            body: format!("note from {i}"),
+            expected_revision: 0,
+            digest: "d".into(),
+        };
+        tasks.push(tokio::spawn(async move {
+            barrier.wait().await;
+            s.document_put(&c, put).await
+        }));
+    }
+    let mut winners = Vec::new();
+    for t in tasks {
+        match t.await.unwrap() {
+            Ok(d) => winners.push(d),
+            Err(e) => {
+                let StoreError::Domain(e) = e else {
+                    panic!("{e:?}")
+                };
+                assert_eq!(e.code, ErrorCode::DocumentConflict);
+                assert_eq!(e.details["current_revision"], json!(1));
+            }
+        }
+    }
+    assert_eq!(winners.len(), 1, "one first write");
+    let got = s
+        .document_get(
+            &c.tenant,
+            &ProjectKey::parse("p").unwrap(),
+            DocumentKind::SyncNote,
+            "",
+        )
+        .await
+        .unwrap();
+    assert_eq!((got.revision, &got.body), (1, &winners[0].body));
+    assert_eq!(receipt_count(s.as_ref(), &c).await, before + N);
+}
+
 /// A project holds at most `MAX_MENTAL_MODELS` mental models, however many
 /// operators add new ones at once; replacing a model's body stays allowed,
 /// and each refusal writes only its receipt.
@@ -1151,6 +1205,11 @@ macro_rules! store_story {
         async fn the_daily_brief_is_written_once_per_day() {
             let (store, _guard) = $make.await;
             $crate::story::the_daily_brief_is_written_once_per_day(store).await;
+        }
+        #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+        async fn first_document_writes_race_to_one() {
+            let (store, _guard) = $make.await;
+            $crate::story::first_document_writes_race_to_one(store).await;
         }
         #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
         async fn mental_models_are_bounded() {

@@ -47,7 +47,15 @@ pub async fn document_put<T: CloseTx>(
         updated_at: Some(now_micros()),
         updated_by: Some(caller.subject.clone()),
     };
-    tx.write_document(tenant, &put.project, &doc).await?;
+    if !tx.write_document(tenant, &put.project, &doc).await? {
+        // Created by another writer since it was read as absent: its row is
+        // there to read now.
+        let current = tx
+            .lock_document(tenant, &put.project, put.kind, &put.name)
+            .await?;
+        let e = document_conflict(current.revision);
+        return refuse(tx, caller, false, receipt(Err(&e)), e).await;
+    }
     commit_with_receipt(tx, caller, receipt(Ok(()))).await?;
     Ok(doc)
 }

@@ -274,13 +274,15 @@ pub trait CloseTx: crate::sql::Conn + Send + Sized {
         self.keeps_to(tenant)?;
         crate::sql::sessions::claim_mental_models(self, tenant, project).await
     }
-    /// Insert or replace a project document.
+    /// Insert or replace a project document; whether it was written (not
+    /// when another writer created or moved it since it was read: a document
+    /// that did not exist had no row to lock).
     async fn write_document(
         &mut self,
         tenant: &TenantId,
         project: &ProjectKey,
         doc: &Document,
-    ) -> Result<(), StoreError> {
+    ) -> Result<bool, StoreError> {
         self.keeps_to(tenant)?;
         crate::sql::sessions::write_document(self, tenant, project, doc).await
     }

@@ -199,12 +199,14 @@ pub async fn claim_mental_models<C: Conn + ?Sized>(
         .int("n")
 }
 
+/// Whether the document was written: not when another writer created or
+/// moved it since it was read.
 pub async fn write_document<C: Conn + ?Sized>(
     c: &mut C,
     tenant: &TenantId,
     project: &ProjectKey,
     doc: &Document,
-) -> Result<(), StoreError> {
+) -> Result<bool, StoreError> {
     let params = [
         tenant.into(),
         project.into(),
@@ -215,6 +217,5 @@ pub async fn write_document<C: Conn + ?Sized>(
         doc.updated_at.into(),
         (&doc.updated_by).into(),
     ];
-    c.execute(c.sql().document_write, &params).await?;
-    Ok(())
+    Ok(c.execute(c.sql().document_write, &params).await? == 1)
 }

@@ -95,7 +95,8 @@ pub struct Sql {
     /// tenant, project → n, the mental models written to it.
     pub mental_model_count: &'static str,
     /// tenant, project, kind, name, body, revision, updated_at, updated_by:
-    /// insert or replace.
+    /// insert, or replace the row at revision - 1. A row another writer
+    /// created or moved meanwhile is left alone: no row is written.
     pub document_write: &'static str,
     /// tenant, project, slot, before_revision, limit → revision, body,
     /// session_id, receipt_seq, created_at, newest first.
