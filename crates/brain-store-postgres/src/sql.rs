@@ -7,12 +7,17 @@ use brain_core::{
 };
 
 pub(crate) static SQL: Sql = Sql {
+    // FOR SHARE, here and in connection_owner: a revoke (or a connection's
+    // close) that commits while the write that read the row runs would
+    // otherwise land on the ledger before a write it no longer allows.
+    // Locked, the revoke waits for that write, or the write waits for the
+    // revoke and reads the row as revoked.
     elevation_active: "SELECT EXISTS (SELECT 1 FROM elevations WHERE tenant_id = $1 \
         AND credential_id = $2 AND revoked_at IS NULL AND expires_at > $3 \
         AND ((connection_id IS NOT NULL AND connection_id = $4) \
-             OR ($4::text IS NULL AND session_id = $5))) AS found",
+             OR ($4::text IS NULL AND session_id = $5)) LIMIT 1 FOR SHARE) AS found",
     connection_owner: "SELECT credential_id, role, closed_at IS NOT NULL AS closed \
-        FROM mcp_connections WHERE tenant_id = $1 AND connection_id = $2",
+        FROM mcp_connections WHERE tenant_id = $1 AND connection_id = $2 FOR SHARE",
     elevation_insert: "INSERT INTO elevations (tenant_id, elevation_id, credential_id, subject, \
         connection_id, session_id, reason, granted_at, expires_at) \
         VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9)",

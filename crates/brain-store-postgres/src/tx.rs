@@ -351,8 +351,10 @@ impl CloseTx for Tx {
     ) -> Result<Vec<(ArtifactId, ArtifactKind, bool)>, StoreError> {
         let uuids: Vec<uuid::Uuid> = ids.iter().map(|i| i.as_uuid()).collect();
         let rows: Vec<(uuid::Uuid, String, bool)> = sqlx::query_as(
+            // Locked: an acknowledgement that commits meanwhile would
+            // otherwise be answered as this one's (SPEC §2.7).
             "SELECT artifact_id, kind, acknowledged_at IS NOT NULL FROM artifacts \
-             WHERE tenant_id = $1 AND project = $2 AND artifact_id = ANY($3)",
+             WHERE tenant_id = $1 AND project = $2 AND artifact_id = ANY($3) FOR UPDATE",
         )
         .bind(tenant.as_str())
         .bind(project.as_str())
