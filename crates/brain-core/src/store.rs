@@ -297,6 +297,14 @@ pub struct LockedClose {
     pub target: crate::model::Focus,
 }
 
+/// The open MCP connections a credential (with one role) and a tenant may
+/// hold (SPEC §4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConnectionCaps {
+    pub per_credential: i64,
+    pub per_tenant: i64,
+}
+
 /// What `/metrics` reads from the store on each scrape.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct StoreStats {

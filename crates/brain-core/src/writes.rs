@@ -14,6 +14,7 @@ use crate::model::{Artifact, Caller};
 use crate::operators::{Elevation, ElevationRequest};
 use crate::requests::{AbandonRequest, BindRequest, EndRequest, RelayRequest, RememberRequest};
 use crate::requests::{ResumeRequest, StartRequest, TodoAckOutcome, TodoAckRequest};
+use crate::store::ConnectionCaps;
 use crate::store::{BindOutcome, SessionBriefing};
 
 /// What a store supplies for the session calls.
@@ -24,6 +25,8 @@ pub trait Backend: Send + Sync + 'static {
     async fn write(&self, tenant: &TenantId) -> Result<Self::Tx, StoreError>;
     /// After this long without activity an open session reads as idle.
     fn idle_secs(&self) -> i64;
+    /// After this long unused an MCP connection no longer counts as open.
+    fn connection_idle_secs(&self) -> i64;
     /// After an end or relay committed `out`: tell this process's listeners.
     /// A database that notifies by itself (PostgreSQL's trigger) needs nothing.
     fn announce_close(&self, _tenant: &TenantId, _out: &Value) {}
@@ -84,12 +87,15 @@ pub trait SessionWrites: Send + Sync {
     ) -> Result<Elevation, StoreError>;
     /// Record a newly initialized MCP connection for the caller, with the
     /// client's initialize parameters so another replica can restore it,
-    /// and open its tracer session.
+    /// and open its tracer session; `rate_limited` when it would take the
+    /// credential or the tenant past `caps`, counted inside the write, so
+    /// initializes that race (on any replica) are counted one after another.
     async fn connection_open(
         &self,
         caller: &Caller,
         connection_id: &str,
         init_params: Option<Value>,
+        caps: ConnectionCaps,
     ) -> Result<(), StoreError>;
 }
 
@@ -188,8 +194,11 @@ impl<B: Backend> SessionWrites for B {
         caller: &Caller,
         connection_id: &str,
         init_params: Option<Value>,
+        caps: ConnectionCaps,
     ) -> Result<(), StoreError> {
         let tx = self.write(&caller.tenant).await?;
-        flow::connection_open(tx, caller, connection_id, init_params).await
+        let idle_since =
+            crate::model::now_micros() - chrono::Duration::seconds(self.connection_idle_secs());
+        flow::connection_open(tx, caller, connection_id, init_params, caps, idle_since).await
     }
 }

@@ -296,6 +296,65 @@ async fn initialize_is_bounded_per_credential() {
     assert_eq!(count_rows(&app, "mcp_connections").await, 5);
 }
 
+/// Initializes that race cannot take a credential past its cap. The front
+/// door counts a credential's connections outside any transaction, so every
+/// initialize of a burst passed that count; the store now counts again inside
+/// the write that records the connection, with the tenant claimed, and the
+/// ones past the cap are 429 with nothing recorded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn racing_initializes_stay_within_the_cap() {
+    const N: usize = 12;
+    let app = spawn_app_opts(
+        jwt_config(),
+        TestOptions {
+            limits: brain_server::http::limits::LimitSettings {
+                rate_per_sec: 1_000,
+                max_connections_per_credential: 3,
+                ..Default::default()
+            },
+            ..TestOptions::default()
+        },
+    )
+    .await;
+    let http = reqwest::Client::new();
+    let t = token("acme", "racer");
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "racer", "version": "0"}}});
+    let barrier = Arc::new(tokio::sync::Barrier::new(N));
+    let mut tasks = Vec::new();
+    for _ in 0..N {
+        let (http, url, t, init, barrier) = (
+            http.clone(),
+            app.mcp_url(),
+            t.clone(),
+            init.clone(),
+            barrier.clone(),
+        );
+        tasks.push(tokio::spawn(async move {
+            barrier.wait().await;
+            http.post(url)
+                .bearer_auth(&t)
+                .header("accept", "application/json, text/event-stream")
+                .json(&init)
+                .send()
+                .await
+                .unwrap()
+                .status()
+        }));
+    }
+    let (mut opened, mut refused) = (0, 0);
+    for task in tasks {
+        match task.await.unwrap() {
+            StatusCode::OK => opened += 1,
+            StatusCode::TOO_MANY_REQUESTS => refused += 1,
+            other => panic!("initialize answered {other}"),
+        }
+    }
+    assert_eq!((opened, refused), (3, N - 3));
+    assert_eq!(count_rows(&app, "mcp_connections").await, 3);
+}
+
 /// The real binary, on the test's store, with extra environment.
 struct Server {
     base: String,

@@ -318,6 +318,9 @@ impl Backend for PgStore {
     fn idle_secs(&self) -> i64 {
         self.settings.idle_secs
     }
+    fn connection_idle_secs(&self) -> i64 {
+        self.settings.connection_idle_secs
+    }
 }
 
 /// Reads run in a transaction too: row-level security scopes it to a tenant.

@@ -129,6 +129,9 @@ impl Backend for SqliteStore {
     fn idle_secs(&self) -> i64 {
         self.settings.idle_secs
     }
+    fn connection_idle_secs(&self) -> i64 {
+        self.settings.connection_idle_secs
+    }
 
     /// SQLite has no NOTIFY: the listeners hear of a body an end or relay
     /// wrote from here, after its commit.

@@ -60,6 +60,8 @@ pub(crate) static SQL: Sql = Sql {
         WHERE tenant_id = ?1 AND connection_id = ?2 RETURNING tracer_session_id",
     tracer_close: "UPDATE sessions SET status = 'ended', ended_at = ?3, last_activity_at = ?3 \
         WHERE tenant_id = ?1 AND session_id = ?2 AND kind = 'tracer' AND status = 'open'",
+    // The write transaction holds the database's write lock already.
+    tenant_claim: "SELECT 1 FROM tenants WHERE tenant_id = ?1",
     connection_open_count: "SELECT count(*) FILTER (WHERE credential_kind = ?2 \
         AND credential_id = ?3 AND role = ?5) AS mine, count(*) AS total \
         FROM mcp_connections WHERE tenant_id = ?1 AND closed_at IS NULL AND last_seen_at > ?4",

@@ -1,21 +1,50 @@
 //! An MCP connection's record and its tracer session (SPEC §3.6).
 
+use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use super::CloseTx;
-use crate::error::StoreError;
+use crate::error::{DomainError, ErrorCode, StoreError};
 use crate::model::{Caller, Session, now_micros};
+use crate::store::ConnectionCaps;
 
-/// Record a new connection and open its tracer session, in one transaction.
+/// Record a new connection and open its tracer session, in one transaction,
+/// unless the credential or the tenant holds as many open connections
+/// (last seen after `idle_since`) as `caps` allow.
 pub async fn connection_open<T: CloseTx>(
     mut tx: T,
     caller: &Caller,
     connection_id: &str,
     init_params: Option<Value>,
+    caps: ConnectionCaps,
+    idle_since: DateTime<Utc>,
 ) -> Result<(), StoreError> {
     let tenant = &caller.tenant;
     let tracer = Session::open_tracer(caller, connection_id);
     tx.ensure_project(tenant, &tracer.project).await?;
+    // The front door counted already, outside any transaction: two
+    // initializes could both pass it. Counted again with the tenant claimed,
+    // they are counted one after another.
+    let (mine, all) = tx.claim_connection_counts(caller, idle_since).await?;
+    if mine >= caps.per_credential {
+        return Err(DomainError::new(
+            ErrorCode::RateLimited,
+            format!(
+                "this credential has {mine} open MCP connections, the limit is {}; \
+                 DELETE unused ones or wait for them to expire",
+                caps.per_credential
+            ),
+        )
+        .into());
+    }
+    if all >= caps.per_tenant {
+        return Err(DomainError::new(
+            ErrorCode::RateLimited,
+            "this tenant has as many open MCP connections as it may; \
+             DELETE unused ones or wait for them to expire",
+        )
+        .into());
+    }
     tx.insert_session(tenant, &tracer).await?;
     tx.insert_connection(
         caller,

@@ -310,6 +310,17 @@ pub trait CloseTx: crate::sql::Conn + Send + Sized {
         self.keeps_to(&caller.tenant)?;
         crate::sql::ops::revoke_elevation(self, caller, id, at).await
     }
+    /// Claim the caller's tenant against other new connections' writes, and
+    /// count its open connections last seen after `since`: `(the caller's
+    /// credential with its role, the whole tenant)`.
+    async fn claim_connection_counts(
+        &mut self,
+        caller: &Caller,
+        since: DateTime<Utc>,
+    ) -> Result<(i64, i64), StoreError> {
+        self.keeps_to(&caller.tenant)?;
+        crate::sql::connections::claim_connection_counts(self, caller, since).await
+    }
     /// Record an MCP connection, open and last seen at `at`, with its tracer.
     async fn insert_connection(
         &mut self,

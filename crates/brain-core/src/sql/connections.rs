@@ -15,6 +15,28 @@ use crate::operators::{ConnectionUpkeep, connection_upkeep};
 use crate::store::{ConnectionRecord, ConnectionStore};
 
 /// Record a new connection (its tracer session already inserted).
+/// The tenant claimed (`Sql::tenant_claim`) by this transaction, then its
+/// open connections counted in a statement of their own (PostgreSQL reads
+/// each statement in a snapshot taken when it starts, so after the claim):
+/// `(the caller's credential with its role, the whole tenant)`.
+pub async fn claim_connection_counts<C: Conn + ?Sized>(
+    c: &mut C,
+    caller: &Caller,
+    since: DateTime<Utc>,
+) -> Result<(i64, i64), StoreError> {
+    c.fetch_all(c.sql().tenant_claim, &[(&caller.tenant).into()])
+        .await?;
+    let params = [
+        (&caller.tenant).into(),
+        caller.kind.as_str().into(),
+        (&caller.credential_id).into(),
+        since.into(),
+        caller.role.as_str().into(),
+    ];
+    let row = c.fetch_one(c.sql().connection_open_count, &params).await?;
+    Ok((row.int("mine")?, row.int("total")?))
+}
+
 pub async fn insert_connection<C: Conn + ?Sized>(
     c: &mut C,
     caller: &Caller,

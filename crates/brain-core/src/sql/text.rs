@@ -48,6 +48,9 @@ pub struct Sql {
     /// connections of this credential and role seen since), `total` (the
     /// tenant's).
     pub connection_open_count: &'static str,
+    /// tenant: claim the tenant's row against every other writer that claims
+    /// it (not against the foreign-key checks of everyday writes).
+    pub tenant_claim: &'static str,
     /// now, seen_before → tenant_id, connection_id, tracer_session_id of every
     /// open connection last seen at or before, closed now (all tenants).
     pub connection_expire: &'static str,

@@ -22,7 +22,8 @@ use serde_json::Value;
 use super::limits::{MAX_INIT_PARAMS_BYTES, payload_too_large, too_many};
 use super::{AppState, MAX_BODY_BYTES, error_response};
 use crate::auth::{Principal, Tracer};
-use brain_core::store::ConnectionRecord;
+use brain_core::error::{ErrorCode, StoreError};
+use brain_core::store::{ConnectionCaps, ConnectionRecord};
 
 const SESSION_HEADER: &str = "mcp-session-id";
 
@@ -284,10 +285,25 @@ pub async fn bind(State(reg): State<Registry>, mut req: Request, next: Next) -> 
             if let Some(id) = new_id {
                 let caller = principal.caller(Some(id.clone()));
                 let params = state.init_params.take_json(&id);
-                if let Err(e) = state.store.connection_open(&caller, &id, params).await {
-                    tracing::error!(error = %e, "could not record a new connection");
+                let settings = state.limits.settings;
+                let caps = ConnectionCaps {
+                    per_credential: settings.max_connections_per_credential,
+                    per_tenant: settings.max_connections_per_tenant,
+                };
+                if let Err(e) = state
+                    .store
+                    .connection_open(&caller, &id, params, caps)
+                    .await
+                {
                     // Nothing of an unrecorded connection stays in memory.
                     reg.forget(&id).await;
+                    // Another initialize took the last place since the count above.
+                    if let StoreError::Domain(d) = &e
+                        && d.code == ErrorCode::RateLimited
+                    {
+                        return too_many(&d.message, std::time::Duration::from_secs(60));
+                    }
+                    tracing::error!(error = %e, "could not record a new connection");
                     return unavailable();
                 }
             }
