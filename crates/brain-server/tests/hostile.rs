@@ -228,23 +228,28 @@ async fn authority_follows_the_token() {
     c.cancel().await.unwrap();
 }
 
-/// Finding 2: `initialize` cannot grow the server's memory: oversize
-/// parameters are refused and kept nowhere, a credential's open connections are
-/// capped, and a connection that cannot be recorded leaves nothing behind.
-#[tokio::test]
-async fn initialize_is_bounded_per_credential() {
-    let app = spawn_app_opts(
+/// An app whose credentials may hold `cap` MCP connections each.
+async fn capped_app(cap: i64) -> TestApp {
+    spawn_app_opts(
         jwt_config(),
         TestOptions {
             limits: brain_server::http::limits::LimitSettings {
                 rate_per_sec: 1_000,
-                max_connections_per_credential: 3,
+                max_connections_per_credential: cap,
                 ..Default::default()
             },
             ..TestOptions::default()
         },
     )
-    .await;
+    .await
+}
+
+/// Finding 2: `initialize` cannot grow the server's memory: oversize
+/// parameters are refused and kept nowhere, a credential's open connections are
+/// capped, and a connection that cannot be recorded leaves nothing behind.
+#[tokio::test]
+async fn initialize_is_bounded_per_credential() {
+    let app = capped_app(3).await;
     let http = reqwest::Client::new();
     let init = |caps: Value| {
         json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -304,18 +309,7 @@ async fn initialize_is_bounded_per_credential() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn racing_initializes_stay_within_the_cap() {
     const N: usize = 12;
-    let app = spawn_app_opts(
-        jwt_config(),
-        TestOptions {
-            limits: brain_server::http::limits::LimitSettings {
-                rate_per_sec: 1_000,
-                max_connections_per_credential: 3,
-                ..Default::default()
-            },
-            ..TestOptions::default()
-        },
-    )
-    .await;
+    let app = capped_app(3).await;
     let http = reqwest::Client::new();
     let t = token("acme", "racer");
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {

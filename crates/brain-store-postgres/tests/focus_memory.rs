@@ -20,16 +20,9 @@ struct Fixture {
 
 async fn fixture() -> (Fixture, PgStore) {
     let (db, store) = common::store().await;
-    let mut admin = PgConnection::connect(&db.inspect_url).await.expect("admin");
     let tenant = TenantId::parse("acme").unwrap();
     let project = ProjectKey::parse("atlas").unwrap();
-    sqlx::query("SELECT brain_ensure_project($1, $2, $3, now())")
-        .bind(tenant.as_str())
-        .bind(brain_core::receipt::GENESIS_HASH)
-        .bind(project.as_str())
-        .execute(&mut admin)
-        .await
-        .expect("project");
+    let admin = common::admin_with_project(&db, &tenant, &project).await;
     let fx = Fixture {
         _db: db,
         admin,
@@ -354,6 +347,45 @@ fn upstream(fx: &Fixture) -> String {
     host.to_owned()
 }
 
+/// What both black-hole tests check once their connection is holed: three
+/// reads of unheard changes are right and none hangs (each waits out its
+/// fence, 2 s at most, and asks the database); then, once the replica
+/// remembers again and `settle` has passed, five reads of new changes are
+/// right and come back below the fence's limit (answered by a marker heard
+/// on a working connection, not after waiting one out).
+async fn reads_stay_right_through_the_hole(
+    fx: &mut Fixture,
+    a: &PgStore,
+    settle: std::time::Duration,
+) {
+    use std::time::{Duration, Instant};
+    for i in 0..3 {
+        let body = format!("while black-holed {i}");
+        let revision = fx.write(&body).await;
+        let t = Instant::now();
+        assert_eq!(fx.read(a).await, (body, revision), "read {i}");
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "read {i} took {:?}",
+            t.elapsed()
+        );
+    }
+    warm(fx, a).await;
+    tokio::time::sleep(settle).await;
+    for i in 0..5 {
+        let body = format!("after {i}");
+        let revision = fx.write(&body).await;
+        let t = Instant::now();
+        assert_eq!(fx.read(a).await, (body, revision), "read {i} after");
+        assert!(
+            t.elapsed() < Duration::from_millis(1500),
+            "read {i} after took {:?}",
+            t.elapsed()
+        );
+    }
+    assert!(a.focus_memory_size().0 > 0, "remembered again");
+}
+
 /// The listener's connection goes dead without an error (a black-holed
 /// socket). Reads stay right: each waits out its fence (2 s) and reads the
 /// database, and none hangs. After three such reads the replica takes the
@@ -362,45 +394,13 @@ fn upstream(fx: &Fixture) -> String {
 /// a socket that stops answering without an error).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_black_holed_listener_is_replaced_and_reads_stay_right() {
-    use std::time::{Duration, Instant};
     let (mut fx, _) = fixture().await;
     let proxy = black_hole::Proxy::to(upstream(&fx)).await;
     let a = replica_via(&fx, &proxy).await;
     fx.write("v1").await;
     warm(&fx, &a).await;
     assert_eq!(proxy.hole_listeners(), 1, "one listener to black-hole");
-
-    // Unheard changes: each read waits out its fence, then asks the database.
-    for i in 0..3 {
-        let body = format!("while black-holed {i}");
-        let revision = fx.write(&body).await;
-        let t = Instant::now();
-        assert_eq!(fx.read(&a).await, (body, revision), "read {i}");
-        assert!(
-            t.elapsed() < Duration::from_secs(5),
-            "read {i} took {:?}",
-            t.elapsed()
-        );
-    }
-    // Listening again on a new connection: remembered reads, right and fast.
-    warm(&fx, &a).await;
-    for i in 0..5 {
-        let body = format!("after {i}");
-        let revision = fx.write(&body).await;
-        let t = Instant::now();
-        assert_eq!(fx.read(&a).await, (body, revision), "read {i} after");
-        // Below the fence's 2 s limit: answered by the new listener's
-        // marker, not after waiting one out.
-        assert!(
-            t.elapsed() < Duration::from_millis(1500),
-            "read {i} after took {:?}",
-            t.elapsed()
-        );
-    }
-    assert!(
-        fx.read(&a).await.1 > 0 && a.focus_memory_size().0 > 0,
-        "remembered again"
-    );
+    reads_stay_right_through_the_hole(&mut fx, &a, std::time::Duration::ZERO).await;
 }
 
 /// The fence's marker sender's connection goes dead without an error (a
@@ -411,7 +411,6 @@ async fn a_black_holed_listener_is_replaced_and_reads_stay_right() {
 /// memory again, right and as quickly as before.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_black_holed_marker_sender_is_replaced_and_reads_stay_right() {
-    use std::time::{Duration, Instant};
     let (mut fx, _) = fixture().await;
     let proxy = black_hole::Proxy::to(upstream(&fx)).await;
     let a = replica_via(&fx, &proxy).await;
@@ -422,32 +421,7 @@ async fn a_black_holed_marker_sender_is_replaced_and_reads_stay_right() {
         1,
         "one marker sender to black-hole"
     );
-
-    for i in 0..3 {
-        let body = format!("while black-holed {i}");
-        let revision = fx.write(&body).await;
-        let t = Instant::now();
-        assert_eq!(fx.read(&a).await, (body, revision), "read {i}");
-        assert!(
-            t.elapsed() < Duration::from_secs(5),
-            "read {i} took {:?}",
-            t.elapsed()
-        );
-    }
-    warm(&fx, &a).await;
-    // Give a sender stuck on the dead socket time to show: a read that
-    // waits for its marker would take the fence's 2 s.
-    tokio::time::sleep(Duration::from_secs(3)).await;
-    for i in 0..5 {
-        let body = format!("after {i}");
-        let revision = fx.write(&body).await;
-        let t = Instant::now();
-        assert_eq!(fx.read(&a).await, (body, revision), "read {i} after");
-        assert!(
-            t.elapsed() < Duration::from_millis(1500),
-            "read {i} after took {:?}",
-            t.elapsed()
-        );
-    }
-    assert!(a.focus_memory_size().0 > 0, "remembered again");
+    // Time for a sender stuck on the dead socket to show: a read that waits
+    // for its marker would take the fence's 2 s.
+    reads_stay_right_through_the_hole(&mut fx, &a, std::time::Duration::from_secs(3)).await;
 }

@@ -15,7 +15,7 @@ use brain_core::flow::CloseTx;
 use brain_core::ids::{ArtifactId, ProjectKey, SessionId, TenantId};
 use brain_core::model::{ArtifactKind, Role};
 use brain_core::writes::Backend;
-use sqlx::{Connection, PgConnection};
+use sqlx::PgConnection;
 
 struct Fixture {
     _db: brain_testkit::TestDb,
@@ -27,16 +27,9 @@ struct Fixture {
 
 async fn fixture() -> Fixture {
     let (db, store) = store().await;
-    let mut admin = PgConnection::connect(&db.inspect_url).await.expect("admin");
     let acme = TenantId::parse("acme").unwrap();
     let project = ProjectKey::parse("p").unwrap();
-    sqlx::query("SELECT brain_ensure_project($1, $2, $3, now())")
-        .bind(acme.as_str())
-        .bind(brain_core::receipt::GENESIS_HASH)
-        .bind(project.as_str())
-        .execute(&mut admin)
-        .await
-        .expect("project");
+    let mut admin = common::admin_with_project(&db, &acme, &project).await;
     sqlx::query("SET lock_timeout = '300ms'")
         .execute(&mut admin)
         .await

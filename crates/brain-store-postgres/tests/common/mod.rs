@@ -57,3 +57,24 @@ pub fn artifact(project: &ProjectKey, kind: ArtifactKind, text: &str) -> Artifac
         ack_note: None,
     }
 }
+
+/// A connection to `db` that bypasses brain (its owner's), after creating
+/// `tenant`'s project `project` as brain's first write would.
+pub async fn admin_with_project(
+    db: &TestDb,
+    tenant: &TenantId,
+    project: &ProjectKey,
+) -> sqlx::PgConnection {
+    use sqlx::Connection;
+    let mut admin = sqlx::PgConnection::connect(&db.inspect_url)
+        .await
+        .expect("admin");
+    sqlx::query("SELECT brain_ensure_project($1, $2, $3, now())")
+        .bind(tenant.as_str())
+        .bind(brain_core::receipt::GENESIS_HASH)
+        .bind(project.as_str())
+        .execute(&mut admin)
+        .await
+        .expect("project");
+    admin
+}
