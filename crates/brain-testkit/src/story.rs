@@ -1177,6 +1177,40 @@ pub async fn mental_models_are_bounded(s: Arc<dyn Store>) {
     assert_eq!(code(e), ErrorCode::InvalidArgument);
     let b = start(s.as_ref(), &op, "p", "k2", None).await.briefing;
     assert_eq!(b.mental_models.len(), max);
+
+    // One place left, and writers of one new name race for it: one writes
+    // it, and every other put is stale (document_conflict), not one model
+    // too many.
+    let put_q = |name: &str| DocumentPut {
+        project: ProjectKey::parse("q").unwrap(),
+        ..put(name.to_owned(), 0)
+    };
+    start(s.as_ref(), &op, "q", "k", None).await;
+    for i in 0..max - 1 {
+        s.document_put(&op, put_q(&format!("m{i}"))).await.unwrap();
+    }
+    let racers = 8;
+    let barrier = Arc::new(tokio::sync::Barrier::new(racers));
+    let mut tasks = Vec::new();
+    for _ in 0..racers {
+        let (s, op, barrier, p) = (s.clone(), op.clone(), barrier.clone(), put_q("last"));
+        tasks.push(tokio::spawn(async move {
+            barrier.wait().await;
+            s.document_put(&op, p).await
+        }));
+    }
+    let mut codes = Vec::new();
+    for t in tasks {
+        codes.push(t.await.unwrap().map_err(code).err());
+    }
+    assert_eq!(codes.iter().filter(|c| c.is_none()).count(), 1, "{codes:?}");
+    assert!(
+        codes
+            .iter()
+            .flatten()
+            .all(|c| *c == ErrorCode::DocumentConflict),
+        "{codes:?}"
+    );
 }
 
 /// Every story, by name, for backends to run as one test each.

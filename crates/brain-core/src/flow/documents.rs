@@ -32,12 +32,21 @@ pub async fn document_put<T: CloseTx>(
     }
     // A new model makes every briefing of the project longer: the count is
     // bounded (replacing a model's body is always allowed).
-    if put.kind == DocumentKind::MentalModel
-        && current.revision == 0
-        && tx.claim_mental_models(tenant, &put.project).await? >= MAX_MENTAL_MODELS
-    {
-        let e = too_many_mental_models();
-        return refuse(tx, caller, false, receipt(Err(&e)), e).await;
+    if put.kind == DocumentKind::MentalModel && current.revision == 0 {
+        let held = tx.claim_mental_models(tenant, &put.project).await?;
+        // A writer of the same new name may have gone first while the claim
+        // waited: this put is then stale, not one model too many.
+        let now = tx
+            .lock_document(tenant, &put.project, put.kind, &put.name)
+            .await?;
+        if now.revision != put.expected_revision {
+            let e = document_conflict(now.revision);
+            return refuse(tx, caller, false, receipt(Err(&e)), e).await;
+        }
+        if held >= MAX_MENTAL_MODELS {
+            let e = too_many_mental_models();
+            return refuse(tx, caller, false, receipt(Err(&e)), e).await;
+        }
     }
     let doc = Document {
         kind: put.kind,
