@@ -113,7 +113,6 @@ pub fn check_document_put(caller: &Caller, put: &DocumentPut) -> Result<(), Doma
     Ok(())
 }
 
-/// The refusal for a stale `expected_revision`.
 /// A project holds at most this many mental models. Every briefing of the
 /// project carries all of them, each up to 256 KiB (SPEC §3.2), so their
 /// count bounds what a start reads and answers.
@@ -131,6 +130,7 @@ pub fn too_many_mental_models() -> DomainError {
     .with_details(json!({ "field": "name", "limit": MAX_MENTAL_MODELS }))
 }
 
+/// The refusal for a stale `expected_revision`.
 pub fn document_conflict(current: Revision) -> DomainError {
     DomainError::new(
         ErrorCode::DocumentConflict,

@@ -230,12 +230,22 @@ async fn authority_follows_the_token() {
 
 /// An app whose credentials may hold `cap` MCP connections each.
 async fn capped_app(cap: i64) -> TestApp {
+    capped_app_holding(
+        cap,
+        brain_server::http::limits::LimitSettings::default().max_connections,
+    )
+    .await
+}
+
+/// The same, on a replica that holds at most `held` connections in all.
+async fn capped_app_holding(cap: i64, held: usize) -> TestApp {
     spawn_app_opts(
         jwt_config(),
         TestOptions {
             limits: brain_server::http::limits::LimitSettings {
                 rate_per_sec: 1_000,
                 max_connections_per_credential: cap,
+                max_connections: held,
                 ..Default::default()
             },
             ..TestOptions::default()
@@ -305,11 +315,12 @@ async fn initialize_is_bounded_per_credential() {
 /// door counts a credential's connections outside any transaction, so every
 /// initialize of a burst passed that count; the store now counts again inside
 /// the write that records the connection, with the tenant claimed, and the
-/// ones past the cap are 429 with nothing recorded.
+/// ones past the cap are 429 with nothing recorded and nothing kept by rmcp
+/// (the replica, which holds 5, still takes two more).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn racing_initializes_stay_within_the_cap() {
     const N: usize = 12;
-    let app = capped_app(3).await;
+    let app = capped_app_holding(3, 5).await;
     let http = reqwest::Client::new();
     let t = token("acme", "racer");
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -347,6 +358,11 @@ async fn racing_initializes_stay_within_the_cap() {
     }
     assert_eq!((opened, refused), (3, N - 3));
     assert_eq!(count_rows(&app, "mcp_connections").await, 3);
+    let base = format!("http://{}", app.addr);
+    for _ in 0..2 {
+        raw_connect(&base, &token("acme", "another")).await;
+    }
+    assert_eq!(count_rows(&app, "mcp_connections").await, 5);
 }
 
 /// The real binary, on the test's store, with extra environment.

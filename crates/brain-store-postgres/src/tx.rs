@@ -352,9 +352,11 @@ impl CloseTx for Tx {
         let uuids: Vec<uuid::Uuid> = ids.iter().map(|i| i.as_uuid()).collect();
         let rows: Vec<(uuid::Uuid, String, bool)> = sqlx::query_as(
             // Locked: an acknowledgement that commits meanwhile would
-            // otherwise be answered as this one's (SPEC §2.7).
+            // otherwise be answered as this one's (SPEC §2.7); in id order,
+            // so two acks of overlapping ids lock in the same order.
             "SELECT artifact_id, kind, acknowledged_at IS NOT NULL FROM artifacts \
-             WHERE tenant_id = $1 AND project = $2 AND artifact_id = ANY($3) FOR UPDATE",
+             WHERE tenant_id = $1 AND project = $2 AND artifact_id = ANY($3) \
+             ORDER BY artifact_id FOR UPDATE",
         )
         .bind(tenant.as_str())
         .bind(project.as_str())

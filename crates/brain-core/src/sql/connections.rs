@@ -14,7 +14,6 @@ use crate::model::{Caller, CredentialKind, Role, now_micros};
 use crate::operators::{ConnectionUpkeep, connection_upkeep};
 use crate::store::{ConnectionRecord, ConnectionStore};
 
-/// Record a new connection (its tracer session already inserted).
 /// The tenant claimed (`Sql::tenant_claim`) by this transaction, then its
 /// open connections counted in a statement of their own (PostgreSQL reads
 /// each statement in a snapshot taken when it starts, so after the claim):
@@ -37,6 +36,7 @@ pub async fn claim_connection_counts<C: Conn + ?Sized>(
     Ok((row.int("mine")?, row.int("total")?))
 }
 
+/// Record a new connection (its tracer session already inserted).
 pub async fn insert_connection<C: Conn + ?Sized>(
     c: &mut C,
     caller: &Caller,

@@ -90,6 +90,9 @@ impl Known {
     }
 }
 
+/// How many new connections this process records at once (above).
+static OPENING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(2);
+
 impl Registry {
     /// Forget a connection in this process: rmcp's worker, the kept
     /// initialize parameters and the remembered binding.
@@ -290,13 +293,33 @@ pub async fn bind(State(reg): State<Registry>, mut req: Request, next: Next) -> 
                     per_credential: settings.max_connections_per_credential,
                     per_tenant: settings.max_connections_per_tenant,
                 };
-                if let Err(e) = state
-                    .store
-                    .connection_open(&caller, &id, params, caps)
-                    .await
-                {
-                    // Nothing of an unrecorded connection stays in memory.
-                    reg.forget(&id).await;
+                // In a task of its own: a client that drops its initialize
+                // while the connection is recorded must not leave rmcp
+                // holding a connection the database never counted.
+                let recorder = reg.clone();
+                let recorded = tokio::spawn(async move {
+                    // Few at a time: each holds a pooled connection while it
+                    // waits for its tenant's claim, and a burst of one
+                    // tenant's initializes must not take the whole pool.
+                    let _turn = OPENING.acquire().await;
+                    let opened = recorder
+                        .app
+                        .store
+                        .connection_open(&caller, &id, params, caps)
+                        .await;
+                    if opened.is_err() {
+                        // Nothing of an unrecorded connection stays in memory.
+                        recorder.forget(&id).await;
+                    }
+                    opened
+                })
+                .await
+                .unwrap_or_else(|_| {
+                    Err(StoreError::Backend(
+                        "recording a connection ended abnormally".into(),
+                    ))
+                });
+                if let Err(e) = recorded {
                     // Another initialize took the last place since the count above.
                     if let StoreError::Domain(d) = &e
                         && d.code == ErrorCode::RateLimited
