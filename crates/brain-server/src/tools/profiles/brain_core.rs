@@ -278,8 +278,18 @@ async fn end(ctx: &ToolCtx<'_>, a: Args) -> ToolResult {
             keep_focus: true,
             digest: args::digest(&json!({"phase": "end", "session_id": session_id}), &[]),
         };
-        let ended = ctx.store.end_session(&ctx.caller, req).await?;
-        closed_now = ended["replayed"] != json!(true);
+        closed_now = match ctx.store.end_session(&ctx.caller, req).await {
+            Ok(ended) => ended["replayed"] != json!(true),
+            // Closed another way (an abandon) since it was read as open
+            // above: answered as a session found closed is, the documents
+            // having been written as they are then too.
+            Err(brain_core::error::StoreError::Domain(e))
+                if e.code == brain_core::ErrorCode::SessionClosed =>
+            {
+                false
+            }
+            Err(e) => return Err(e),
+        };
     }
     let exec_moved_during = before_exec
         .updated_at
