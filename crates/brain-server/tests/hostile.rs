@@ -279,6 +279,22 @@ async fn initialize_is_bounded_per_credential() {
     assert_eq!(resp.status(), StatusCode::PAYLOAD_TOO_LARGE);
     let body: Value = resp.json().await.unwrap();
     assert_eq!(body["error"]["code"], json!("payload_too_large"));
+    // The same with an escape in the method's name, which rmcp reads as
+    // initialize all the same.
+    let escaped = serde_json::to_string(&big)
+        .unwrap()
+        .replace("\"initialize\"", "\"initializ\\u0065\"");
+    assert!(escaped.contains("initializ\\u0065"));
+    let resp = http
+        .post(app.mcp_url())
+        .bearer_auth(&t)
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .body(escaped)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::PAYLOAD_TOO_LARGE);
     assert_eq!(count_rows(&app, "mcp_connections").await, 0);
 
     // Three connections per credential; the fourth initialize is 429.

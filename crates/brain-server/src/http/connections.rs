@@ -126,11 +126,12 @@ fn unavailable() -> Response {
 /// The `initialize` parameters in a request body, when the body is an
 /// initialize request (alone or in a batch): their serialized size, and whether
 /// every string in them is clean text.
+///
+/// Always parsed: a test for the bytes `"initialize"` first let
+/// `"initializ\u0065"` through unmeasured, which rmcp decodes to the same
+/// method. Only requests without a connection id come here, and a client
+/// sends one initialize per connection.
 fn initialize_params(body: &[u8]) -> Option<(usize, Result<(), brain_core::DomainError>)> {
-    // Cheap test first: most sessionless requests are not initializes.
-    if !body.windows(12).any(|w| w == b"\"initialize\"") {
-        return None;
-    }
     let v: Value = serde_json::from_slice(body).ok()?;
     let is_init = |m: &Value| m.get("method").and_then(Value::as_str) == Some("initialize");
     let params = match &v {
@@ -353,6 +354,10 @@ mod tests {
             br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"initialize"}}"#;
         assert_eq!(len(call), None);
         assert_eq!(len(b"not json \"initialize\""), None);
+        // An escape in the method's name is the same method to rmcp.
+        let escaped =
+            br#"{"jsonrpc":"2.0","id":1,"method":"initializ\u0065","params":{"a":"xxxx"}}"#;
+        assert_eq!(len(escaped), Some(br#"{"a":"xxxx"}"#.len()));
         let nul = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"clientInfo":{"name":"x\u0000y"}}}"#;
         assert!(initialize_params(nul).unwrap().1.is_err());
     }
