@@ -242,21 +242,34 @@ impl Brief {
 /// What a day looked like in one project, as the brief's source.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DayActivity {
-    /// `(status, summary)` of sessions closed in the window, oldest first.
+    /// `(status, summary)` of the last [`BRIEF_SESSIONS`] sessions closed in
+    /// the window, oldest first (each summary's first 200 characters).
     pub closed: Vec<(String, String)>,
-    /// `(slot or "base", revision)` of focus revisions written, oldest first.
+    /// Sessions closed in the window, all of them.
+    pub closed_total: i64,
+    /// `(slot or "base", revision)` of the last [`BRIEF_FOCUS_CHANGES`] focus
+    /// revisions written, oldest first.
     pub focus_changes: Vec<(String, Revision)>,
+    /// Focus revisions written in the window, all of them.
+    pub focus_total: i64,
     /// Artifacts created in the window, by kind.
     pub artifacts: Vec<(ArtifactKind, i64)>,
     pub open_sessions: i64,
 }
 
+/// A brief lists at most this many closed sessions (the last ones) and
+/// focus revisions: the day is read, and the brief is answered in every
+/// briefing, whatever a project's day held (the rest are counted).
+pub const BRIEF_SESSIONS: i64 = 20;
+pub const BRIEF_FOCUS_CHANGES: i64 = 50;
+
 impl DayActivity {
     /// From a store's rows: `(status, summary)` of closed sessions, `(slot,
-    /// revision)` of focus writes (`""` is the base focus), `(kind, count)`.
+    /// revision)` of focus writes (`""` is the base focus), `(kind, count)`,
+    /// with how many sessions and focus writes there were in all.
     pub fn from_rows(
-        closed: Vec<(String, Option<String>)>,
-        focus: Vec<(String, Revision)>,
+        (closed, closed_total): (Vec<(String, Option<String>)>, i64),
+        (focus, focus_total): (Vec<(String, Revision)>, i64),
         kinds: Vec<(String, i64)>,
         open_sessions: i64,
     ) -> Self {
@@ -272,10 +285,12 @@ impl DayActivity {
                 .into_iter()
                 .map(|(s, sum)| (s, sum.unwrap_or_default()))
                 .collect(),
+            closed_total,
             focus_changes: focus
                 .into_iter()
                 .map(|(slot, rev)| (slot_name(slot), rev))
                 .collect(),
+            focus_total,
             artifacts: kinds
                 .into_iter()
                 .filter_map(|(k, n)| ArtifactKind::parse(&k).map(|k| (k, n)))
@@ -294,9 +309,12 @@ pub fn daily_brief_text(project: &ProjectKey, day: NaiveDate, a: &DayActivity) -
     let mut out = format!("Daily brief for {project}, {day} (last 24 h, UTC)\n");
     out.push_str(&format!(
         "Sessions closed: {}; open now: {}\n",
-        a.closed.len(),
-        a.open_sessions
+        a.closed_total, a.open_sessions
     ));
+    let unlisted = a.closed_total - a.closed.len() as i64;
+    if unlisted > 0 {
+        out.push_str(&format!("- … {unlisted} earlier, not listed\n"));
+    }
     for (status, summary) in &a.closed {
         let line = summary
             .lines()
@@ -315,7 +333,16 @@ pub fn daily_brief_text(project: &ProjectKey, day: NaiveDate, a: &DayActivity) -
             .iter()
             .map(|(slot, rev)| format!("{slot}@{rev}"))
             .collect();
-        out.push_str(&format!("Focus revisions: {}\n", changes.join(", ")));
+        let unlisted = a.focus_total - a.focus_changes.len() as i64;
+        let earlier = if unlisted > 0 {
+            format!("… {unlisted} earlier, ")
+        } else {
+            String::new()
+        };
+        out.push_str(&format!(
+            "Focus revisions: {earlier}{}\n",
+            changes.join(", ")
+        ));
     }
     let total: i64 = a.artifacts.iter().map(|(_, n)| n).sum();
     let kinds: Vec<String> = a
@@ -388,7 +415,9 @@ mod tests {
         let day = NaiveDate::from_ymd_opt(2026, 11, 29).unwrap();
         let a = DayActivity {
             closed: vec![("ended".into(), "did x\nmore".into())],
+            closed_total: 1,
             focus_changes: vec![("base".into(), 3)],
+            focus_total: 1,
             artifacts: vec![(ArtifactKind::Fact, 2)],
             open_sessions: 1,
         };
@@ -397,6 +426,16 @@ mod tests {
         assert_eq!(
             t,
             "Daily brief for p, 2026-11-29 (last 24 h, UTC)\nSessions closed: 1; open now: 1\n- [ended] did x\nFocus revisions: base@3\nArtifacts recorded: 2 (2 fact)\n"
+        );
+        // A day beyond what a brief lists: counted, not listed.
+        let more = DayActivity {
+            closed_total: 25,
+            focus_total: 60,
+            ..a
+        };
+        assert_eq!(
+            daily_brief_text(&p, day, &more),
+            "Daily brief for p, 2026-11-29 (last 24 h, UTC)\nSessions closed: 25; open now: 1\n- … 24 earlier, not listed\n- [ended] did x\nFocus revisions: … 59 earlier, base@3\nArtifacts recorded: 2 (2 fact)\n"
         );
     }
 }

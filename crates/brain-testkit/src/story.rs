@@ -988,6 +988,16 @@ pub async fn the_daily_brief_is_written_once_per_day(s: Arc<dyn Store>) {
     s.remember(&c, remember_req("p", ArtifactKind::Fact, "a fact"))
         .await
         .unwrap();
+    // A busier project: more sessions than a brief lists, each with a long
+    // summary. The day is read and the brief written bounded.
+    for i in 0..25 {
+        let key = format!("b{i}");
+        let a = start(s.as_ref(), &c, "busy", &key, None).await.session;
+        let mut r = end_req(a.session_id, &key, &format!("focus {i}"), i);
+        r.summary = format!("summary {i:02} {}", "x".repeat(5_000));
+        redigest(&mut r);
+        s.end_session(&c, r).await.unwrap();
+    }
     let now = chrono::Utc::now();
     // Several replicas' schedulers racing on the same day: one write.
     let mut tasks = Vec::new();
@@ -1019,6 +1029,32 @@ pub async fn the_daily_brief_is_written_once_per_day(s: Arc<dyn Store>) {
         brief.body.contains("Sessions closed: 1") && brief.body.contains("1 fact"),
         "{}",
         brief.body
+    );
+    let busy = start(s.as_ref(), &c, "busy", "k", None)
+        .await
+        .briefing
+        .brief
+        .expect("brief")
+        .body;
+    let listed: Vec<&str> = busy
+        .lines()
+        .filter(|l| l.starts_with("- [ended]"))
+        .collect();
+    assert_eq!(listed.len(), 20, "{busy}");
+    assert!(
+        listed[0].starts_with("- [ended] summary 05 x"),
+        "the last 20, oldest first"
+    );
+    assert!(listed[19].starts_with("- [ended] summary 24 x"));
+    assert!(
+        busy.contains("Sessions closed: 25;") && busy.contains("- … 5 earlier, not listed"),
+        "{busy}"
+    );
+    assert!(busy.contains("base@25"), "{busy}");
+    assert!(
+        busy.chars().count() < 6_000,
+        "{} characters",
+        busy.chars().count()
     );
 }
 

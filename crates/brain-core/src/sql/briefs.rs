@@ -10,7 +10,7 @@ use super::{Conn, Finish, Scope, sessions};
 use crate::error::StoreError;
 use crate::flow::CloseTx;
 use crate::ids::{ProjectKey, TenantId};
-use crate::memory::{DayActivity, daily_brief_text};
+use crate::memory::{BRIEF_FOCUS_CHANGES, BRIEF_SESSIONS, DayActivity, daily_brief_text};
 use crate::store::DailyBriefs;
 
 async fn activity<C: Conn + ?Sized>(
@@ -20,23 +20,42 @@ async fn activity<C: Conn + ?Sized>(
     since: DateTime<Utc>,
 ) -> Result<DayActivity, StoreError> {
     let params = [tenant.into(), project.into(), since.into()];
-    let closed = c.fetch_all(c.sql().activity_closed, &params).await?;
-    let closed = closed
+    let listed = [
+        tenant.into(),
+        project.into(),
+        since.into(),
+        BRIEF_SESSIONS.into(),
+    ];
+    let rows = c.fetch_all(c.sql().activity_closed, &listed).await?;
+    let closed = rows
         .iter()
         .map(|r| Ok((r.text("status")?, r.opt_text("summary")?)))
         .collect::<Result<_, StoreError>>()?;
-    let focus = c.fetch_all(c.sql().activity_focus, &params).await?;
-    let focus = focus
+    let closed_total = rows.first().map(|r| r.int("n")).transpose()?.unwrap_or(0);
+    let listed = [
+        tenant.into(),
+        project.into(),
+        since.into(),
+        BRIEF_FOCUS_CHANGES.into(),
+    ];
+    let rows = c.fetch_all(c.sql().activity_focus, &listed).await?;
+    let focus = rows
         .iter()
         .map(|r| Ok((r.text("slot")?, r.int("revision")?)))
         .collect::<Result<_, StoreError>>()?;
+    let focus_total = rows.first().map(|r| r.int("n")).transpose()?.unwrap_or(0);
     let kinds = c.fetch_all(c.sql().activity_kinds, &params).await?;
     let kinds = kinds
         .iter()
         .map(|r| Ok((r.text("kind")?, r.int("n")?)))
         .collect::<Result<_, StoreError>>()?;
     let open = sessions::open_agent_sessions(c, tenant, project).await?;
-    Ok(DayActivity::from_rows(closed, focus, kinds, open))
+    Ok(DayActivity::from_rows(
+        (closed, closed_total),
+        (focus, focus_total),
+        kinds,
+        open,
+    ))
 }
 
 #[async_trait]

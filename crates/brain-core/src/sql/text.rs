@@ -126,11 +126,12 @@ pub struct Sql {
     /// tenant, project, day ('YYYY-MM-DD'), body, generated_at; nothing when
     /// the day has its brief.
     pub brief_insert: &'static str,
-    /// tenant, project, since → status, summary of agent sessions ended
-    /// since, in order.
+    /// tenant, project, since, limit → status, summary (its first 200
+    /// characters) of the last `limit` agent sessions ended since, oldest
+    /// first, and n, how many ended since in all.
     pub activity_closed: &'static str,
-    /// tenant, project, since → slot, revision of focus writes since, in
-    /// order.
+    /// tenant, project, since, limit → slot, revision of the last `limit`
+    /// focus writes since, oldest first, and n, how many in all.
     pub activity_focus: &'static str,
     /// tenant, project, since → kind, `n`: artifacts created since by kind.
     pub activity_kinds: &'static str,
