@@ -9,8 +9,7 @@ use axum::Router;
 use brain_core::store::{Store, StoreSettings};
 use brain_store_postgres::PgStore;
 use brain_store_sqlite::SqliteStore;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use hyper_util::server::conn::auto;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::{TcpListener, TcpStream};
@@ -150,15 +149,16 @@ pub async fn serve(
                 drop(slot);
                 return;
             }
-            let mut builder = auto::Builder::new(TokioExecutor::new());
+            // HTTP/1.1 only. Its header deadline also closes a connection
+            // that sits idle between requests; hyper's HTTP/2 server has no
+            // such deadline, and its pings close only peers that do not
+            // answer them, so a client that sent the HTTP/2 preface and then
+            // only answered pings held its socket for good (a hostile
+            // review). HTTP/2 belongs on the TLS proxy in front.
+            let mut builder = hyper::server::conn::http1::Builder::new();
             builder
-                .http1()
                 .timer(TokioTimer::new())
                 .header_read_timeout(limits.header_timeout);
-            builder
-                .http2()
-                .timer(TokioTimer::new())
-                .keep_alive_interval(Some(limits.header_timeout));
             let service = TowerToHyperService::new(app);
             let conn = builder.serve_connection(TokioIo::new(stream), service);
             if let Err(e) = watcher.watch(conn).await {

@@ -536,6 +536,34 @@ async fn slow_sockets_are_cut_while_health_answers() {
     }
 }
 
+/// A socket that opens HTTP/2 in cleartext (the preface and a SETTINGS
+/// frame) and then sends nothing more is cut quickly: brain serves HTTP/1.1
+/// only. hyper's HTTP/2 server has no idle deadline and its pings close only
+/// peers that do not answer them, so a client that answered them held its
+/// socket for good; served, this silent one was cut only after about 30 s,
+/// when a ping went unanswered.
+#[tokio::test]
+async fn cleartext_http2_is_not_served() {
+    let db = TestBackend::create().await;
+    let srv = server(&db, &[]).await;
+    let addr = srv.base.trim_start_matches("http://").to_owned();
+    let started = Instant::now();
+    let mut s = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    s.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+        .await
+        .unwrap();
+    s.write_all(&[0, 0, 0, 4, 0, 0, 0, 0, 0]).await.unwrap();
+    let mut buf = vec![0u8; 4096];
+    let closed = loop {
+        match tokio::time::timeout(Duration::from_secs(45), s.read(&mut buf)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => break started.elapsed(),
+            Ok(Ok(_)) => continue,
+            Err(_) => panic!("the socket was never closed"),
+        }
+    };
+    assert!(closed < Duration::from_secs(12), "closed after {closed:?}");
+}
+
 /// Finding 4: a burst from one credential is answered 429 with Retry-After and
 /// writes no receipts, while another tenant's calls go through.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
