@@ -339,6 +339,7 @@ async fn run_serve(mut cfg: ServeConfig) -> anyhow::Result<()> {
             max_connections_per_credential: cfg.max_connections_per_credential,
             max_connections_per_tenant: cfg.max_connections_per_tenant,
             max_connections: cfg.max_connections,
+            max_in_flight_per_credential: cfg.max_in_flight_per_credential,
         }),
     });
     let sockets = crate::serve::SocketLimits {

@@ -138,6 +138,14 @@ pub struct ServeConfig {
         default_value_t = 1_024
     )]
     pub max_connections_per_tenant: i64,
+    /// Requests each credential may have in flight on /mcp at once on this
+    /// replica, open SSE streams and bodies still arriving included; more get 429.
+    #[arg(
+        long,
+        env = "BRAIN_MAX_IN_FLIGHT_PER_CREDENTIAL",
+        default_value_t = 128
+    )]
+    pub max_in_flight_per_credential: usize,
     /// MCP connections this replica holds in memory; an initialize beyond it gets 429.
     #[arg(long, env = "BRAIN_MAX_CONNECTIONS", default_value_t = 8_192)]
     pub max_connections: usize,

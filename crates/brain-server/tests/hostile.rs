@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use brain_testkit::app::{
     SECRET, TestApp, TestBackend, TestOptions, count_rows, jwt_config, latest_connection, ok,
-    raw_connect, raw_tool, spawn_app, spawn_app_opts, token, token_with,
+    raw_connect, raw_rpc, raw_tool, spawn_app, spawn_app_opts, token, token_with,
 };
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -562,6 +562,60 @@ async fn cleartext_http2_is_not_served() {
         }
     };
     assert!(closed < Duration::from_secs(12), "closed after {closed:?}");
+}
+
+/// One credential cannot hold more than its in-flight places, however slowly
+/// it asks: GET streams (rmcp keeps many per connection) hold theirs while
+/// open, the next request is 429, another credential is not affected, and
+/// closing the streams gives the places back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn open_streams_hold_a_credentials_places() {
+    let app = spawn_app_opts(
+        jwt_config(),
+        TestOptions {
+            limits: brain_server::http::limits::LimitSettings {
+                rate_per_sec: 1_000,
+                max_in_flight_per_credential: 4,
+                ..Default::default()
+            },
+            ..TestOptions::default()
+        },
+    )
+    .await;
+    let base = format!("http://{}", app.addr);
+    let t = token("acme", "streamer");
+    let conn = raw_connect(&base, &t).await;
+    let http = reqwest::Client::new();
+    let mut streams = Vec::new();
+    for _ in 0..4 {
+        let resp = http
+            .get(app.mcp_url())
+            .bearer_auth(&t)
+            .header("accept", "text/event-stream")
+            .header("mcp-session-id", &conn)
+            .header("mcp-protocol-version", "2025-11-25")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::OK);
+        streams.push(resp);
+    }
+    let (status, _) = raw_rpc(&base, &t, &conn, "tools/list", json!({})).await;
+    assert_eq!(status, 429, "a fifth request while four streams are open");
+    let other = token("acme", "someone-else");
+    let other_conn = raw_connect(&base, &other).await;
+    let (status, _) = raw_rpc(&base, &other, &other_conn, "tools/list", json!({})).await;
+    assert_eq!(status, 200, "another credential is not affected");
+    drop(streams);
+    let mut status = 0;
+    for _ in 0..50 {
+        status = raw_rpc(&base, &t, &conn, "tools/list", json!({})).await.0;
+        if status == 200 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(status, 200, "the places came back with the streams");
 }
 
 /// Finding 4: a burst from one credential is answered 429 with Retry-After and

@@ -4,8 +4,9 @@
 //! Every limit is keyed by tenant *and* credential, never by subject alone, and
 //! runs after authentication.
 
+use std::collections::HashMap;
 use std::num::NonZeroU32;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::body::Body;
@@ -15,6 +16,8 @@ use axum::response::Response;
 use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use http::{HeaderValue, StatusCode};
+use http_body::Body as HttpBody;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::{AppState, MAX_BODY_BYTES, error_response};
 use crate::auth::Principal;
@@ -36,6 +39,10 @@ pub struct LimitSettings {
     pub max_connections_per_tenant: i64,
     /// `BRAIN_MAX_CONNECTIONS`: MCP connections this replica holds in memory.
     pub max_connections: usize,
+    /// `BRAIN_MAX_IN_FLIGHT_PER_CREDENTIAL`: requests of one credential on
+    /// /mcp at once on this replica, each until its answer's body ends (an SSE
+    /// stream holds its place while open).
+    pub max_in_flight_per_credential: usize,
 }
 
 impl Default for LimitSettings {
@@ -45,6 +52,7 @@ impl Default for LimitSettings {
             max_connections_per_credential: 64,
             max_connections_per_tenant: 1_024,
             max_connections: 8_192,
+            max_in_flight_per_credential: 128,
         }
     }
 }
@@ -53,6 +61,84 @@ impl Default for LimitSettings {
 pub struct Limits {
     pub settings: LimitSettings,
     mcp: Option<DefaultKeyedRateLimiter<String>>,
+    in_flight: Arc<InFlight>,
+}
+
+/// Each credential's places for requests in flight: an entry exists only
+/// while one of its requests holds a place or is taking one.
+#[derive(Default)]
+struct InFlight {
+    places: Mutex<HashMap<String, Arc<Semaphore>>>,
+}
+
+/// One request's place, given back when the answer's body ends or is
+/// dropped; the credential's entry goes with its last place.
+struct Place {
+    key: String,
+    permit: Option<OwnedSemaphorePermit>,
+    owner: Arc<InFlight>,
+}
+
+impl Drop for Place {
+    fn drop(&mut self) {
+        drop(self.permit.take());
+        let mut places = self.owner.places.lock().unwrap_or_else(|e| e.into_inner());
+        // Only the map holds it: no place is held and none is being taken
+        // (a taker clones it under this lock).
+        if places
+            .get(&self.key)
+            .is_some_and(|s| Arc::strong_count(s) == 1)
+        {
+            places.remove(&self.key);
+        }
+    }
+}
+
+impl InFlight {
+    fn take(self: &Arc<Self>, key: String, max: usize) -> Option<Place> {
+        let semaphore = {
+            let mut places = self.places.lock().unwrap_or_else(|e| e.into_inner());
+            places
+                .entry(key.clone())
+                .or_insert_with(|| Arc::new(Semaphore::new(max)))
+                .clone()
+        };
+        // A place taken or not, dropping `Place` tidies the entry.
+        let permit = semaphore.try_acquire_owned().ok();
+        let taken = permit.is_some();
+        let place = Place {
+            key,
+            permit,
+            owner: self.clone(),
+        };
+        taken.then_some(place)
+    }
+}
+
+/// A response body that holds its request's place until it ends.
+struct Holding<B> {
+    inner: B,
+    _place: Place,
+}
+
+impl<B: HttpBody + Unpin> HttpBody for Holding<B> {
+    type Data = B::Data;
+    type Error = B::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        std::pin::Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
 }
 
 impl Limits {
@@ -61,7 +147,11 @@ impl Limits {
             let burst = rate.saturating_mul(NonZeroU32::MIN.saturating_add(1));
             RateLimiter::keyed(Quota::per_second(rate).allow_burst(burst))
         });
-        Arc::new(Self { settings, mcp })
+        Arc::new(Self {
+            settings,
+            mcp,
+            in_flight: Arc::default(),
+        })
     }
 
     /// Drop the buckets of credentials that have been quiet long enough to be
@@ -107,6 +197,33 @@ pub async fn rate_limit(State(state): State<AppState>, req: Request, next: Next)
         );
     }
     next.run(req).await
+}
+
+/// At most `max_in_flight_per_credential` requests of one credential at once,
+/// after authentication and before the body is read: the token bucket bounds
+/// how fast a credential asks, this how much it holds (sockets, bodies
+/// arriving slowly, open SSE streams, which rmcp keeps many of per
+/// connection). The place is held until the answer's body ends.
+pub async fn in_flight(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    let Some(p) = req.extensions().get::<Principal>() else {
+        return next.run(req).await;
+    };
+    let max = state.limits.settings.max_in_flight_per_credential.max(1);
+    let Some(place) = state.limits.in_flight.take(credential_key(p), max) else {
+        return too_many(
+            "this credential has as many requests in flight as it may (open SSE streams \
+             included); close some and retry",
+            Duration::from_secs(1),
+        );
+    };
+    let (parts, body) = next.run(req).await.into_parts();
+    Response::from_parts(
+        parts,
+        Body::new(Holding {
+            inner: body,
+            _place: place,
+        }),
+    )
 }
 
 pub fn payload_too_large(message: &str) -> Response {
@@ -291,5 +408,27 @@ mod tests {
         assert!(!request_id_ok("a b"));
         assert!(!request_id_ok("a\"b"));
         assert!(!request_id_ok("x tenant=evil"));
+    }
+
+    #[test]
+    fn a_credentials_places_are_bounded_and_its_entry_goes_with_the_last() {
+        let in_flight = std::sync::Arc::new(super::InFlight::default());
+        let a = in_flight.take("a".into(), 2).expect("first");
+        let b = in_flight.take("a".into(), 2).expect("second");
+        assert!(
+            in_flight.take("a".into(), 2).is_none(),
+            "a third while two are held"
+        );
+        assert!(
+            in_flight.take("b".into(), 2).is_some(),
+            "another credential"
+        );
+        drop(a);
+        let c = in_flight.take("a".into(), 2).expect("one given back");
+        drop((b, c));
+        assert!(
+            in_flight.places.lock().unwrap().is_empty(),
+            "no entry without a held place"
+        );
     }
 }

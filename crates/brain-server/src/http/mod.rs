@@ -141,6 +141,10 @@ pub fn router(state: AppState, opts: HttpOptions) -> Router {
             state.clone(),
             limits::rate_limit,
         ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            limits::in_flight,
+        ))
         .layer(axum::middleware::from_fn(limits::read_body))
         .layer(axum::middleware::from_fn_with_state(
             registry,
