@@ -313,7 +313,24 @@ fn method_too_long(body: &[u8]) -> bool {
             return true;
         }
     }
-    false
+    // A key can be spelled with escapes (`"metho\u0064"`), which the scan
+    // does not see and rmcp reads as `method`: a body with any `\u` escape is
+    // parsed (rare in itself; clients that escape all non-ASCII text pay one
+    // parse more).
+    body.windows(2).any(|w| w == b"\\u") && parsed_method_too_long(body)
+}
+
+fn parsed_method_too_long(body: &[u8]) -> bool {
+    let too_long = |m: &serde_json::Value| {
+        m.get("method")
+            .and_then(serde_json::Value::as_str)
+            .is_some_and(|s| s.len() > MAX_METHOD_BYTES)
+    };
+    match serde_json::from_slice::<serde_json::Value>(body) {
+        Ok(serde_json::Value::Array(items)) => items.iter().any(too_long),
+        Ok(m) => too_long(&m),
+        Err(_) => false,
+    }
 }
 
 /// rmcp answers some malformed requests in plain text (415 for a body it
@@ -397,6 +414,24 @@ mod tests {
             !method_too_long(escaped.as_bytes()),
             "a quoted mention is not a key"
         );
+        // The key spelled with an escape, which rmcp reads as `method`.
+        let spelled = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"metho\u0064":"{}"}}"#,
+            "x".repeat(200)
+        );
+        assert!(method_too_long(spelled.as_bytes()), "an escaped key");
+        let value = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"{}\u0078"}}"#,
+            "x".repeat(200)
+        );
+        assert!(method_too_long(value.as_bytes()), "an escape in the value");
+        assert!(!method_too_long(
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"t":"caf\u00e9 {}"}}}}"#,
+                "y".repeat(300)
+            )
+            .as_bytes()
+        ));
     }
 
     #[test]
