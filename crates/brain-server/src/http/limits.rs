@@ -61,64 +61,47 @@ impl Default for LimitSettings {
 pub struct Limits {
     pub settings: LimitSettings,
     mcp: Option<DefaultKeyedRateLimiter<String>>,
-    in_flight: Arc<InFlight>,
+    in_flight: InFlight,
 }
 
-/// Each credential's places for requests in flight: an entry exists only
-/// while one of its requests holds a place or is taking one.
+/// Each credential's places for requests in flight. An entry is made on a
+/// credential's first request and dropped by [`Limits::forget_quiet`] once
+/// none of its places is held, as the rate limiter's buckets are: giving a
+/// place back is then only a permit's drop, with no lock.
 #[derive(Default)]
 struct InFlight {
     places: Mutex<HashMap<String, Arc<Semaphore>>>,
 }
 
-/// One request's place, given back when the answer's body ends or is
-/// dropped; the credential's entry goes with its last place.
-struct Place {
-    key: String,
-    permit: Option<OwnedSemaphorePermit>,
-    owner: Arc<InFlight>,
-}
-
-impl Drop for Place {
-    fn drop(&mut self) {
-        drop(self.permit.take());
-        let mut places = self.owner.places.lock().unwrap_or_else(|e| e.into_inner());
-        // Only the map holds it: no place is held and none is being taken
-        // (a taker clones it under this lock).
-        if places
-            .get(&self.key)
-            .is_some_and(|s| Arc::strong_count(s) == 1)
-        {
-            places.remove(&self.key);
-        }
-    }
-}
-
 impl InFlight {
-    fn take(self: &Arc<Self>, key: String, max: usize) -> Option<Place> {
+    /// A place for `key`'s credential, or `None` when it holds `max`.
+    fn take(&self, key: String, max: usize) -> Option<OwnedSemaphorePermit> {
         let semaphore = {
             let mut places = self.places.lock().unwrap_or_else(|e| e.into_inner());
-            places
-                .entry(key.clone())
-                .or_insert_with(|| Arc::new(Semaphore::new(max)))
-                .clone()
+            match places.get(&key) {
+                Some(s) => s.clone(),
+                None => places
+                    .entry(key)
+                    .or_insert_with(|| Arc::new(Semaphore::new(max)))
+                    .clone(),
+            }
         };
-        // A place taken or not, dropping `Place` tidies the entry.
-        let permit = semaphore.try_acquire_owned().ok();
-        let taken = permit.is_some();
-        let place = Place {
-            key,
-            permit,
-            owner: self.clone(),
-        };
-        taken.then_some(place)
+        semaphore.try_acquire_owned().ok()
+    }
+
+    /// Drop the entries of credentials with no place held (only the map
+    /// holds their semaphore: a taker clones it under the lock).
+    fn forget_idle(&self) {
+        let mut places = self.places.lock().unwrap_or_else(|e| e.into_inner());
+        places.retain(|_, s| Arc::strong_count(s) > 1);
+        places.shrink_to_fit();
     }
 }
 
 /// A response body that holds its request's place until it ends.
 struct Holding<B> {
     inner: B,
-    _place: Place,
+    _place: OwnedSemaphorePermit,
 }
 
 impl<B: HttpBody + Unpin> HttpBody for Holding<B> {
@@ -150,7 +133,7 @@ impl Limits {
         Arc::new(Self {
             settings,
             mcp,
-            in_flight: Arc::default(),
+            in_flight: InFlight::default(),
         })
     }
 
@@ -161,6 +144,7 @@ impl Limits {
             l.retain_recent();
             l.shrink_to_fit();
         }
+        self.in_flight.forget_idle();
     }
 }
 
@@ -446,24 +430,23 @@ mod tests {
     }
 
     #[test]
-    fn a_credentials_places_are_bounded_and_its_entry_goes_with_the_last() {
-        let in_flight = std::sync::Arc::new(super::InFlight::default());
+    fn a_credentials_places_are_bounded_and_idle_entries_are_forgotten() {
+        let in_flight = super::InFlight::default();
         let a = in_flight.take("a".into(), 2).expect("first");
         let b = in_flight.take("a".into(), 2).expect("second");
         assert!(
             in_flight.take("a".into(), 2).is_none(),
             "a third while two are held"
         );
-        assert!(
-            in_flight.take("b".into(), 2).is_some(),
-            "another credential"
-        );
+        let other = in_flight.take("b".into(), 2).expect("another credential");
         drop(a);
         let c = in_flight.take("a".into(), 2).expect("one given back");
+        drop(other);
+        in_flight.forget_idle();
+        let left: Vec<String> = in_flight.places.lock().unwrap().keys().cloned().collect();
+        assert_eq!(left, ["a"], "only the credential holding places is kept");
         drop((b, c));
-        assert!(
-            in_flight.places.lock().unwrap().is_empty(),
-            "no entry without a held place"
-        );
+        in_flight.forget_idle();
+        assert!(in_flight.places.lock().unwrap().is_empty());
     }
 }
