@@ -127,11 +127,16 @@ fn unavailable() -> Response {
 /// initialize request (alone or in a batch): their serialized size, and whether
 /// every string in them is clean text.
 ///
-/// Always parsed: a test for the bytes `"initialize"` first let
-/// `"initializ\u0065"` through unmeasured, which rmcp decodes to the same
-/// method. Only requests without a connection id come here, and a client
-/// sends one initialize per connection.
+/// Parsed when the body holds the bytes `"initialize"` or any `\u` escape:
+/// only an escape can spell a letter of the method's name otherwise
+/// (`"initializ\u0065"`, which rmcp decodes to the same method, passed a test
+/// for the bytes alone). Sessionless calls of the newer protocol revision
+/// come here too, and most carry neither.
 fn initialize_params(body: &[u8]) -> Option<(usize, Result<(), brain_core::DomainError>)> {
+    let named = body.windows(12).any(|w| w == b"\"initialize\"");
+    if !named && !body.windows(2).any(|w| w == b"\\u") {
+        return None;
+    }
     let v: Value = serde_json::from_slice(body).ok()?;
     let is_init = |m: &Value| m.get("method").and_then(Value::as_str) == Some("initialize");
     let params = match &v {
