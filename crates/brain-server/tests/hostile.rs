@@ -606,10 +606,31 @@ async fn open_streams_hold_a_credentials_places() {
     let other_conn = raw_connect(&base, &other).await;
     let (status, _) = raw_rpc(&base, &other, &other_conn, "tools/list", json!({})).await;
     assert_eq!(status, 200, "another credential is not affected");
+    // At the cap, a DELETE still ends the connection, and its streams with it.
+    let resp = http
+        .delete(app.mcp_url())
+        .bearer_auth(&t)
+        .header("mcp-session-id", &conn)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::NO_CONTENT, "a DELETE at the cap");
     drop(streams);
     let mut status = 0;
     for _ in 0..50 {
-        status = raw_rpc(&base, &t, &conn, "tools/list", json!({})).await.0;
+        let fresh = http
+            .post(app.mcp_url())
+            .bearer_auth(&t)
+            .header("accept", "application/json, text/event-stream")
+            .json(
+                &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "again", "version": "0"}}}),
+            )
+            .send()
+            .await
+            .unwrap();
+        status = fresh.status().as_u16();
         if status == 200 {
             break;
         }

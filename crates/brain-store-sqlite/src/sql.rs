@@ -166,12 +166,16 @@ pub(crate) static SQL: Sql = Sql {
                          AND a.project = p.project AND a.created_at >= ?1))",
     brief_insert: "INSERT INTO daily_briefs (tenant_id, project, day, body, generated_at) \
         VALUES (?1,?2,?3,?4,?5) ON CONFLICT DO NOTHING",
-    activity_closed: "SELECT status, summary, n FROM (SELECT status, substr(summary, 1, 200) AS summary, \
-        ended_at, session_id, count(*) OVER () AS n FROM sessions WHERE tenant_id = ?1 \
+    activity_closed: "SELECT status, substr(summary, 1, 200) AS summary, \
+        (SELECT count(*) FROM sessions WHERE tenant_id = ?1 AND project = ?2 \
+         AND kind = 'agent' AND ended_at >= ?3) AS n \
+        FROM (SELECT status, summary, ended_at, session_id FROM sessions WHERE tenant_id = ?1 \
         AND project = ?2 AND kind = 'agent' AND ended_at >= ?3 \
         ORDER BY ended_at DESC, session_id DESC LIMIT ?4) AS last ORDER BY ended_at, session_id",
-    activity_focus: "SELECT slot, revision, n FROM (SELECT slot, revision, created_at, \
-        count(*) OVER () AS n FROM focus_history WHERE tenant_id = ?1 \
+    activity_focus: "SELECT slot, revision, \
+        (SELECT count(*) FROM focus_history WHERE tenant_id = ?1 AND project = ?2 \
+         AND created_at >= ?3) AS n \
+        FROM (SELECT slot, revision, created_at FROM focus_history WHERE tenant_id = ?1 \
         AND project = ?2 AND created_at >= ?3 \
         ORDER BY created_at DESC, slot DESC, revision DESC LIMIT ?4) AS last \
         ORDER BY created_at, slot, revision",

@@ -189,6 +189,11 @@ pub async fn rate_limit(State(state): State<AppState>, req: Request, next: Next)
 /// arriving slowly, open SSE streams, which rmcp keeps many of per
 /// connection). The place is held until the answer's body ends.
 pub async fn in_flight(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    // A DELETE ends a connection and its streams, which is how a credential
+    // at the cap gives places back: it never needs one.
+    if req.method() == http::Method::DELETE {
+        return next.run(req).await;
+    }
     let Some(p) = req.extensions().get::<Principal>() else {
         return next.run(req).await;
     };
