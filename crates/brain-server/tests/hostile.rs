@@ -6,6 +6,7 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use brain_server::http::limits::LimitSettings;
 use brain_testkit::app::{
     SECRET, TestApp, TestBackend, TestOptions, count_rows, jwt_config, latest_connection, ok,
     raw_connect, raw_rpc, raw_tool, spawn_app, spawn_app_opts, token, token_with,
@@ -228,29 +229,31 @@ async fn authority_follows_the_token() {
     c.cancel().await.unwrap();
 }
 
-/// An app whose credentials may hold `cap` MCP connections each.
-async fn capped_app(cap: i64) -> TestApp {
-    capped_app_holding(
-        cap,
-        brain_server::http::limits::LimitSettings::default().max_connections,
+/// An app with these limits.
+async fn app_with(limits: LimitSettings) -> TestApp {
+    spawn_app_opts(
+        jwt_config(),
+        TestOptions {
+            limits,
+            ..TestOptions::default()
+        },
     )
     .await
 }
 
+/// An app whose credentials may hold `cap` MCP connections each.
+async fn capped_app(cap: i64) -> TestApp {
+    capped_app_holding(cap, LimitSettings::default().max_connections).await
+}
+
 /// The same, on a replica that holds at most `held` connections in all.
 async fn capped_app_holding(cap: i64, held: usize) -> TestApp {
-    spawn_app_opts(
-        jwt_config(),
-        TestOptions {
-            limits: brain_server::http::limits::LimitSettings {
-                rate_per_sec: 1_000,
-                max_connections_per_credential: cap,
-                max_connections: held,
-                ..Default::default()
-            },
-            ..TestOptions::default()
-        },
-    )
+    app_with(LimitSettings {
+        rate_per_sec: 1_000,
+        max_connections_per_credential: cap,
+        max_connections: held,
+        ..Default::default()
+    })
     .await
 }
 
@@ -570,17 +573,11 @@ async fn cleartext_http2_is_not_served() {
 /// closing the streams gives the places back.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn open_streams_hold_a_credentials_places() {
-    let app = spawn_app_opts(
-        jwt_config(),
-        TestOptions {
-            limits: brain_server::http::limits::LimitSettings {
-                rate_per_sec: 1_000,
-                max_in_flight_per_credential: 4,
-                ..Default::default()
-            },
-            ..TestOptions::default()
-        },
-    )
+    let app = app_with(LimitSettings {
+        rate_per_sec: 1_000,
+        max_in_flight_per_credential: 4,
+        ..Default::default()
+    })
     .await;
     let base = format!("http://{}", app.addr);
     let t = token("acme", "streamer");
@@ -643,17 +640,11 @@ async fn open_streams_hold_a_credentials_places() {
 /// writes no receipts, while another tenant's calls go through.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn bursts_are_limited_per_tenant_and_credential() {
-    let app = spawn_app_opts(
-        jwt_config(),
-        TestOptions {
-            limits: brain_server::http::limits::LimitSettings {
-                rate_per_sec: 5,
-                max_connections_per_credential: 64,
-                ..Default::default()
-            },
-            ..TestOptions::default()
-        },
-    )
+    let app = app_with(LimitSettings {
+        rate_per_sec: 5,
+        max_connections_per_credential: 64,
+        ..Default::default()
+    })
     .await;
     let base = format!("http://{}", app.addr);
     // Same subject in two tenants: separate buckets.
@@ -948,17 +939,11 @@ async fn raw_http(addr: std::net::SocketAddr, bytes: &[u8], wait: Duration) -> S
 /// The second attack review (against this change): each finding, closed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn second_review_findings_are_closed() {
-    let app = spawn_app_opts(
-        jwt_config(),
-        TestOptions {
-            limits: brain_server::http::limits::LimitSettings {
-                rate_per_sec: 1_000,
-                max_connections_per_credential: 2,
-                ..Default::default()
-            },
-            ..TestOptions::default()
-        },
-    )
+    let app = app_with(LimitSettings {
+        rate_per_sec: 1_000,
+        max_connections_per_credential: 2,
+        ..Default::default()
+    })
     .await;
     let base = format!("http://{}", app.addr);
     let http = reqwest::Client::new();

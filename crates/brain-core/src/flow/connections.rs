@@ -8,6 +8,30 @@ use crate::error::{DomainError, ErrorCode, StoreError};
 use crate::model::{Caller, Session, now_micros};
 use crate::store::ConnectionCaps;
 
+/// The refusal of one more connection when the credential holds `mine` open
+/// ones and its tenant `all` (SPEC §4: `rate_limited`, 429). The front door
+/// asks before rmcp makes the connection, and [`connection_open`] again
+/// inside its write, where racing initializes are counted one by one.
+pub fn over_cap(mine: i64, all: i64, caps: ConnectionCaps) -> Option<DomainError> {
+    if mine >= caps.per_credential {
+        return Some(DomainError::new(
+            ErrorCode::RateLimited,
+            format!(
+                "this credential has {mine} open MCP connections, the limit is {}; \
+                 DELETE unused ones or wait for them to expire",
+                caps.per_credential
+            ),
+        ));
+    }
+    (all >= caps.per_tenant).then(|| {
+        DomainError::new(
+            ErrorCode::RateLimited,
+            "this tenant has as many open MCP connections as it may; \
+             DELETE unused ones or wait for them to expire",
+        )
+    })
+}
+
 /// Record a new connection and open its tracer session, in one transaction,
 /// unless the credential or the tenant holds as many open connections
 /// (last seen after `idle_since`) as `caps` allow.
@@ -26,24 +50,8 @@ pub async fn connection_open<T: CloseTx>(
     // initializes could both pass it. Counted again with the tenant claimed,
     // they are counted one after another.
     let (mine, all) = tx.claim_connection_counts(caller, idle_since).await?;
-    if mine >= caps.per_credential {
-        return Err(DomainError::new(
-            ErrorCode::RateLimited,
-            format!(
-                "this credential has {mine} open MCP connections, the limit is {}; \
-                 DELETE unused ones or wait for them to expire",
-                caps.per_credential
-            ),
-        )
-        .into());
-    }
-    if all >= caps.per_tenant {
-        return Err(DomainError::new(
-            ErrorCode::RateLimited,
-            "this tenant has as many open MCP connections as it may; \
-             DELETE unused ones or wait for them to expire",
-        )
-        .into());
+    if let Some(e) = over_cap(mine, all, caps) {
+        return Err(e.into());
     }
     tx.insert_session(tenant, &tracer).await?;
     tx.insert_connection(

@@ -7,7 +7,7 @@ mod connections;
 mod documents;
 mod elevations;
 
-pub use connections::connection_open;
+pub use connections::{connection_open, over_cap};
 pub use documents::document_put;
 pub use elevations::{elevation_grant, elevation_revoke};
 

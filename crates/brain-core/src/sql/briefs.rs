@@ -6,7 +6,7 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Duration, Utc};
 
-use super::{Conn, Finish, Scope, sessions};
+use super::{Conn, Finish, Param, Row, Scope, sessions};
 use crate::error::StoreError;
 use crate::flow::CloseTx;
 use crate::ids::{ProjectKey, TenantId};
@@ -20,42 +20,43 @@ async fn activity<C: Conn + ?Sized>(
     since: DateTime<Utc>,
 ) -> Result<DayActivity, StoreError> {
     let params = [tenant.into(), project.into(), since.into()];
-    let listed = [
-        tenant.into(),
-        project.into(),
-        since.into(),
-        BRIEF_SESSIONS.into(),
-    ];
-    let rows = c.fetch_all(c.sql().activity_closed, &listed).await?;
-    let closed = rows
-        .iter()
-        .map(|r| Ok((r.text("status")?, r.opt_text("summary")?)))
-        .collect::<Result<_, StoreError>>()?;
-    let closed_total = rows.first().map(|r| r.int("n")).transpose()?.unwrap_or(0);
-    let listed = [
-        tenant.into(),
-        project.into(),
-        since.into(),
-        BRIEF_FOCUS_CHANGES.into(),
-    ];
-    let rows = c.fetch_all(c.sql().activity_focus, &listed).await?;
-    let focus = rows
-        .iter()
-        .map(|r| Ok((r.text("slot")?, r.int("revision")?)))
-        .collect::<Result<_, StoreError>>()?;
-    let focus_total = rows.first().map(|r| r.int("n")).transpose()?.unwrap_or(0);
+    let sql = c.sql();
+    let closed = last_of(c, sql.activity_closed, &params, BRIEF_SESSIONS, |r| {
+        Ok((r.text("status")?, r.opt_text("summary")?))
+    })
+    .await?;
+    let focus = last_of(c, sql.activity_focus, &params, BRIEF_FOCUS_CHANGES, |r| {
+        Ok((r.text("slot")?, r.int("revision")?))
+    })
+    .await?;
     let kinds = c.fetch_all(c.sql().activity_kinds, &params).await?;
     let kinds = kinds
         .iter()
         .map(|r| Ok((r.text("kind")?, r.int("n")?)))
         .collect::<Result<_, StoreError>>()?;
     let open = sessions::open_agent_sessions(c, tenant, project).await?;
-    Ok(DayActivity::from_rows(
-        (closed, closed_total),
-        (focus, focus_total),
-        kinds,
-        open,
-    ))
+    Ok(DayActivity::from_rows(closed, focus, kinds, open))
+}
+
+/// The last `limit` rows of a day's listing (`params` and the limit), read
+/// with `row`, and how many the day had in all (each row's `n`).
+async fn last_of<C: Conn + ?Sized, T>(
+    c: &mut C,
+    sql: &str,
+    params: &[Param<'_>; 3],
+    limit: i64,
+    row: impl Fn(&dyn Row) -> Result<T, StoreError>,
+) -> Result<(Vec<T>, i64), StoreError> {
+    let [tenant, project, since] = *params;
+    let rows = c
+        .fetch_all(sql, &[tenant, project, since, limit.into()])
+        .await?;
+    let total = rows.first().map(|r| r.int("n")).transpose()?.unwrap_or(0);
+    let listed = rows
+        .iter()
+        .map(|r| row(r.as_ref()))
+        .collect::<Result<_, StoreError>>()?;
+    Ok((listed, total))
 }
 
 #[async_trait]

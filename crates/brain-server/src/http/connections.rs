@@ -23,6 +23,7 @@ use super::limits::{MAX_INIT_PARAMS_BYTES, payload_too_large, too_many};
 use super::{AppState, MAX_BODY_BYTES, error_response};
 use crate::auth::{Principal, Tracer};
 use brain_core::error::{ErrorCode, StoreError};
+use brain_core::flow::over_cap;
 use brain_core::store::{ConnectionCaps, ConnectionRecord};
 
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -104,6 +105,17 @@ impl Registry {
         if let Err(e) = self.sessions.close_session(&id).await {
             tracing::debug!(error = %e, "closing an expired MCP connection in memory");
         }
+    }
+}
+
+/// Retry-After of a refused `initialize`: connections free up as they
+/// expire or are closed.
+const CAP_RETRY: std::time::Duration = std::time::Duration::from_secs(60);
+
+fn caps(state: &AppState) -> ConnectionCaps {
+    ConnectionCaps {
+        per_credential: state.limits.settings.max_connections_per_credential,
+        per_tenant: state.limits.settings.max_connections_per_tenant,
     }
 }
 
@@ -248,7 +260,7 @@ pub async fn bind(State(reg): State<Registry>, mut req: Request, next: Next) -> 
                             std::time::Duration::from_secs(60),
                         );
                     }
-                    match state
+                    let counted = state
                         .store
                         .connection_open_count(
                             &principal.tenant,
@@ -256,26 +268,13 @@ pub async fn bind(State(reg): State<Registry>, mut req: Request, next: Next) -> 
                             &principal.credential_id,
                             principal.role,
                         )
-                        .await
-                    {
-                        Ok((mine, _)) if mine >= settings.max_connections_per_credential => {
-                            let cap = settings.max_connections_per_credential;
-                            return too_many(
-                                &format!(
-                                    "this credential has {mine} open MCP connections, the limit is {cap}; \
-                                     DELETE unused ones or wait for them to expire"
-                                ),
-                                std::time::Duration::from_secs(60),
-                            );
+                        .await;
+                    match counted {
+                        Ok((mine, all)) => {
+                            if let Some(e) = over_cap(mine, all, caps(state)) {
+                                return too_many(&e.message, CAP_RETRY);
+                            }
                         }
-                        Ok((_, tenant)) if tenant >= settings.max_connections_per_tenant => {
-                            return too_many(
-                                "this tenant has as many open MCP connections as it may; \
-                                 DELETE unused ones or wait for them to expire",
-                                std::time::Duration::from_secs(60),
-                            );
-                        }
-                        Ok(_) => {}
                         Err(e) => {
                             tracing::error!(error = %e, "connection count failed");
                             return unavailable();
@@ -294,11 +293,7 @@ pub async fn bind(State(reg): State<Registry>, mut req: Request, next: Next) -> 
             if let Some(id) = new_id {
                 let caller = principal.caller(Some(id.clone()));
                 let params = state.init_params.take_json(&id);
-                let settings = state.limits.settings;
-                let caps = ConnectionCaps {
-                    per_credential: settings.max_connections_per_credential,
-                    per_tenant: settings.max_connections_per_tenant,
-                };
+                let caps = caps(state);
                 // In a task of its own: a client that drops its initialize
                 // while the connection is recorded must not leave rmcp
                 // holding a connection the database never counted.
@@ -330,7 +325,7 @@ pub async fn bind(State(reg): State<Registry>, mut req: Request, next: Next) -> 
                     if let StoreError::Domain(d) = &e
                         && d.code == ErrorCode::RateLimited
                     {
-                        return too_many(&d.message, std::time::Duration::from_secs(60));
+                        return too_many(&d.message, CAP_RETRY);
                     }
                     tracing::error!(error = %e, "could not record a new connection");
                     return unavailable();
