@@ -160,6 +160,15 @@ pub fn new_shared_token_secret() -> String {
     )
 }
 
+/// Whether `token` has the form [`new_shared_token_secret`] gives every
+/// shared token: the prefix and 64 lowercase hex digits. Anything else is
+/// refused without asking the database.
+pub fn is_shared_token_shape(token: &str) -> bool {
+    token.strip_prefix(SHARED_TOKEN_PREFIX).is_some_and(|rest| {
+        rest.len() == 64 && rest.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    })
+}
+
 /// The only form in which a shared token is stored or looked up.
 pub fn shared_token_hash(token: &str) -> String {
     sha256_hex(token.as_bytes())
@@ -228,6 +237,25 @@ mod tests {
         assert_ne!(a, b);
         assert_eq!(shared_token_hash(&a).len(), 64);
         assert_ne!(shared_token_hash(&a), shared_token_hash(&b));
+        assert!(is_shared_token_shape(&a) && is_shared_token_shape(&b));
+    }
+
+    #[test]
+    fn only_the_shape_of_a_minted_token_is_looked_up() {
+        let hex = "0123456789abcdef".repeat(4);
+        assert!(is_shared_token_shape(&format!("brain_st_{hex}")));
+        for bad in [
+            String::new(),
+            "brain_st_".to_owned(),
+            format!("brain_st_{hex}0"),
+            format!("brain_st_{}", &hex[1..]),
+            format!("brain_st_{}", hex.to_uppercase()),
+            format!("brain_st_{}g", &hex[1..]),
+            format!("brain_sT_{hex}"),
+            format!("brain_st_{}\u{e9}", &hex[2..]),
+        ] {
+            assert!(!is_shared_token_shape(&bad), "{bad:?}");
+        }
     }
 }
 

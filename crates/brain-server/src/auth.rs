@@ -101,6 +101,10 @@ pub enum AuthError {
     Missing,
     #[error("token rejected: {0}")]
     Invalid(String),
+    /// Too many credentials being looked up in the database at once on this
+    /// replica: try again (429, not 401: the token may well be good).
+    #[error("too many credential lookups at once")]
+    Busy,
 }
 
 pub struct Authenticator {

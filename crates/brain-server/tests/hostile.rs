@@ -1109,3 +1109,124 @@ async fn second_review_findings_are_closed() {
         .unwrap();
     assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
 }
+
+/// An `initialize` at `url` with `token`: its status, `error.code` (if any)
+/// and whether it says when to retry.
+async fn initialize_at(url: String, token: String) -> (StatusCode, Value, bool) {
+    let resp = reqwest::Client::new()
+        .post(url)
+        .bearer_auth(token)
+        .header("accept", "application/json, text/event-stream")
+        .json(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"}}}),
+        )
+        .send()
+        .await
+        .unwrap();
+    let status = resp.status();
+    let retry = resp.headers().contains_key("retry-after");
+    let body: Value = resp.json().await.unwrap_or(Value::Null);
+    (status, body["error"]["code"].clone(), retry)
+}
+
+/// Made-up shared tokens cannot take the database from the calls: a token not
+/// of the minted shape is refused without a lookup, and lookups run a few at a
+/// time per replica (found by stop 30's resource review: every `brain_st_…`
+/// bearer was a query on the shared pool, before any per-credential limit can
+/// know whose request it is). PostgreSQL: a lock on `shared_tokens` makes
+/// every lookup hang, so the test sees which requests asked the database.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn made_up_shared_tokens_cannot_take_the_pool() {
+    let app = spawn_app().await;
+    let TestBackend::Postgres(db) = &app.db else {
+        return; // SQLite has no pool of server connections to take.
+    };
+    let tenant = brain_core::ids::TenantId::parse("acme").unwrap();
+    let (_, good) = app
+        .store
+        .shared_token_create(&tenant, "bots")
+        .await
+        .unwrap();
+    let agent_client = app.client(&agent("worker")).await;
+
+    use sqlx::Connection;
+    let mut locker = sqlx::PgConnection::connect(&db.inspect_url).await.unwrap();
+    sqlx::query("BEGIN").execute(&mut locker).await.unwrap();
+    sqlx::query("LOCK TABLE shared_tokens IN ACCESS EXCLUSIVE MODE")
+        .execute(&mut locker)
+        .await
+        .unwrap();
+
+    // More well-formed made-up tokens than the pool has connections (10).
+    let made_up: Vec<_> = (0..24)
+        .map(|_| {
+            tokio::spawn(initialize_at(
+                app.mcp_url(),
+                brain_core::operators::new_shared_token_secret(),
+            ))
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    // Not of the minted shape: refused at once, though every lookup hangs.
+    for bad in [
+        "brain_st_short".to_owned(),
+        format!("brain_st_{}", "A".repeat(64)),
+        format!("brain_st_{}", "0".repeat(65)),
+    ] {
+        let answered =
+            tokio::time::timeout(Duration::from_secs(5), initialize_at(app.mcp_url(), bad))
+                .await
+                .expect("a malformed shared token is refused without a lookup");
+        assert_eq!(answered.0, StatusCode::UNAUTHORIZED);
+        assert_eq!(answered.1, json!("unauthenticated"));
+    }
+
+    // The calls of a known credential still get connections.
+    let written = tokio::time::timeout(
+        Duration::from_secs(10),
+        ok(
+            &agent_client,
+            "brain_remember",
+            json!({"project": "p", "kind": "note", "text": "still served"}),
+        ),
+    )
+    .await
+    .expect("made-up tokens must not hold every pooled connection");
+    assert_eq!(written["artifact"]["kind"], json!("note"));
+
+    // All but the lookups in flight give up after their wait, with 429.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while made_up.iter().filter(|h| h.is_finished()).count() < 22 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    sqlx::query("ROLLBACK").execute(&mut locker).await.unwrap();
+    let mut answers = Vec::new();
+    for h in made_up {
+        answers.push(h.await.unwrap());
+    }
+    let refused_busy = answers
+        .iter()
+        .filter(|(s, code, retry)| {
+            *s == StatusCode::TOO_MANY_REQUESTS && *code == json!("rate_limited") && *retry
+        })
+        .count();
+    let looked_up = answers
+        .iter()
+        .filter(|(s, code, _)| *s == StatusCode::UNAUTHORIZED && *code == json!("unauthenticated"))
+        .count();
+    assert_eq!(
+        (looked_up, refused_busy),
+        (
+            brain_server::http::limits::LOOKUPS_AT_ONCE,
+            24 - brain_server::http::limits::LOOKUPS_AT_ONCE
+        ),
+        "{answers:?}"
+    );
+
+    // Once the lookups are free again the real token is let in.
+    assert_eq!(initialize_at(app.mcp_url(), good).await.0, StatusCode::OK);
+    agent_client.cancel().await.unwrap();
+}

@@ -8,14 +8,24 @@ use axum::response::Response;
 use http::{HeaderValue, StatusCode};
 
 use brain_core::model::{CredentialKind, Role};
-use brain_core::operators::{SHARED_TOKEN_PREFIX, shared_token_hash};
+use brain_core::operators::{SHARED_TOKEN_PREFIX, is_shared_token_shape, shared_token_hash};
 
 use super::{AppState, error_response};
 use crate::auth::{AuthError, Principal, bearer};
 
 /// A shared token authenticates as `shared_token` in the tenant of its row; it
-/// is looked up by hash only, and carries no role beyond agent.
+/// is looked up by hash only, and carries no role beyond agent. Only a token
+/// of the minted shape is looked up, a few at a time per replica
+/// ([`super::limits::LOOKUPS_AT_ONCE`]): no one can keep the database busy
+/// with made-up tokens before a credential (and its limits) is known.
 async fn shared_token(state: &AppState, token: &str) -> Result<Principal, AuthError> {
+    if !is_shared_token_shape(token) {
+        return Err(AuthError::Invalid("not a shared token".into()));
+    }
+    let Some(_place) = state.limits.lookup_place().await else {
+        return Err(AuthError::Busy);
+    };
+    metrics::counter!("brain_shared_token_lookups_total").increment(1);
     match state
         .store
         .shared_token_find(&shared_token_hash(token))
@@ -58,6 +68,10 @@ pub async fn require_credential(
             req.extensions_mut().insert(principal);
             next.run(req).await
         }
+        Err(AuthError::Busy) => super::limits::too_many(
+            "too many credentials are being checked at once; retry",
+            super::limits::LOOKUP_WAIT,
+        ),
         Err(e) => {
             tracing::debug!(reason = %e, "credential refused");
             let mut challenge = format!(

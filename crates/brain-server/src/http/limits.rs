@@ -62,7 +62,19 @@ pub struct Limits {
     pub settings: LimitSettings,
     mcp: Option<DefaultKeyedRateLimiter<String>>,
     in_flight: InFlight,
+    /// Shared-token lookups in the database at once on this replica. They
+    /// run before any per-credential limit can (the credential is what they
+    /// find), so without this bound anyone could keep every pooled
+    /// connection busy with made-up tokens.
+    lookups: Semaphore,
 }
+
+/// Shared-token lookups at once per replica (of `BRAIN_DB_POOL_SIZE`, at
+/// least 2): a lookup is one indexed read, so two keep up with thousands a
+/// second while leaving the rest of the pool to the calls.
+pub const LOOKUPS_AT_ONCE: usize = 2;
+/// How long a request waits for a lookup's place before it is answered 429.
+pub const LOOKUP_WAIT: Duration = Duration::from_secs(1);
 
 /// Each credential's places for requests in flight. An entry is made on a
 /// credential's first request and dropped by [`Limits::forget_quiet`] once
@@ -134,7 +146,17 @@ impl Limits {
             settings,
             mcp,
             in_flight: InFlight::default(),
+            lookups: Semaphore::new(LOOKUPS_AT_ONCE),
         })
+    }
+
+    /// A place to look a credential up in the database, or `None` after
+    /// [`LOOKUP_WAIT`] without one.
+    pub async fn lookup_place(&self) -> Option<tokio::sync::SemaphorePermit<'_>> {
+        tokio::time::timeout(LOOKUP_WAIT, self.lookups.acquire())
+            .await
+            .ok()?
+            .ok()
     }
 
     /// Drop the buckets of credentials that have been quiet long enough to be
