@@ -1,0 +1,261 @@
+//! The calls that close a session: end and relay (SPEC §2.4), abandon (§2.6).
+
+use super::{CloseTx, FocusWrite, draft, refuse};
+use serde_json::Value;
+
+use crate::error::{DomainError, StoreError};
+use crate::ids::ClientKey;
+use crate::model::{Caller, FocusOutcome, Session, SessionStatus, now_micros};
+use crate::outcome::{AbandonResult, EndResult, RelayResult, as_replay, slot_after_relay};
+use crate::requests::{AbandonRequest, EndRequest, OverrideGrant};
+use crate::rules::{self, CloseDecision, CloseKind};
+use crate::store::{LockedClose, SlotView};
+
+/// End (`relay_to` None) or relay: steps 1–8 of SPEC §2.4, in one transaction.
+pub async fn close<T: CloseTx>(
+    mut tx: T,
+    caller: &Caller,
+    req: &EndRequest,
+    relay_to: Option<&str>,
+) -> Result<Value, StoreError> {
+    let kind = if relay_to.is_some() {
+        CloseKind::Relay
+    } else {
+        CloseKind::End
+    };
+    let tool = match kind {
+        CloseKind::End => "brain_session_end",
+        CloseKind::Relay => "brain_session_relay",
+    };
+    let tenant = &caller.tenant;
+    let loaded = tx.lock_close(tenant, req.session_id).await?;
+    let project = loaded.as_ref().map(|l| l.session.project.clone());
+    let draft = |outcome: Result<(), &DomainError>| {
+        draft(
+            tool,
+            project.as_ref(),
+            Some(req.session_id),
+            &req.digest,
+            outcome,
+        )
+    };
+    // Steps 1–2.
+    let LockedClose {
+        mut session,
+        close_record,
+        target: found,
+    } = match loaded {
+        Some(l) => match rules::check_session(Some(&l.session), &req.expected_client_key) {
+            Ok(_) => l,
+            Err(e) => return refuse(tx, caller, req.dry_run, draft(Err(&e)), e).await,
+        },
+        None => {
+            let e = DomainError::session_not_found();
+            return refuse(tx, caller, req.dry_run, draft(Err(&e)), e).await;
+        }
+    };
+    // Step 3.
+    match rules::check_open_or_replay(&session, close_record.as_ref(), &req.digest) {
+        Ok(Some(stored)) => {
+            tx.finish_read().await?;
+            return Ok(as_replay(stored, Some(&found)));
+        }
+        Ok(None) => {}
+        Err(e) => return refuse(tx, caller, req.dry_run, draft(Err(&e)), e).await,
+    }
+    // Steps 4–7 against the current body, locked by lock_close so that
+    // concurrent closers serialize there.
+    let target = session.bound_slot.clone();
+    let kept;
+    let req = if req.keep_focus {
+        kept = EndRequest {
+            next_focus: found.body.clone(),
+            expected_focus_revision: found.revision,
+            ..req.clone()
+        };
+        &kept
+    } else {
+        req
+    };
+    // Looked up only when asked for, inside this transaction: an elevation
+    // revoked or expired before this point never counts.
+    let grant = OverrideGrant {
+        elevation_active: req.allow_focus_shrink
+            && rules::elevation_can_count(caller)
+            && tx.elevation_active(caller, req.session_id).await?,
+    };
+    let authority = rules::may_override(caller, kind == CloseKind::Relay, grant);
+    let decision = rules::decide_close(&session, req, kind, relay_to, authority, &found);
+    let outcome = match (decision.outcome(), decision) {
+        (Some(o), _) => o,
+        (None, CloseDecision::Refuse(e)) => {
+            return refuse(tx, caller, req.dry_run, draft(Err(&e)), e).await;
+        }
+        (None, _) => return Err(StoreError::Backend("a close decided nothing".into())),
+    };
+    // Taken once the locks are held, so a closer that waited on another ends after it.
+    let now = now_micros();
+    rules::close_session(&mut session, req, kind, outcome, now);
+    let (unattributed, open_agent_sessions) = tx.close_counts(tenant, &session, now).await?;
+    // Counted before this session's row is closed, so discount it.
+    let remaining = open_agent_sessions - 1;
+
+    if req.dry_run {
+        tx.finish_read().await?;
+        // As the real call would count: a relay that applies opens one more.
+        let would_open = kind == CloseKind::Relay
+            && matches!(outcome, FocusOutcome::Applied | FocusOutcome::Unchanged);
+        let end = EndResult::build(
+            session,
+            outcome,
+            &found,
+            &req.next_focus,
+            true,
+            unattributed,
+            remaining + i64::from(would_open),
+        );
+        // A relay's dry run shows the slot as it would leave it, as end's
+        // dry run shows focus_at_end.
+        let slot = target
+            .as_ref()
+            .filter(|_| kind == CloseKind::Relay)
+            .map(|s| slot_after_relay(s, outcome, &found, &req.next_focus));
+        return finish(kind, end, None, slot);
+    }
+
+    // Step 8: apply, with the receipt, in this transaction. The tenant's
+    // ledger tip is taken last: every writer of the tenant queues on it, so
+    // everything that does not need the receipt's seq is written first.
+    let (new_session, slot) = match (kind, outcome, &target, relay_to) {
+        (
+            CloseKind::Relay,
+            FocusOutcome::Applied | FocusOutcome::Unchanged,
+            Some(slot),
+            Some(to),
+        ) => {
+            let to = ClientKey::parse("to_client_key", to)?;
+            let base = tx.focus(tenant, &session.project, None).await?;
+            let next = Session::open_agent(
+                caller,
+                session.project.clone(),
+                to,
+                Some(slot.clone()),
+                base.revision,
+            );
+            tx.insert_session(tenant, &next).await?;
+            (
+                Some(next),
+                Some(slot_after_relay(slot, outcome, &found, &req.next_focus)),
+            )
+        }
+        (CloseKind::Relay, _, Some(slot), _) => (
+            None,
+            Some(slot_after_relay(slot, outcome, &found, &req.next_focus)),
+        ),
+        _ => (None, None),
+    };
+    // A relay's new session is one of those left open.
+    let remaining = remaining + i64::from(new_session.is_some());
+    let end = EndResult::build(
+        session.clone(),
+        outcome,
+        &found,
+        &req.next_focus,
+        false,
+        unattributed,
+        remaining,
+    );
+    let result = finish(kind, end, new_session, slot)?;
+    let written = (outcome == FocusOutcome::Applied).then_some(FocusWrite {
+        session: &session,
+        body: &req.next_focus,
+        revision: found.revision + 1,
+        at: now_micros(),
+    });
+    // The receipt before the close's own write: a store may leave it for the
+    // commit to place, and send it with that write (PostgreSQL does).
+    let mut d = draft(Ok(()));
+    d.elevated = req.allow_focus_shrink && authority;
+    d.outcome = rules::close_receipt_outcome(outcome).to_owned();
+    tx.append_receipt(caller, d, written).await?;
+    tx.apply_close(tenant, &session, written, &req.digest, &result)
+        .await?;
+    tx.commit().await?;
+    Ok(result)
+}
+
+fn finish(
+    kind: CloseKind,
+    end: EndResult,
+    new_session: Option<Session>,
+    slot: Option<SlotView>,
+) -> Result<Value, StoreError> {
+    let value = match kind {
+        CloseKind::End => serde_json::to_value(end),
+        CloseKind::Relay => RelayResult {
+            end,
+            new_session,
+            slot,
+        }
+        .to_value(),
+    };
+    value.map_err(StoreError::backend)
+}
+
+/// Abandon (SPEC §2.6): steps 1–3, a non-blank reason, consent; no focus write.
+pub async fn abandon<T: CloseTx>(
+    mut tx: T,
+    caller: &Caller,
+    req: &AbandonRequest,
+) -> Result<Value, StoreError> {
+    const TOOL: &str = "brain_session_abandon";
+    let tenant = &caller.tenant;
+    let loaded = tx.lock_session(tenant, req.session_id).await?;
+    let project = loaded.as_ref().map(|l| l.0.project.clone());
+    let draft = |outcome: Result<(), &DomainError>| {
+        draft(
+            TOOL,
+            project.as_ref(),
+            Some(req.session_id),
+            &req.digest,
+            outcome,
+        )
+    };
+    let (mut session, close_record) =
+        match rules::check_session(loaded.as_ref().map(|l| &l.0), &req.expected_client_key) {
+            Ok(s) => (s.clone(), loaded.as_ref().and_then(|l| l.1.clone())),
+            Err(e) => return refuse(tx, caller, req.dry_run, draft(Err(&e)), e).await,
+        };
+    match rules::check_open_or_replay(&session, close_record.as_ref(), &req.digest) {
+        Ok(Some(stored)) => {
+            tx.finish_read().await?;
+            return Ok(as_replay(stored, None));
+        }
+        Ok(None) => {}
+        Err(e) => return refuse(tx, caller, req.dry_run, draft(Err(&e)), e).await,
+    }
+    if let Err(e) = rules::check_abandon(&req.reason, req.confirm, req.dry_run) {
+        return refuse(tx, caller, req.dry_run, draft(Err(&e)), e).await;
+    }
+    let now = now_micros();
+    session.status = SessionStatus::Abandoned;
+    session.ended_at = Some(now);
+    session.last_activity_at = now;
+    session.abandon_reason = Some(req.reason.clone());
+    let result = AbandonResult {
+        session: session.clone(),
+        replayed: false,
+        dry_run: req.dry_run,
+        would: req.dry_run.then_some("abandoned"),
+    };
+    let value = serde_json::to_value(result).map_err(StoreError::backend)?;
+    if req.dry_run {
+        tx.finish_read().await?;
+        return Ok(value);
+    }
+    tx.append_receipt(caller, draft(Ok(())), None).await?;
+    tx.apply_close(tenant, &session, None, &req.digest, &value)
+        .await?;
+    tx.commit().await?;
+    Ok(value)
+}

@@ -1,0 +1,206 @@
+//! The calls that open or rejoin a session and brief it: start (SPEC §2.1),
+//! bind (§2.2), resume (§2.3), and the briefing (§5).
+
+use super::{CloseTx, commit_with_receipt, draft, refuse};
+
+use crate::error::StoreError;
+use crate::ids::{SlotName, TenantId};
+use crate::memory::{any_word_query, parse_executive_state, top_missions};
+use crate::model::idle_since;
+use crate::model::{Caller, Focus, Session, now_micros};
+use crate::requests::BindRequest;
+use crate::requests::{ResumeRequest, StartRequest};
+use crate::rules::{self};
+use crate::store::{
+    BindOutcome, Briefing, BriefingSources, MissionRecall, RecallQuery, Recovery, SessionBriefing,
+    SlotRef, SlotView,
+};
+
+/// Bind (SPEC §2.2): the session checks, then bind once; the same slot again is a no-op.
+pub async fn bind<T: CloseTx>(
+    mut tx: T,
+    caller: &Caller,
+    req: &BindRequest,
+) -> Result<BindOutcome, StoreError> {
+    const TOOL: &str = "brain_session_bind";
+    let tenant = &caller.tenant;
+    let loaded = tx.lock_session(tenant, req.session_id).await?;
+    let checked = rules::check_session(loaded.as_ref().map(|l| &l.0), &req.expected_client_key)
+        .and_then(|s| rules::require_open(s).map(|()| s))
+        .and_then(|s| rules::check_bind(s, &req.slot).map(|same| (s.clone(), same)));
+    let (mut session, already) = match checked {
+        Ok(v) => v,
+        Err(e) => {
+            let project = loaded.as_ref().map(|l| &l.0.project);
+            let d = draft(TOOL, project, Some(req.session_id), &req.digest, Err(&e));
+            return refuse(tx, caller, false, d, e).await;
+        }
+    };
+    let now = now_micros();
+    if !already {
+        tx.ensure_slot(tenant, &session.project, &req.slot).await?;
+        session.bound_slot = Some(req.slot.clone());
+    }
+    session.last_activity_at = now;
+    tx.set_binding(tenant, session.session_id, &req.slot, now)
+        .await?;
+    let focus = tx.focus(tenant, &session.project, Some(&req.slot)).await?;
+    let d = draft(
+        TOOL,
+        Some(&session.project),
+        Some(session.session_id),
+        &req.digest,
+        Ok(()),
+    );
+    commit_with_receipt(tx, caller, d).await?;
+    Ok(BindOutcome {
+        session,
+        slot: slot_view(&req.slot, focus),
+    })
+}
+
+fn slot_view(name: &SlotName, focus: Focus) -> SlotView {
+    SlotView {
+        name: name.clone(),
+        body: focus.body,
+        revision: focus.revision,
+    }
+}
+
+/// The briefing (SPEC §5), recalculated from its sources inside this
+/// transaction: one read of them all, then the recall for each of the first
+/// three missions of the executive state.
+pub async fn briefing<T: CloseTx>(
+    tx: &mut T,
+    tenant: &TenantId,
+    idle_secs: i64,
+    session: &Session,
+    slot: Option<&SlotView>,
+) -> Result<Briefing, StoreError> {
+    let src = tx.briefing_sources(tenant, session).await?;
+    briefing_from(tx, tenant, idle_secs, session, slot, src).await
+}
+
+/// The briefing from its sources, with the recall for each of the first three
+/// missions of the executive state.
+async fn briefing_from<T: CloseTx>(
+    tx: &mut T,
+    tenant: &TenantId,
+    idle_secs: i64,
+    session: &Session,
+    slot: Option<&SlotView>,
+    src: BriefingSources,
+) -> Result<Briefing, StoreError> {
+    let project = &session.project;
+    let recovery = src
+        .previous_open
+        .map(|(id, opened_at, last, ledger_size)| Recovery {
+            session_id: id,
+            opened_at,
+            last_activity_at: last,
+            idle: idle_since(last, now_micros(), idle_secs),
+            ledger_size,
+        });
+    let executive_state = src
+        .executive_state
+        .as_deref()
+        .and_then(|body| parse_executive_state(body).ok());
+    let mut recall = Vec::new();
+    if let Some(state) = &executive_state {
+        for mission in top_missions(state, 3) {
+            let q = RecallQuery {
+                project: project.clone(),
+                tags: Vec::new(),
+                query: Some(any_word_query(&mission)),
+                inbox: false,
+                session_id: None,
+                before: None,
+                kinds: Vec::new(),
+                limit: 3,
+                offset: 0,
+            };
+            let artifacts = tx.recall(tenant, &q).await?;
+            recall.push(MissionRecall { mission, artifacts });
+        }
+    }
+    Ok(Briefing {
+        base_focus: src.base,
+        slot: slot.map(SlotRef::from),
+        executive_state,
+        brief: src.brief,
+        mental_models: src.mental_models,
+        recall,
+        inbox_count: src.inbox_count,
+        sync_note: src.sync_note,
+        open_sessions: src.open_sessions,
+        recent_sessions: src.recent_sessions,
+        recovery,
+    })
+}
+
+/// Start (SPEC §2.1): open a session (binding it when asked) and brief it.
+pub async fn start<T: CloseTx>(
+    mut tx: T,
+    caller: &Caller,
+    req: StartRequest,
+    idle_secs: i64,
+) -> Result<SessionBriefing, StoreError> {
+    let tenant = &caller.tenant;
+    let mut session = Session::open_agent(
+        caller,
+        req.project.clone(),
+        req.client_key,
+        req.slot.clone(),
+        0,
+    );
+    let d = draft(
+        "brain_session_start",
+        Some(&session.project),
+        Some(session.session_id),
+        &req.digest,
+        Ok(()),
+    );
+    let (slot_focus, src) = tx.open_briefed(caller, &mut session, d).await?;
+    let slot = match (&req.slot, slot_focus) {
+        (Some(name), Some(focus)) => Some(slot_view(name, focus)),
+        (Some(name), None) => Some(slot_view(name, Focus::empty())),
+        (None, _) => None,
+    };
+    let briefing = briefing_from(&mut tx, tenant, idle_secs, &session, slot.as_ref(), src).await?;
+    tx.commit().await?;
+    Ok(SessionBriefing {
+        session,
+        briefing,
+        slot,
+    })
+}
+
+/// Resume (SPEC §2.3): reattach to an open session; only its activity time changes.
+pub async fn resume<T: CloseTx>(
+    mut tx: T,
+    caller: &Caller,
+    req: &ResumeRequest,
+    idle_secs: i64,
+) -> Result<SessionBriefing, StoreError> {
+    let tenant = &caller.tenant;
+    let loaded = tx.lock_session(tenant, req.session_id).await?;
+    let mut session = rules::check_session(loaded.as_ref().map(|l| &l.0), &req.expected_client_key)
+        .and_then(|s| rules::require_open(s).map(|()| s.clone()))?;
+    session.last_activity_at = now_micros();
+    tx.touch_session(tenant, session.session_id, session.last_activity_at)
+        .await?;
+    let slot = match &session.bound_slot {
+        Some(name) => Some(slot_view(
+            name,
+            tx.focus(tenant, &session.project, Some(name)).await?,
+        )),
+        None => None,
+    };
+    let briefing = briefing(&mut tx, tenant, idle_secs, &session, slot.as_ref()).await?;
+    tx.commit().await?;
+    Ok(SessionBriefing {
+        session,
+        briefing,
+        slot,
+    })
+}
