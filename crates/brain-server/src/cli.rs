@@ -345,6 +345,7 @@ async fn run_serve(mut cfg: ServeConfig) -> anyhow::Result<()> {
     let sockets = crate::serve::SocketLimits {
         max_sockets: crate::serve::fit_socket_cap(cfg.max_sockets),
         header_timeout: Duration::from_secs(cfg.header_timeout_secs.max(1)),
+        ..Default::default()
     };
     if let Some(addr) = cfg.metrics_listen {
         let metrics = TcpListener::bind(addr)

@@ -29,6 +29,7 @@ pub mod mcp;
 pub mod metrics;
 pub mod profiles;
 pub mod serve;
+pub mod stall;
 pub mod stdio;
 pub mod telemetry;
 pub mod token;

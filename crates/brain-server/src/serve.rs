@@ -74,6 +74,9 @@ pub struct SocketLimits {
     pub max_sockets: usize,
     /// A client that has not sent a request's headers by then is disconnected.
     pub header_timeout: Duration,
+    /// A write of an answer that the peer lets make no progress for this long
+    /// fails, and the connection is dropped ([`crate::stall`]).
+    pub write_stall: Duration,
 }
 
 impl Default for SocketLimits {
@@ -81,6 +84,7 @@ impl Default for SocketLimits {
         Self {
             max_sockets: 4_096,
             header_timeout: Duration::from_secs(10),
+            write_stall: Duration::from_secs(30),
         }
     }
 }
@@ -102,7 +106,8 @@ fn set_nodelay(tcp: &TcpStream) {
 /// Serve `app` until `shutdown` is cancelled, then wait for open connections
 /// to finish. Every accepted socket gets `TCP_NODELAY` (without it each
 /// streamed MCP reply waits ~40 ms for the peer's delayed ACK), a header-read
-/// timeout, and a slot under the socket cap.
+/// timeout, a bound on how long a write may wait for the peer, and a slot
+/// under the socket cap.
 pub async fn serve(
     listener: TcpListener,
     app: Router,
@@ -136,9 +141,12 @@ pub async fn serve(
         let watcher = graceful.watcher();
         let stop = shutdown.clone();
         tokio::spawn(async move {
-            // hyper's header timer starts at the first byte; a socket that
-            // sends nothing at all is closed here after the same deadline
-            // (or at shutdown, which must not wait for it).
+            // hyper 1.12 arms its header timer whenever it waits for a
+            // request's head, at once on a new connection too, so it would
+            // cut a silent socket by itself. The wait for a first byte stays
+            // for shutdown: a socket that has sent nothing is dropped when
+            // shutdown begins, where a connection handed to hyper would be
+            // waited for until its deadline.
             let mut first = [0u8; 1];
             let first_byte = tokio::time::timeout(limits.header_timeout, stream.peek(&mut first));
             let arrived = tokio::select! {
@@ -160,7 +168,8 @@ pub async fn serve(
                 .timer(TokioTimer::new())
                 .header_read_timeout(limits.header_timeout);
             let service = TowerToHyperService::new(app);
-            let conn = builder.serve_connection(TokioIo::new(stream), service);
+            let io = TokioIo::new(crate::stall::StallGuard::new(stream, limits.write_stall));
+            let conn = builder.serve_connection(io, service);
             if let Err(e) = watcher.watch(conn).await {
                 tracing::debug!(error = %e, "connection ended with an error");
             }

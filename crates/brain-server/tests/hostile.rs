@@ -1230,3 +1230,80 @@ async fn made_up_shared_tokens_cannot_take_the_pool() {
     assert_eq!(initialize_at(app.mcp_url(), good).await.0, StatusCode::OK);
     agent_client.cancel().await.unwrap();
 }
+
+/// A client that asks and never reads the answers cannot hold its socket for
+/// good (carried over from stop 30's resource review): the answers fill the
+/// socket's buffers, hyper's write waits, and before the stall guard it waited
+/// forever, holding the socket, the credential's in-flight places and the
+/// server's graceful shutdown. Here 40 pipelined reads of a 200 KB focus
+/// (about 20 MB of answers, past any buffer) are sent and nothing is read for
+/// 3 s, with the guard's limit at 1 s: the connection is dropped. Without the
+/// guard all 40 answers arrive once the client reads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_client_that_never_reads_is_cut() {
+    let app = spawn_app_opts(
+        jwt_config(),
+        TestOptions {
+            sockets: brain_server::serve::SocketLimits {
+                write_stall: Duration::from_secs(1),
+                ..Default::default()
+            },
+            ..TestOptions::default()
+        },
+    )
+    .await;
+    let writer = app.client(&agent("writer")).await;
+    let s = ok(
+        &writer,
+        "brain_session_start",
+        json!({"project": "p", "client_key": "w"}),
+    )
+    .await;
+    ok(
+        &writer,
+        "brain_session_end",
+        json!({"session_id": s["session"]["session_id"],
+        "expected_client_key": "w", "summary": "big", "next_focus": "f".repeat(200_000),
+        "expected_focus_revision": 0}),
+    )
+    .await;
+    writer.cancel().await.unwrap();
+
+    let reader = agent("reader");
+    let base = format!("http://{}", app.addr);
+    let id = raw_connect(&base, &reader).await;
+    let body = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "brain_focus_get", "arguments": {"project": "p"}}})
+    .to_string();
+    let one = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {reader}\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Type: application/json\r\n\
+         Mcp-Session-Id: {id}\r\nMcp-Protocol-Version: 2025-11-25\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let mut socket = tokio::net::TcpStream::connect(app.addr).await.unwrap();
+    socket.write_all(one.repeat(40).as_bytes()).await.unwrap();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+
+    let mut got = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(30), async {
+        let mut buf = vec![0u8; 1 << 16];
+        loop {
+            match socket.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+            }
+        }
+    })
+    .await;
+    assert!(read.is_ok(), "the connection stayed open");
+    let answered = String::from_utf8_lossy(&got)
+        .matches("HTTP/1.1 200")
+        .count();
+    assert!(
+        answered < 40,
+        "all {answered} answers were written: the stalled write was never cut"
+    );
+    assert!(got.len() < 20_000_000, "{} bytes", got.len());
+}

@@ -92,6 +92,8 @@ pub struct TestOptions {
     pub connection_idle_secs: u64,
     /// `BRAIN_TOOL_PROFILES`.
     pub profiles: brain_server::profiles::Profiles,
+    /// What the front door allows each socket.
+    pub sockets: brain_server::serve::SocketLimits,
 }
 
 impl Default for TestOptions {
@@ -100,6 +102,7 @@ impl Default for TestOptions {
             limits: LimitSettings::default(),
             connection_idle_secs: 600,
             profiles: Default::default(),
+            sockets: Default::default(),
         }
     }
 }
@@ -164,7 +167,7 @@ pub async fn spawn_app_opts(jwt: JwtConfig, opts: TestOptions) -> TestApp {
         listener,
         app,
         shutdown.clone(),
-        Default::default(),
+        opts.sockets,
     ));
     TestApp {
         addr,
