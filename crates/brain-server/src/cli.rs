@@ -341,6 +341,7 @@ async fn run_serve(mut cfg: ServeConfig) -> anyhow::Result<()> {
             max_connections: cfg.max_connections,
             max_in_flight_per_credential: cfg.max_in_flight_per_credential,
         }),
+        probes: Default::default(),
     });
     let sockets = crate::serve::SocketLimits {
         max_sockets: crate::serve::fit_socket_cap(cfg.max_sockets),

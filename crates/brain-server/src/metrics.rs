@@ -66,7 +66,13 @@ pub async fn scrape(State(state): State<AppState>) -> Response {
     let Some(handle) = handle() else {
         return (StatusCode::SERVICE_UNAVAILABLE, "metrics are not available").into_response();
     };
-    match state.store.stats().await {
+    let store = state.store.clone();
+    let stats = state
+        .probes
+        .stats
+        .get_or(|| async move { store.stats().await.map_err(|e| e.to_string()) })
+        .await;
+    match stats {
         Ok(s) => {
             metrics::gauge!("brain_open_sessions").set(s.open_sessions as f64);
             metrics::gauge!("brain_open_mcp_connections").set(s.open_connections as f64);

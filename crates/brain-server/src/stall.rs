@@ -9,9 +9,12 @@
 //!
 //! Only a write that is waiting counts: an idle connection, or an SSE stream
 //! with nothing to send, writes nothing and is never cut here (the header
-//! deadline and the connection expiry deal with those). A reader that keeps
-//! taking bytes, however slowly, is not cut either; what it can hold is
-//! bounded by the answers' sizes and the per-credential caps.
+//! deadline and the connection expiry deal with those). "Progress" is what the
+//! kernel reports: Linux wakes a blocked writer only once about a third of the
+//! socket's send buffer (which grows to 4 MiB) is free again, so an honest
+//! reader must drain that much within the limit, and a trickling one that does
+//! holds the socket only as long as the answers it asked for last, within the
+//! per-credential caps.
 
 use std::future::Future;
 use std::io;
@@ -38,8 +41,9 @@ impl<T> StallGuard<T> {
         }
     }
 
-    /// Pass on a write's outcome; a write that has waited `limit` since the
-    /// last one that went on fails with `TimedOut`.
+    /// Pass on a write's outcome; a write fails with `TimedOut` once writes
+    /// have waited `limit` in a row, counted from the first that waited after
+    /// the last one that went on.
     fn watch<R>(
         &mut self,
         cx: &mut Context<'_>,

@@ -340,21 +340,49 @@ async fn initialize_is_bounded_per_credential() {
 async fn racing_initializes_stay_within_the_cap() {
     const N: usize = 12;
     let app = capped_app_holding(3, 5).await;
+    let racers = vec![token("acme", "racer"); N];
+    assert_eq!(race_initializes(&app, racers).await, (3, N - 3));
+    assert_eq!(count_rows(&app, "mcp_connections").await, 3);
+    let base = format!("http://{}", app.addr);
+    for _ in 0..2 {
+        raw_connect(&base, &token("acme", "another")).await;
+    }
+    assert_eq!(count_rows(&app, "mcp_connections").await, 5);
+}
+
+/// The tenant's cap holds the same way when every racer is a subject of its
+/// own (an identity provider can mint any number): 12 at once, cap 3, and
+/// another tenant is not held back by the full one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn racing_subjects_stay_within_the_tenant_cap() {
+    const N: usize = 12;
+    let app = app_with(LimitSettings {
+        rate_per_sec: 1_000,
+        max_connections_per_tenant: 3,
+        ..Default::default()
+    })
+    .await;
+    let racers = (0..N)
+        .map(|i| token("acme", &format!("racer-{i}")))
+        .collect();
+    assert_eq!(race_initializes(&app, racers).await, (3, N - 3));
+    assert_eq!(count_rows(&app, "mcp_connections").await, 3);
+    raw_connect(&format!("http://{}", app.addr), &token("globex", "one")).await;
+    assert_eq!(count_rows(&app, "mcp_connections").await, 4);
+}
+
+/// Send one `initialize` per token, all released at once; how many opened a
+/// connection and how many were refused with 429 (anything else fails).
+async fn race_initializes(app: &TestApp, tokens: Vec<String>) -> (usize, usize) {
     let http = reqwest::Client::new();
-    let t = token("acme", "racer");
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {},
         "clientInfo": {"name": "racer", "version": "0"}}});
-    let barrier = Arc::new(tokio::sync::Barrier::new(N));
+    let barrier = Arc::new(tokio::sync::Barrier::new(tokens.len()));
     let mut tasks = Vec::new();
-    for _ in 0..N {
-        let (http, url, t, init, barrier) = (
-            http.clone(),
-            app.mcp_url(),
-            t.clone(),
-            init.clone(),
-            barrier.clone(),
-        );
+    for t in tokens {
+        let (http, url, init, barrier) =
+            (http.clone(), app.mcp_url(), init.clone(), barrier.clone());
         tasks.push(tokio::spawn(async move {
             barrier.wait().await;
             http.post(url)
@@ -375,13 +403,7 @@ async fn racing_initializes_stay_within_the_cap() {
             other => panic!("initialize answered {other}"),
         }
     }
-    assert_eq!((opened, refused), (3, N - 3));
-    assert_eq!(count_rows(&app, "mcp_connections").await, 3);
-    let base = format!("http://{}", app.addr);
-    for _ in 0..2 {
-        raw_connect(&base, &token("acme", "another")).await;
-    }
-    assert_eq!(count_rows(&app, "mcp_connections").await, 5);
+    (opened, refused)
 }
 
 /// The real binary, on the test's store, with extra environment.
@@ -1236,9 +1258,10 @@ async fn made_up_shared_tokens_cannot_take_the_pool() {
 /// socket's buffers, hyper's write waits, and before the stall guard it waited
 /// forever, holding the socket, the credential's in-flight places and the
 /// server's graceful shutdown. Here 40 pipelined reads of a 200 KB focus
-/// (about 20 MB of answers, past any buffer) are sent and nothing is read for
-/// 3 s, with the guard's limit at 1 s: the connection is dropped. Without the
-/// guard all 40 answers arrive once the client reads.
+/// (about 20 MB of answers, past any buffer) are sent and nothing is read
+/// until the server counts a cut write, with the guard's limit at 1 s: the
+/// connection is dropped. Without the guard no write is cut in 30 s and all 40
+/// answers arrive once the client reads.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_client_that_never_reads_is_cut() {
     let app = spawn_app_opts(
@@ -1284,7 +1307,12 @@ async fn a_client_that_never_reads_is_cut() {
     );
     let mut socket = tokio::net::TcpStream::connect(app.addr).await.unwrap();
     socket.write_all(one.repeat(40).as_bytes()).await.unwrap();
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    // Read nothing until the server has cut a write (however slowly a loaded
+    // machine fills the buffers), or for 30 s.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while stalled_writes(&app).await == 0 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 
     let mut got = Vec::new();
     let read = tokio::time::timeout(Duration::from_secs(30), async {
@@ -1305,5 +1333,18 @@ async fn a_client_that_never_reads_is_cut() {
         answered < 40,
         "all {answered} answers were written: the stalled write was never cut"
     );
-    assert!(got.len() < 20_000_000, "{} bytes", got.len());
+}
+
+/// `brain_stalled_writes_total` on the app's `/metrics` (0 before any).
+async fn stalled_writes(app: &TestApp) -> u64 {
+    let text = reqwest::get(app.url("/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix("brain_stalled_writes_total "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
 }

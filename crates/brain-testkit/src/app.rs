@@ -153,6 +153,7 @@ pub async fn spawn_app_opts(jwt: JwtConfig, opts: TestOptions) -> TestApp {
         elevation_max_secs: 3600,
         admin_limiter: brain_server::http::admin_limiter(),
         limits: Limits::new(limits),
+        probes: Default::default(),
     });
     let app = router(
         state,

@@ -23,6 +23,7 @@ async fn shared_token(state: &AppState, token: &str) -> Result<Principal, AuthEr
         return Err(AuthError::Invalid("not a shared token".into()));
     }
     let Some(_place) = state.limits.lookup_place().await else {
+        metrics::counter!("brain_shared_token_lookups_refused_total").increment(1);
         return Err(AuthError::Busy);
     };
     metrics::counter!("brain_shared_token_lookups_total").increment(1);
@@ -131,6 +132,7 @@ mod tests {
             elevation_max_secs: 3600,
             admin_limiter: crate::http::admin_limiter(),
             limits: crate::http::limits::Limits::new(Default::default()),
+            probes: Default::default(),
         })
     }
 

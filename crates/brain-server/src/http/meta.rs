@@ -13,16 +13,25 @@ pub async fn live() -> Response {
 }
 
 pub async fn ready(State(state): State<AppState>) -> Response {
-    match state.store.ping().await {
+    let store = state.store.clone();
+    let answer = state
+        .probes
+        .ready
+        .get_or(|| async move {
+            let pinged = store.ping().await.map_err(|e| e.to_string());
+            if let Err(e) = &pinged {
+                tracing::warn!(error = %e, "readiness check failed");
+            }
+            pinged
+        })
+        .await;
+    match answer {
         Ok(()) => Json(json!({"status": "ready", "database": "ok"})).into_response(),
-        Err(e) => {
-            tracing::warn!(error = %e, "readiness check failed");
-            error_response(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "internal",
-                "the database is not reachable",
-            )
-        }
+        Err(_) => error_response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "internal",
+            "the database is not reachable",
+        ),
     }
 }
 

@@ -11,6 +11,7 @@ mod console;
 mod guard;
 pub mod limits;
 pub mod meta;
+pub mod probes;
 mod restore;
 
 use std::sync::Arc;
@@ -72,6 +73,8 @@ pub struct AppParts {
     pub admin_limiter: admin::Limiter,
     /// Per-credential limits on /mcp (SPEC §4).
     pub limits: Arc<limits::Limits>,
+    /// `/readyz` and `/metrics`, asked of the store one at a time.
+    pub probes: probes::Probes,
 }
 
 /// What the router needs beyond the state.
