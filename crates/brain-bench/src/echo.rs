@@ -1,12 +1,14 @@
 //! The baseline: a bare rmcp server, the same Streamable HTTP transport and
-//! session manager brain uses, with one tool that answers its argument. What
-//! brain costs beyond it is brain's own.
+//! session manager brain uses, with a tool that answers its argument (`echo`)
+//! and one that answers what `brain_focus_get` answers brain-bench, from
+//! memory (`focus`: the same fields, a 2 KB body, as structured content and
+//! its text). What brain costs beyond them is brain's own.
 
 use std::sync::Arc;
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{ServerCapabilities, ServerConfig};
+use rmcp::model::{CallToolResult, ServerCapabilities, ServerConfig};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ServerHandler, tool, tool_handler, tool_router};
@@ -15,6 +17,7 @@ use rmcp::{ServerHandler, tool, tool_handler, tool_router};
 struct Echo {
     // Built once: the macro's default would rebuild the router on every call.
     router: Arc<ToolRouter<Self>>,
+    body: Arc<String>,
 }
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -23,11 +26,39 @@ struct EchoArgs {
     text: String,
 }
 
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct FocusArgs {
+    /// Any project name; every project has the same body.
+    #[allow(dead_code)]
+    project: String,
+}
+
+/// brain-bench's focus body: 2 KB, as `load::body` writes it.
+fn focus_body() -> String {
+    let mut b = String::from("revision body 000000000000\n");
+    while b.len() < 2048 {
+        b.push_str("carry the durable decisions forward; ");
+    }
+    b.truncate(2048);
+    b
+}
+
 #[tool_router]
 impl Echo {
     #[tool(description = "Answer the text given")]
     async fn echo(&self, Parameters(a): Parameters<EchoArgs>) -> String {
         a.text
+    }
+
+    #[tool(description = "Answer a focus body as brain_focus_get does, from memory")]
+    async fn focus(&self, Parameters(_): Parameters<FocusArgs>) -> CallToolResult {
+        CallToolResult::structured(serde_json::json!({
+            "body": self.body.as_str(),
+            "revision": 54,
+            "slots": [],
+            "updated_at": "2026-12-04T17:35:31.416214Z",
+            "updated_by_session": "sess_5de275b25ace4239a968896fdc87724c",
+        }))
     }
 }
 
@@ -41,6 +72,7 @@ impl ServerHandler for Echo {
 pub async fn serve(listen: &str) -> anyhow::Result<()> {
     let echo = Echo {
         router: Arc::new(Echo::tool_router()),
+        body: Arc::new(focus_body()),
     };
     let config = StreamableHttpServerConfig::default()
         .disable_allowed_hosts()

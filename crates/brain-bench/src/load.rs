@@ -11,7 +11,8 @@ pub struct RunArgs {
     /// The MCP endpoint, e.g. http://127.0.0.1:8080/mcp.
     #[arg(long)]
     url: String,
-    /// pairs (start + end), remember, focus-get, or echo (the baseline's tool).
+    /// pairs (start + end), remember, focus-get, or the baseline's tools: echo
+    /// (a 4-byte answer) and echo-focus (what focus-get answers, from memory).
     #[arg(long)]
     workload: String,
     /// Concurrent clients, comma-separated: one run each.
@@ -179,6 +180,9 @@ async fn one(conn: &mut Conn, workload: &str, project: &str, n: u64) -> anyhow::
             conn.tool("brain_focus_get", json!({"project": project}))
                 .await?;
         }
+        "echo-focus" => {
+            conn.tool("focus", json!({"project": project})).await?;
+        }
         "echo" => {
             conn.rpc(
                 "tools/call",
@@ -200,6 +204,26 @@ fn cpu_secs(pid: u32) -> Option<f64> {
     let utime: f64 = f.get(11)?.parse().ok()?;
     let stime: f64 = f.get(12)?.parse().ok()?;
     Some((utime + stime) / 100.0)
+}
+
+/// The whole machine's busy CPU in seconds (every process: brain, PostgreSQL,
+/// this load generator), from /proc/stat's first line: user, nice, system,
+/// irq and softirq; not idle, iowait or steal (time the hypervisor gave to
+/// other guests).
+fn machine_busy_secs() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let f: Vec<f64> = stat
+        .lines()
+        .next()?
+        .split_whitespace()
+        .skip(1)
+        .map(|v| v.parse().ok())
+        .collect::<Option<_>>()?;
+    let busy = [0, 1, 2, 5, 6]
+        .iter()
+        .map(|&i| f.get(i).copied())
+        .sum::<Option<f64>>()?;
+    Some(busy / 100.0)
 }
 
 fn percentile(sorted: &[u64], p: f64) -> f64 {
@@ -256,6 +280,7 @@ async fn run_one(args: &RunArgs, c: usize) -> anyhow::Result<()> {
         conns.push(conn);
     }
     let cpu0 = args.server_pid.and_then(cpu_secs);
+    let machine0 = machine_busy_secs();
     let started = Instant::now();
     let deadline = started + Duration::from_secs(args.seconds);
     let mut tasks = Vec::new();
@@ -301,6 +326,10 @@ async fn run_one(args: &RunArgs, c: usize) -> anyhow::Result<()> {
         (Some(a), Some(b)) => Some(b - a),
         _ => None,
     };
+    let machine = match (machine0, machine_busy_secs()) {
+        (Some(a), Some(b)) => Some(b - a),
+        _ => None,
+    };
     // After the measurement: closing is not part of it.
     close_all(done).await;
     lat.sort_unstable();
@@ -308,8 +337,9 @@ async fn run_one(args: &RunArgs, c: usize) -> anyhow::Result<()> {
     // A pair is two calls; CPU is per call.
     let calls = lat.len() as f64 * if args.workload == "pairs" { 2.0 } else { 1.0 };
     let cpu_per_call = cpu.map(|c| c * 1000.0 / calls.max(1.0));
+    let machine_per_call = machine.map(|c| c * 1000.0 / calls.max(1.0));
     println!(
-        "{{\"label\":\"{}\",\"workload\":\"{}\",\"tenants\":{},\"c\":{},\"ops_per_sec\":{:.1},\"p50_ms\":{:.2},\"p99_ms\":{:.2},\"errors\":{},\"server_cpu_ms_per_call\":{}}}",
+        "{{\"label\":\"{}\",\"workload\":\"{}\",\"tenants\":{},\"c\":{},\"ops_per_sec\":{:.1},\"p50_ms\":{:.2},\"p99_ms\":{:.2},\"errors\":{},\"server_cpu_ms_per_call\":{},\"machine_cpu_ms_per_call\":{}}}",
         args.label,
         args.workload,
         args.tenants,
@@ -319,6 +349,7 @@ async fn run_one(args: &RunArgs, c: usize) -> anyhow::Result<()> {
         percentile(&lat, 0.99),
         errors,
         cpu_per_call.map_or("null".to_owned(), |v| format!("{v:.3}")),
+        machine_per_call.map_or("null".to_owned(), |v| format!("{v:.3}")),
     );
     if let Some(e) = first_error {
         eprintln!("first error ({}, c={c}): {e}", args.label);
