@@ -33,16 +33,6 @@ struct FocusArgs {
     project: String,
 }
 
-/// brain-bench's focus body: 2 KB, as `load::body` writes it.
-fn focus_body() -> String {
-    let mut b = String::from("revision body 000000000000\n");
-    while b.len() < 2048 {
-        b.push_str("carry the durable decisions forward; ");
-    }
-    b.truncate(2048);
-    b
-}
-
 #[tool_router]
 impl Echo {
     #[tool(description = "Answer the text given")]
@@ -72,7 +62,7 @@ impl ServerHandler for Echo {
 pub async fn serve(listen: &str) -> anyhow::Result<()> {
     let echo = Echo {
         router: Arc::new(Echo::tool_router()),
-        body: Arc::new(focus_body()),
+        body: Arc::new(crate::load::body(0)),
     };
     let config = StreamableHttpServerConfig::default()
         .disable_allowed_hosts()

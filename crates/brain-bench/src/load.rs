@@ -136,7 +136,7 @@ impl Conn {
 
 /// A 2 KB focus body, as pgbench's hot-write model updates: the same length
 /// every time, so the shrink guard never refuses.
-fn body(n: u64) -> String {
+pub(crate) fn body(n: u64) -> String {
     let head = format!("revision body {n:012}\n");
     let mut b = head.clone();
     while b.len() < 2048 {
@@ -322,14 +322,9 @@ async fn run_one(args: &RunArgs, c: usize) -> anyhow::Result<()> {
         }
     }
     let elapsed = started.elapsed().as_secs_f64();
-    let cpu = match (cpu0, args.server_pid.and_then(cpu_secs)) {
-        (Some(a), Some(b)) => Some(b - a),
-        _ => None,
-    };
-    let machine = match (machine0, machine_busy_secs()) {
-        (Some(a), Some(b)) => Some(b - a),
-        _ => None,
-    };
+    let spent = |a: Option<f64>, b: Option<f64>| Some(b? - a?);
+    let cpu = spent(cpu0, args.server_pid.and_then(cpu_secs));
+    let machine = spent(machine0, machine_busy_secs());
     // After the measurement: closing is not part of it.
     close_all(done).await;
     lat.sort_unstable();
