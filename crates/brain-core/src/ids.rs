@@ -80,6 +80,11 @@ impl ProjectKey {
         Self(name.to_owned())
     }
 
+    /// Whether this is one of the server's own projects, which callers never name.
+    pub fn is_reserved(&self) -> bool {
+        self.0 == Self::TRACERS || self.0 == Self::RUNTIME
+    }
+
     /// A project a caller may name: any valid key but the reserved ones.
     pub fn parse_for_caller(s: &str) -> Result<Self, DomainError> {
         if s == Self::TRACERS || s == Self::RUNTIME {
@@ -120,6 +125,27 @@ impl ClientKey {
             ));
         }
         Ok(Self(s.to_owned()))
+    }
+
+    /// The prefixes of the client keys the compatibility profiles give their
+    /// sessions (derived from the subject, so guessable: see
+    /// `rules::profile_owned`).
+    pub const PROFILE_PREFIXES: [&'static str; 2] = ["brain-core:", "aziel:"];
+
+    pub fn has_profile_prefix(s: &str) -> bool {
+        Self::PROFILE_PREFIXES.iter().any(|p| s.starts_with(p))
+    }
+
+    /// A client key a caller chooses for brain_session_start: any valid key
+    /// but one of the profiles' own.
+    pub fn parse_for_caller(field: &str, s: &str) -> Result<Self, DomainError> {
+        if Self::has_profile_prefix(s) {
+            return Err(DomainError::invalid_argument(
+                field,
+                "may not start with brain-core: or aziel: (the compatibility profiles' own keys); choose another",
+            ));
+        }
+        Self::parse(field, s)
     }
 
     pub fn as_str(&self) -> &str {

@@ -3,7 +3,7 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::diff::unified;
+use crate::diff::DiffJob;
 use crate::model::{Focus, FocusOutcome, Revision, Session};
 use crate::store::{FocusRef, SlotView, Unattributed};
 
@@ -28,50 +28,49 @@ pub struct EndResult {
 }
 
 impl EndResult {
-    /// Fill the focus fields for `outcome`, given the body found before the call.
+    /// The diff `focus_diff` carries for `outcome`, to compute with
+    /// [`crate::diff::unified_bounded`]: previous → new when applied,
+    /// proposal → current on conflict (SPEC §2.4 step 7), none when unchanged.
+    pub fn diff_job(outcome: FocusOutcome, found: &Focus, proposed: &str) -> Option<DiffJob> {
+        match outcome {
+            FocusOutcome::Applied => Some(DiffJob::new(
+                &found.body,
+                proposed,
+                format!("revision {}", found.revision),
+                format!("revision {}", found.revision + 1),
+            )),
+            FocusOutcome::Unchanged => None,
+            FocusOutcome::Conflict => Some(DiffJob::new(
+                proposed,
+                &found.body,
+                "proposal".to_owned(),
+                format!("revision {}", found.revision),
+            )),
+        }
+    }
+
+    /// Fill the focus fields for `outcome`, given the body found before the
+    /// call and the diff [`EndResult::diff_job`] named.
     #[allow(clippy::too_many_arguments)]
     pub fn build(
         session: Session,
         outcome: FocusOutcome,
         found: &Focus,
         proposed: &str,
+        focus_diff: String,
         dry_run: bool,
         unattributed_in_window: Unattributed,
         remaining_open_session_count: i64,
     ) -> Self {
-        let (at_end, diff) = match outcome {
-            FocusOutcome::Applied => (
-                FocusRef {
-                    body: proposed.to_owned(),
-                    revision: found.revision + 1,
-                },
-                unified(
-                    &found.body,
-                    proposed,
-                    &format!("revision {}", found.revision),
-                    &format!("revision {}", found.revision + 1),
-                ),
-            ),
-            FocusOutcome::Unchanged => (
-                FocusRef {
-                    body: found.body.clone(),
-                    revision: found.revision,
-                },
-                String::new(),
-            ),
-            // SPEC §2.4 step 7: the diff runs from the proposal to the current body.
-            FocusOutcome::Conflict => (
-                FocusRef {
-                    body: found.body.clone(),
-                    revision: found.revision,
-                },
-                unified(
-                    proposed,
-                    &found.body,
-                    "proposal",
-                    &format!("revision {}", found.revision),
-                ),
-            ),
+        let at_end = match outcome {
+            FocusOutcome::Applied => FocusRef {
+                body: proposed.to_owned(),
+                revision: found.revision + 1,
+            },
+            FocusOutcome::Unchanged | FocusOutcome::Conflict => FocusRef {
+                body: found.body.clone(),
+                revision: found.revision,
+            },
         };
         // The session's next_focus is the body focus_at_end already carries
         // (applied or unchanged): carried once.
@@ -89,7 +88,7 @@ impl EndResult {
             current_focus: None,
             current_focus_revision: at_end.revision,
             focus_at_end: at_end,
-            focus_diff: diff,
+            focus_diff,
             unattributed_in_window,
             remaining_open_session_count,
         }

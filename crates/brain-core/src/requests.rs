@@ -4,6 +4,7 @@
 //! after the session checks (with a receipt), not at argument validation.
 
 use crate::ids::{ClientKey, ProjectKey, SessionId, SlotName};
+use crate::rules::Door;
 use crate::model::{ArtifactKind, Revision};
 
 /// SPEC §3.2 limits, checked at argument validation before anything is written.
@@ -37,6 +38,8 @@ pub struct BindRequest {
 pub struct ResumeRequest {
     pub session_id: SessionId,
     pub expected_client_key: String,
+    /// Brain's tool, or a compatibility profile's (`rules::check_session`).
+    pub door: Door,
 }
 
 /// `brain_session_end`, and the end half of `brain_session_relay`.
@@ -55,6 +58,8 @@ pub struct EndRequest {
     /// transaction (outcome `unchanged`). For the compatibility profiles, whose
     /// seed tools have no focus; brain's own tools never set it.
     pub keep_focus: bool,
+    /// Brain's tool, or a compatibility profile's (`rules::check_session`).
+    pub door: Door,
     /// Digest of the canonical arguments without `dry_run`: the replay key.
     pub digest: String,
 }

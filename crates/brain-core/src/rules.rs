@@ -8,6 +8,7 @@
 use serde_json::{Value, json};
 
 use crate::error::{DomainError, ErrorCode};
+use crate::ids::ClientKey;
 use chrono::{DateTime, Utc};
 
 use crate::model::{
@@ -23,11 +24,43 @@ pub struct CloseRecord {
     pub result: Value,
 }
 
+/// Which door a session call came through: brain's own tools, or a
+/// compatibility profile's adapter (SPEC §2.10).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Door {
+    #[default]
+    Brain,
+    Profile,
+}
+
+/// Whether `session` belongs to a compatibility profile: a raw runtime
+/// session (reserved project) or one a profile opened under its own client
+/// key. Such a key is derived from the subject, so anyone could name it: it
+/// is not what guards these sessions, the credential that opened them is.
+pub fn profile_owned(session: &Session) -> bool {
+    session.project.is_reserved() || ClientKey::has_profile_prefix(session.client_key.as_str())
+}
+
+/// Whether `caller` is the credential, with the same role, that opened `session`.
+pub fn opened_by_caller(session: &Session, caller: &Caller) -> bool {
+    let by = &session.opened_by;
+    let same_credential = match &by.credential_id {
+        Some(id) => id == &caller.credential_id,
+        // Rows written before the credential was recorded.
+        None => by.kind == caller.kind && by.subject == caller.subject,
+    };
+    same_credential && by.role == caller.role
+}
+
 /// Steps 1–2: the session exists in this tenant, is not a tracer, and the
-/// caller named its client key.
+/// caller named its client key. A reserved project's sessions exist only for
+/// the profile that keeps them, and a profile's sessions answer only the
+/// credential and role that opened them.
 pub fn check_session<'a>(
     session: Option<&'a Session>,
     expected_client_key: &str,
+    caller: &Caller,
+    door: Door,
 ) -> Result<&'a Session, DomainError> {
     let session = session.ok_or_else(DomainError::session_not_found)?;
     if session.kind == SessionKind::Tracer {
@@ -36,10 +69,19 @@ pub fn check_session<'a>(
             "this is a connection's tracer session, which lifecycle tools never touch; use a session from brain_session_start",
         ));
     }
+    if session.project.is_reserved() && door == Door::Brain {
+        return Err(DomainError::session_not_found());
+    }
     if session.client_key.as_str() != expected_client_key {
         return Err(DomainError::new(
             ErrorCode::ClientKeyMismatch,
             "expected_client_key does not match the session's client_key; pass the client_key the session was started with",
+        ));
+    }
+    if profile_owned(session) && !opened_by_caller(session, caller) {
+        return Err(DomainError::new(
+            ErrorCode::ClientKeyMismatch,
+            "this session was opened through a compatibility profile by another credential or role; only that credential, with that role, can use it",
         ));
     }
     Ok(session)

@@ -63,6 +63,7 @@ pub fn end_req(id: SessionId, key: &str, next_focus: &str, rev: i64) -> EndReque
         allow_focus_shrink: false,
         dry_run: false,
         keep_focus: false,
+        door: brain_core::rules::Door::Brain,
         digest: String::new(),
     };
     redigest(&mut r);
@@ -530,6 +531,7 @@ pub async fn abandon_needs_consent_and_replays(s: &dyn Store) {
             ResumeRequest {
                 session_id: a.session_id,
                 expected_client_key: "a".into(),
+                door: brain_core::rules::Door::Brain,
             },
         )
         .await

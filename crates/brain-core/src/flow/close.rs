@@ -3,9 +3,10 @@
 use super::{CloseTx, FocusWrite, draft, refuse};
 use serde_json::Value;
 
+use crate::diff::{self, DiffJob};
 use crate::error::{DomainError, StoreError};
 use crate::ids::ClientKey;
-use crate::model::{Caller, FocusOutcome, Session, SessionStatus, now_micros};
+use crate::model::{Caller, FocusOutcome, Revision, Session, SessionStatus, now_micros};
 use crate::outcome::{AbandonResult, EndResult, RelayResult, as_replay, slot_after_relay};
 use crate::requests::{AbandonRequest, EndRequest, OverrideGrant};
 use crate::rules::{self, CloseDecision, CloseKind};
@@ -45,7 +46,7 @@ pub async fn close<T: CloseTx>(
         close_record,
         target: found,
     } = match loaded {
-        Some(l) => match rules::check_session(Some(&l.session), &req.expected_client_key) {
+        Some(l) => match rules::check_session(Some(&l.session), &req.expected_client_key, caller, req.door) {
             Ok(_) => l,
             Err(e) => return refuse(tx, caller, req.dry_run, draft(Err(&e)), e).await,
         },
@@ -57,8 +58,18 @@ pub async fn close<T: CloseTx>(
     // Step 3.
     match rules::check_open_or_replay(&session, close_record.as_ref(), &req.digest) {
         Ok(Some(stored)) => {
+            // The diff is not stored: it is computed again, outside the
+            // transaction, from the bodies it ran between.
+            let before = match replay_needs_body_before(&stored) {
+                Some(rev) => {
+                    let slot = session.bound_slot.as_ref();
+                    tx.focus_body_at(tenant, &session.project, slot, rev).await?
+                }
+                None => None,
+            };
             tx.finish_read().await?;
-            return Ok(as_replay(stored, Some(&found)));
+            let job = replay_diff_job(&stored, before.as_deref());
+            return Ok(with_diff(as_replay(stored, Some(&found)), job).await);
         }
         Ok(None) => {}
         Err(e) => return refuse(tx, caller, req.dry_run, draft(Err(&e)), e).await,
@@ -105,11 +116,16 @@ pub async fn close<T: CloseTx>(
         // As the real call would count: a relay that applies opens one more.
         let would_open = kind == CloseKind::Relay
             && matches!(outcome, FocusOutcome::Applied | FocusOutcome::Unchanged);
+        let diff = match EndResult::diff_job(outcome, &found, &req.next_focus) {
+            Some(job) => diff::unified_bounded(job).await,
+            None => String::new(),
+        };
         let end = EndResult::build(
             session,
             outcome,
             &found,
             &req.next_focus,
+            diff,
             true,
             unattributed,
             remaining + i64::from(would_open),
@@ -133,7 +149,7 @@ pub async fn close<T: CloseTx>(
             Some(slot),
             Some(to),
         ) => {
-            let to = ClientKey::parse("to_client_key", to)?;
+            let to = ClientKey::parse_for_caller("to_client_key", to)?;
             let base = tx.focus(tenant, &session.project, None).await?;
             let next = Session::open_agent(
                 caller,
@@ -156,11 +172,15 @@ pub async fn close<T: CloseTx>(
     };
     // A relay's new session is one of those left open.
     let remaining = remaining + i64::from(new_session.is_some());
+    // The diff is CPU whose cost grows with the bodies: it is computed after
+    // the commit, off the transaction (and not stored; a replay computes it again).
+    let diff_job = EndResult::diff_job(outcome, &found, &req.next_focus);
     let end = EndResult::build(
         session.clone(),
         outcome,
         &found,
         &req.next_focus,
+        String::new(),
         false,
         unattributed,
         remaining,
@@ -181,7 +201,50 @@ pub async fn close<T: CloseTx>(
     tx.apply_close(tenant, &session, written, &req.digest, &result)
         .await?;
     tx.commit().await?;
-    Ok(result)
+    Ok(with_diff(result, diff_job).await)
+}
+
+/// `out` with its `focus_diff` computed from `job` (bounded: see [`diff`]).
+async fn with_diff(mut out: Value, job: Option<DiffJob>) -> Value {
+    if let Some(job) = job {
+        let diff = diff::unified_bounded(job).await;
+        if let Value::Object(m) = &mut out {
+            m.insert("focus_diff".into(), Value::String(diff));
+        }
+    }
+    out
+}
+
+/// The body a stored end or relay needs to compute its diff again: the
+/// previous revision's, when it applied.
+fn replay_needs_body_before(stored: &Value) -> Option<Revision> {
+    let applied = stored.get("focus_outcome")?.as_str()? == FocusOutcome::Applied.as_str();
+    let at_end = stored.get("focus_revision_at_end")?.as_i64()?;
+    applied.then_some(at_end - 1)
+}
+
+/// The diff a stored end or relay answered with, from its stored bodies (and
+/// `before`, the previous revision's body, when it applied).
+fn replay_diff_job(stored: &Value, before: Option<&str>) -> Option<DiffJob> {
+    let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_owned);
+    let at_end = text(stored.pointer("/focus_at_end/body"))
+        .or_else(|| text(stored.pointer("/slot/body")))?;
+    let revision = stored.get("focus_revision_at_end")?.as_i64()?;
+    match stored.get("focus_outcome")?.as_str()? {
+        o if o == FocusOutcome::Applied.as_str() => Some(DiffJob::new(
+            before?,
+            &at_end,
+            format!("revision {}", revision - 1),
+            format!("revision {revision}"),
+        )),
+        o if o == FocusOutcome::Conflict.as_str() => Some(DiffJob::new(
+            &text(stored.pointer("/session/next_focus"))?,
+            &at_end,
+            "proposal".to_owned(),
+            format!("revision {revision}"),
+        )),
+        _ => None,
+    }
 }
 
 fn finish(
@@ -222,7 +285,12 @@ pub async fn abandon<T: CloseTx>(
         )
     };
     let (mut session, close_record) =
-        match rules::check_session(loaded.as_ref().map(|l| &l.0), &req.expected_client_key) {
+        match rules::check_session(
+            loaded.as_ref().map(|l| &l.0),
+            &req.expected_client_key,
+            caller,
+            rules::Door::Brain,
+        ) {
             Ok(s) => (s.clone(), loaded.as_ref().and_then(|l| l.1.clone())),
             Err(e) => return refuse(tx, caller, req.dry_run, draft(Err(&e)), e).await,
         };

@@ -24,7 +24,7 @@ pub async fn remember<T: CloseTx>(
         None => None,
         Some((id, key)) => {
             let loaded = tx.lock_session(tenant, *id).await?;
-            let checked = rules::check_session(loaded.as_ref().map(|l| &l.0), key)
+            let checked = rules::check_session(loaded.as_ref().map(|l| &l.0), key, caller, rules::Door::Brain)
                 .and_then(|s| rules::require_open(s).map(|()| s))
                 .and_then(|s| {
                     if s.project == req.project {

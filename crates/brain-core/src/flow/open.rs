@@ -25,9 +25,14 @@ pub async fn bind<T: CloseTx>(
     const TOOL: &str = "brain_session_bind";
     let tenant = &caller.tenant;
     let loaded = tx.lock_session(tenant, req.session_id).await?;
-    let checked = rules::check_session(loaded.as_ref().map(|l| &l.0), &req.expected_client_key)
-        .and_then(|s| rules::require_open(s).map(|()| s))
-        .and_then(|s| rules::check_bind(s, &req.slot).map(|same| (s.clone(), same)));
+    let checked = rules::check_session(
+        loaded.as_ref().map(|l| &l.0),
+        &req.expected_client_key,
+        caller,
+        rules::Door::Brain,
+    )
+    .and_then(|s| rules::require_open(s).map(|()| s))
+    .and_then(|s| rules::check_bind(s, &req.slot).map(|same| (s.clone(), same)));
     let (mut session, already) = match checked {
         Ok(v) => v,
         Err(e) => {
@@ -184,8 +189,13 @@ pub async fn resume<T: CloseTx>(
 ) -> Result<SessionBriefing, StoreError> {
     let tenant = &caller.tenant;
     let loaded = tx.lock_session(tenant, req.session_id).await?;
-    let mut session = rules::check_session(loaded.as_ref().map(|l| &l.0), &req.expected_client_key)
-        .and_then(|s| rules::require_open(s).map(|()| s.clone()))?;
+    let mut session = rules::check_session(
+        loaded.as_ref().map(|l| &l.0),
+        &req.expected_client_key,
+        caller,
+        req.door,
+    )
+    .and_then(|s| rules::require_open(s).map(|()| s.clone()))?;
     session.last_activity_at = now_micros();
     tx.touch_session(tenant, session.session_id, session.last_activity_at)
         .await?;

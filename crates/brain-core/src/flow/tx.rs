@@ -68,6 +68,32 @@ pub trait CloseTx: crate::sql::Conn + Send + Sized {
         self.keeps_to(tenant)?;
         crate::sql::writes::close_counts(self, tenant, session, until).await
     }
+    /// The body of the base focus or a slot at `revision`, from its history
+    /// (a replayed end's diff is computed again from it: it is not stored).
+    async fn focus_body_at(
+        &mut self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+        slot: Option<&SlotName>,
+        revision: Revision,
+    ) -> Result<Option<String>, StoreError> {
+        self.keeps_to(tenant)?;
+        if revision <= 0 {
+            return Ok(Some(String::new()));
+        }
+        let params = [
+            tenant.into(),
+            project.into(),
+            crate::sql::sessions::slot_key(slot).into(),
+            (revision + 1).into(),
+            1i64.into(),
+        ];
+        let rows = self.fetch_all(self.sql().focus_history, &params).await?;
+        match rows.first() {
+            Some(r) if r.int("revision")? == revision => Ok(Some(r.text("body")?)),
+            _ => Ok(None),
+        }
+    }
     /// The base focus (`slot` None) or a slot body, unlocked.
     async fn focus(
         &mut self,

@@ -32,6 +32,7 @@ fn end(next_focus: &str, rev: Revision) -> EndRequest {
         allow_focus_shrink: false,
         dry_run: false,
         keep_focus: false,
+        door: crate::rules::Door::Brain,
         digest: "d".into(),
     }
 }
@@ -111,7 +112,7 @@ fn floor_is_the_ceiling_of_seventy_percent() {
 
 #[test]
 fn step1_missing_session_is_not_found() {
-    let e = check_session(None, "agent-1").err().map(|e| e.code);
+    let e = check_session(None, "agent-1", &agent(), Door::Brain).err().map(|e| e.code);
     assert_eq!(e, Some(ErrorCode::SessionNotFound));
 }
 
@@ -119,7 +120,7 @@ fn step1_missing_session_is_not_found() {
 fn step1_tracer_is_refused_before_the_key_is_compared() {
     let mut s = session(None);
     s.kind = SessionKind::Tracer;
-    let e = check_session(Some(&s), "wrong").err().map(|e| e.code);
+    let e = check_session(Some(&s), "wrong", &agent(), Door::Brain).err().map(|e| e.code);
     assert_eq!(e, Some(ErrorCode::TracerSession));
 }
 
@@ -127,8 +128,41 @@ fn step1_tracer_is_refused_before_the_key_is_compared() {
 fn step2_wrong_key_is_a_mismatch_even_on_a_closed_session() {
     let mut s = session(None);
     s.status = SessionStatus::Ended;
-    let e = check_session(Some(&s), "other").err().map(|e| e.code);
+    let e = check_session(Some(&s), "other", &agent(), Door::Brain).err().map(|e| e.code);
     assert_eq!(e, Some(ErrorCode::ClientKeyMismatch));
+}
+
+fn agent() -> Caller {
+    caller(CredentialKind::Jwt, Role::Agent)
+}
+
+#[test]
+fn a_reserved_projects_session_exists_only_for_its_profile() {
+    let mut s = session(None);
+    s.project = ProjectKey::runtime();
+    let e = check_session(Some(&s), "agent-1", &agent(), Door::Brain).err();
+    assert_eq!(e.map(|e| e.code), Some(ErrorCode::SessionNotFound));
+    assert!(check_session(Some(&s), "agent-1", &agent(), Door::Profile).is_ok());
+}
+
+#[test]
+fn a_profile_session_answers_only_its_credential_and_role() {
+    let mut s = session(None);
+    s.client_key = ClientKey::parse("k", "brain-core:s").unwrap();
+    let mut other = agent();
+    other.credential_id = "someone else".into();
+    let operator_of_it = caller(CredentialKind::Jwt, Role::Operator);
+    for (who, door) in [(&other, Door::Brain), (&other, Door::Profile)] {
+        let e = check_session(Some(&s), "brain-core:s", who, door).err();
+        assert_eq!(e.map(|e| e.code), Some(ErrorCode::ClientKeyMismatch));
+    }
+    // The same subject with another role's token is another authority.
+    let e = check_session(Some(&s), "brain-core:s", &operator_of_it, Door::Profile).err();
+    assert_eq!(e.map(|e| e.code), Some(ErrorCode::ClientKeyMismatch));
+    assert!(check_session(Some(&s), "brain-core:s", &agent(), Door::Profile).is_ok());
+    // An ordinary session is guarded by its key alone (SPEC §1 Session).
+    let plain = session(None);
+    assert!(check_session(Some(&plain), "agent-1", &other, Door::Brain).is_ok());
 }
 
 #[test]

@@ -1,4 +1,4 @@
-use brain_core::diff::unified;
+use brain_core::diff::{DiffJob, PAGE_BUDGET, unified_page};
 use brain_core::ids::{ProjectKey, SlotName};
 use rmcp::model::{JsonObject, Tool};
 use schemars::JsonSchema;
@@ -76,21 +76,35 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
         )
         .await?;
     let shown = rows.len().min(usize::try_from(limit).unwrap_or(0));
-    let entries: Vec<_> = (0..shown)
+    // Revision 1's predecessor is the empty body at revision 0. The page's
+    // diffs share one CPU budget, off the async workers (brain_core::diff).
+    let jobs = (0..shown)
         .map(|i| {
             let e = &rows[i];
-            // Revision 1's predecessor is the empty body at revision 0.
             let prev = rows.get(i + 1).map_or("", |p| p.body.as_str());
             let prev_rev = rows.get(i + 1).map_or(e.revision - 1, |p| p.revision);
-            // A list carries sizes, not bodies (SPEC §2.8: session, receipt
-            // and diff): the diff holds the replaced wording.
+            DiffJob::new(
+                prev,
+                &e.body,
+                format!("revision {prev_rev}"),
+                format!("revision {}", e.revision),
+            )
+        })
+        .collect();
+    let diffs = unified_page(jobs, PAGE_BUDGET).await;
+    // A list carries sizes, not bodies (SPEC §2.8: session, receipt and
+    // diff): the diff holds the replaced wording.
+    let entries: Vec<_> = rows
+        .iter()
+        .zip(diffs)
+        .map(|(e, diff)| {
             json!({
                 "revision": e.revision,
                 "body_chars": e.body.chars().count(),
                 "session_id": e.session_id,
                 "receipt_seq": e.receipt_seq,
                 "created_at": brain_core::model::rfc3339(&e.created_at),
-                "diff": unified(prev, &e.body, &format!("revision {prev_rev}"), &format!("revision {}", e.revision)),
+                "diff": diff,
             })
         })
         .collect();

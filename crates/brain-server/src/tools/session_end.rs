@@ -72,6 +72,7 @@ impl Args {
             allow_focus_shrink: self.allow_focus_shrink,
             dry_run: self.dry_run,
             keep_focus: false,
+            door: brain_core::rules::Door::Brain,
             digest,
         })
     }

@@ -102,7 +102,7 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
     // A key that could never open the new session is refused now, not after
     // the slot was written (blank is step 4 of the order of checks, later).
     if !a.to_client_key.trim().is_empty() {
-        brain_core::ids::ClientKey::parse("to_client_key", &a.to_client_key)?;
+        brain_core::ids::ClientKey::parse_for_caller("to_client_key", &a.to_client_key)?;
     }
     let digest = args::digest(&a, &["dry_run"]);
     let (end, to_client_key) = a.split();

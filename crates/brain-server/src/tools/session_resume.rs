@@ -48,6 +48,7 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
     let req = ResumeRequest {
         session_id: SessionId::parse(&a.session_id)?,
         expected_client_key: a.expected_client_key,
+        door: brain_core::rules::Door::Brain,
     };
     to_result(&ctx.store.resume_session(&ctx.caller, req).await?)
 }

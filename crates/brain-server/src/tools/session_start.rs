@@ -51,7 +51,7 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
     let a: Args = args::parse_tool(raw)?;
     let req = StartRequest {
         project: ProjectKey::parse_for_caller(&a.project)?,
-        client_key: ClientKey::parse("client_key", &a.client_key)?,
+        client_key: ClientKey::parse_for_caller("client_key", &a.client_key)?,
         slot: a.slot.as_deref().map(SlotName::parse).transpose()?,
         digest: args::digest(&a, &[]),
     };

@@ -289,16 +289,16 @@ pub async fn close(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
         allow_focus_shrink: false,
         dry_run: a.dry_run,
         keep_focus: true,
+        door: brain_core::rules::Door::Profile,
         digest: args::digest(&json!({"tool": CLOSE, "session_id": session_id}), &[]),
     };
     // Only the session's own identity may seal it (brain's client-key guard).
-    if detail.session.opened_by.credential_id.as_deref() != Some(ctx.caller.credential_id.as_str())
-    {
+    if !brain_core::rules::opened_by_caller(&detail.session, &ctx.caller) {
         return refuse(
             ctx,
             "client_key_mismatch",
             409,
-            "this raw session was opened by another identity; only it can seal it",
+            "this raw session was opened by another credential or role; only it, with that role, can seal it",
             "Leave it to its owner or to expiry.",
             Some(&given),
         )

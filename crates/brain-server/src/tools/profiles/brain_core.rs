@@ -121,6 +121,7 @@ async fn start(ctx: &ToolCtx<'_>, a: Args) -> ToolResult {
                 ResumeRequest {
                     session_id: SessionId::parse(id)?,
                     expected_client_key: key,
+                    door: brain_core::rules::Door::Profile,
                 },
             )
             .await?;
@@ -276,6 +277,7 @@ async fn end(ctx: &ToolCtx<'_>, a: Args) -> ToolResult {
             allow_focus_shrink: false,
             dry_run: false,
             keep_focus: true,
+            door: brain_core::rules::Door::Profile,
             digest: args::digest(&json!({"phase": "end", "session_id": session_id}), &[]),
         };
         closed_now = match ctx.store.end_session(&ctx.caller, req).await {
