@@ -60,7 +60,9 @@ pub fn unified_until(
     if Instant::now() >= deadline {
         return too_costly(old, new, old_label, new_label);
     }
-    let diff = TextDiff::configure().deadline(deadline).diff_lines(old, new);
+    let diff = TextDiff::configure()
+        .deadline(deadline)
+        .diff_lines(old, new);
     // similar gives up at the deadline with a coarse (delete all, insert
     // all) diff of what is left: correct but not what a reader wants.
     if Instant::now() >= deadline {
@@ -98,7 +100,8 @@ pub async fn unified_bounded(job: DiffJob) -> String {
 }
 
 /// Several diffs (a page of history) sharing one `budget`, on the blocking
-/// pool, in one turn: those not reached in time answer [`too_costly`].
+/// pool, in one turn; each has a fair share of what is left of it, and one
+/// that runs out answers [`too_costly`].
 pub async fn unified_page(jobs: Vec<DiffJob>, budget: Duration) -> Vec<String> {
     let fallback = |jobs: &[DiffJob]| {
         jobs.iter()
@@ -118,10 +121,19 @@ pub async fn unified_page(jobs: Vec<DiffJob>, budget: Duration) -> Vec<String> {
     let jobs_for_worker = jobs.clone();
     let worked = tokio::task::spawn_blocking(move || {
         let _permit = permit;
-        let deadline = Instant::now() + budget;
+        // Each diff gets a fair share of what is left of the budget, so one
+        // costly revision does not leave the rest of the page without diffs.
+        let page_deadline = Instant::now() + budget;
+        let n = jobs_for_worker.len();
         jobs_for_worker
             .iter()
-            .map(|j| unified_until(&j.old, &j.new, &j.old_label, &j.new_label, deadline))
+            .enumerate()
+            .map(|(i, j)| {
+                let left = page_deadline.saturating_duration_since(Instant::now());
+                let share = left / u32::try_from(n - i).unwrap_or(u32::MAX);
+                let deadline = Instant::now() + share;
+                unified_until(&j.old, &j.new, &j.old_label, &j.new_label, deadline)
+            })
             .collect::<Vec<_>>()
     })
     .await;
@@ -177,6 +189,22 @@ mod tests {
         let new = "b\n".repeat(128 * 1024);
         let d = unified(&old, &new, "r1", "r2");
         assert!(d.contains("@@ diff not shown: too costly"), "{}", &d[..200]);
+    }
+
+    #[tokio::test]
+    async fn one_costly_revision_leaves_the_rest_of_its_page_their_diffs() {
+        let jobs = vec![
+            DiffJob::new(
+                &"a\n".repeat(128 * 1024),
+                &"b\n".repeat(128 * 1024),
+                "r1".into(),
+                "r2".into(),
+            ),
+            DiffJob::new("x\n", "y\n", "r0".into(), "r1".into()),
+        ];
+        let out = unified_page(jobs, PAGE_BUDGET).await;
+        assert!(out[0].contains("@@ diff not shown"));
+        assert!(out[1].contains("-x\n+y\n"), "{}", out[1]);
     }
 
     #[tokio::test]

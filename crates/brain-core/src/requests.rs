@@ -4,8 +4,8 @@
 //! after the session checks (with a receipt), not at argument validation.
 
 use crate::ids::{ClientKey, ProjectKey, SessionId, SlotName};
-use crate::rules::Door;
 use crate::model::{ArtifactKind, Revision};
+use crate::rules::Door;
 
 /// SPEC §3.2 limits, checked at argument validation before anything is written.
 pub mod limits {

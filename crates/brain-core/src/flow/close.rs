@@ -46,10 +46,13 @@ pub async fn close<T: CloseTx>(
         close_record,
         target: found,
     } = match loaded {
-        Some(l) => match rules::check_session(Some(&l.session), &req.expected_client_key, caller, req.door) {
-            Ok(_) => l,
-            Err(e) => return refuse(tx, caller, req.dry_run, draft(Err(&e)), e).await,
-        },
+        Some(l) => {
+            match rules::check_session(Some(&l.session), &req.expected_client_key, caller, req.door)
+            {
+                Ok(_) => l,
+                Err(e) => return refuse(tx, caller, req.dry_run, draft(Err(&e)), e).await,
+            }
+        }
         None => {
             let e = DomainError::session_not_found();
             return refuse(tx, caller, req.dry_run, draft(Err(&e)), e).await;
@@ -63,7 +66,8 @@ pub async fn close<T: CloseTx>(
             let before = match replay_needs_body_before(&stored) {
                 Some(rev) => {
                     let slot = session.bound_slot.as_ref();
-                    tx.focus_body_at(tenant, &session.project, slot, rev).await?
+                    tx.focus_body_at(tenant, &session.project, slot, rev)
+                        .await?
                 }
                 None => None,
             };
@@ -284,16 +288,15 @@ pub async fn abandon<T: CloseTx>(
             outcome,
         )
     };
-    let (mut session, close_record) =
-        match rules::check_session(
-            loaded.as_ref().map(|l| &l.0),
-            &req.expected_client_key,
-            caller,
-            rules::Door::Brain,
-        ) {
-            Ok(s) => (s.clone(), loaded.as_ref().and_then(|l| l.1.clone())),
-            Err(e) => return refuse(tx, caller, req.dry_run, draft(Err(&e)), e).await,
-        };
+    let (mut session, close_record) = match rules::check_session(
+        loaded.as_ref().map(|l| &l.0),
+        &req.expected_client_key,
+        caller,
+        rules::Door::Brain,
+    ) {
+        Ok(s) => (s.clone(), loaded.as_ref().and_then(|l| l.1.clone())),
+        Err(e) => return refuse(tx, caller, req.dry_run, draft(Err(&e)), e).await,
+    };
     match rules::check_open_or_replay(&session, close_record.as_ref(), &req.digest) {
         Ok(Some(stored)) => {
             tx.finish_read().await?;

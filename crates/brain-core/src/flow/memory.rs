@@ -24,18 +24,23 @@ pub async fn remember<T: CloseTx>(
         None => None,
         Some((id, key)) => {
             let loaded = tx.lock_session(tenant, *id).await?;
-            let checked = rules::check_session(loaded.as_ref().map(|l| &l.0), key, caller, rules::Door::Brain)
-                .and_then(|s| rules::require_open(s).map(|()| s))
-                .and_then(|s| {
-                    if s.project == req.project {
-                        Ok(s)
-                    } else {
-                        Err(DomainError::invalid_argument(
-                            "project",
-                            format!("must be the session's project ({})", s.project),
-                        ))
-                    }
-                });
+            let checked = rules::check_session(
+                loaded.as_ref().map(|l| &l.0),
+                key,
+                caller,
+                rules::Door::Brain,
+            )
+            .and_then(|s| rules::require_open(s).map(|()| s))
+            .and_then(|s| {
+                if s.project == req.project {
+                    Ok(s)
+                } else {
+                    Err(DomainError::invalid_argument(
+                        "project",
+                        format!("must be the session's project ({})", s.project),
+                    ))
+                }
+            });
             if let Err(e) = checked {
                 let d = draft(TOOL, Some(&req.project), Some(*id), &req.digest, Err(&e));
                 return refuse(tx, caller, false, d, e).await;

@@ -112,7 +112,9 @@ fn floor_is_the_ceiling_of_seventy_percent() {
 
 #[test]
 fn step1_missing_session_is_not_found() {
-    let e = check_session(None, "agent-1", &agent(), Door::Brain).err().map(|e| e.code);
+    let e = check_session(None, "agent-1", &agent(), Door::Brain)
+        .err()
+        .map(|e| e.code);
     assert_eq!(e, Some(ErrorCode::SessionNotFound));
 }
 
@@ -120,7 +122,9 @@ fn step1_missing_session_is_not_found() {
 fn step1_tracer_is_refused_before_the_key_is_compared() {
     let mut s = session(None);
     s.kind = SessionKind::Tracer;
-    let e = check_session(Some(&s), "wrong", &agent(), Door::Brain).err().map(|e| e.code);
+    let e = check_session(Some(&s), "wrong", &agent(), Door::Brain)
+        .err()
+        .map(|e| e.code);
     assert_eq!(e, Some(ErrorCode::TracerSession));
 }
 
@@ -128,7 +132,9 @@ fn step1_tracer_is_refused_before_the_key_is_compared() {
 fn step2_wrong_key_is_a_mismatch_even_on_a_closed_session() {
     let mut s = session(None);
     s.status = SessionStatus::Ended;
-    let e = check_session(Some(&s), "other", &agent(), Door::Brain).err().map(|e| e.code);
+    let e = check_session(Some(&s), "other", &agent(), Door::Brain)
+        .err()
+        .map(|e| e.code);
     assert_eq!(e, Some(ErrorCode::ClientKeyMismatch));
 }
 
