@@ -1,6 +1,7 @@
 //! Logging: text or JSON lines on stderr. rmcp logs connection ids at info and
 //! whole messages at debug, so its target stays at warn whatever `RUST_LOG` says,
-//! unless `RUST_LOG` names rmcp itself (a deliberate choice to see them).
+//! unless a directive of `RUST_LOG` targets rmcp itself (a deliberate choice
+//! to see them).
 
 use tracing_subscriber::EnvFilter;
 
@@ -11,9 +12,21 @@ const DEFAULT_FILTER: &str = "info,rmcp=warn,sqlx=warn,tower_http=warn";
 pub fn directives(rust_log: Option<&str>) -> String {
     match rust_log.map(str::trim).filter(|s| !s.is_empty()) {
         None => DEFAULT_FILTER.to_owned(),
-        Some(s) if s.contains("rmcp") => s.to_owned(),
+        Some(s) if names_rmcp(s) => s.to_owned(),
         Some(s) => format!("{s},rmcp=warn"),
     }
+}
+
+/// Whether a directive of `rust_log` sets rmcp's own level: its target (the
+/// part before `[` or `=`) is `rmcp` or a module of it. A substring test
+/// would take `myapp_normcp=info` for one and let rmcp log at debug.
+fn names_rmcp(rust_log: &str) -> bool {
+    rust_log.split(',').any(|directive| {
+        let directive = directive.trim();
+        let end = directive.find(['[', '=']).unwrap_or(directive.len());
+        let target = directive[..end].trim();
+        target == "rmcp" || target.starts_with("rmcp::")
+    })
 }
 
 pub fn init(json: bool) {
@@ -44,5 +57,18 @@ mod tests {
             "debug,sqlx=info,rmcp=warn"
         );
         assert_eq!(directives(Some("info,rmcp=debug")), "info,rmcp=debug");
+        assert_eq!(
+            directives(Some("info,rmcp::transport=debug")),
+            "info,rmcp::transport=debug"
+        );
+        // Names that merely hold the letters are not rmcp.
+        assert_eq!(
+            directives(Some("debug,myapp_normcp=info")),
+            "debug,myapp_normcp=info,rmcp=warn"
+        );
+        assert_eq!(
+            directives(Some("debug,xrmcp=info")),
+            "debug,xrmcp=info,rmcp=warn"
+        );
     }
 }

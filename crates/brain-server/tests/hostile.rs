@@ -8,8 +8,9 @@ use std::time::{Duration, Instant};
 
 use brain_server::http::limits::LimitSettings;
 use brain_testkit::app::{
-    SECRET, TestApp, TestBackend, TestOptions, count_rows, jwt_config, latest_connection, ok,
-    raw_connect, raw_rpc, raw_tool, spawn_app, spawn_app_opts, token, token_with,
+    SECRET, ServerProcess, TestApp, TestBackend, TestOptions, count_rows, jwt_config,
+    latest_connection, ok, raw_connect, raw_rpc, raw_tool, spawn_app, spawn_app_opts, token,
+    token_with,
 };
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -407,46 +408,8 @@ async fn race_initializes(app: &TestApp, tokens: Vec<String>) -> (usize, usize) 
 }
 
 /// The real binary, on the test's store, with extra environment.
-struct Server {
-    base: String,
-    child: tokio::process::Child,
-    log: Arc<std::sync::Mutex<String>>,
-}
-
-async fn server(db: &TestBackend, env: &[(&str, &str)]) -> Server {
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_brain"));
-    cmd.args(["serve", "--listen", "127.0.0.1:0"])
-        .env("BRAIN_JWT_HS256_SECRET", SECRET)
-        .env("DATABASE_URL", db.url())
-        .env_remove("RUST_LOG")
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let mut child = cmd.spawn().unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let log = Arc::new(std::sync::Mutex::new(String::new()));
-    let addr = loop {
-        let line = lines.next_line().await.unwrap().expect("exited early");
-        log.lock().unwrap().push_str(&line);
-        if let Some(rest) = line.split("addr=").nth(1) {
-            break rest.split_whitespace().next().unwrap().to_owned();
-        }
-    };
-    let sink = log.clone();
-    tokio::spawn(async move {
-        while let Ok(Some(l)) = lines.next_line().await {
-            let mut s = sink.lock().unwrap();
-            s.push_str(&l);
-            s.push('\n');
-        }
-    });
-    Server {
-        base: format!("http://{addr}"),
-        child,
-        log,
-    }
+async fn server(db: &TestBackend, env: &[(&str, &str)]) -> ServerProcess {
+    ServerProcess::start(env!("CARGO_BIN_EXE_brain"), db, env).await
 }
 
 fn rss_kib(pid: u32) -> u64 {

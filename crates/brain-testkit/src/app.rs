@@ -483,3 +483,56 @@ pub async fn watching_client(
     );
     (Watcher(tx).serve(transport).await.expect("initialize"), rx)
 }
+
+/// The real `brain` binary serving on `db` with extra environment (and
+/// `RUST_LOG` unset unless `env` sets it), its stderr kept as `log`.
+pub struct ServerProcess {
+    pub base: String,
+    pub child: tokio::process::Child,
+    pub log: Arc<std::sync::Mutex<String>>,
+}
+
+impl ServerProcess {
+    /// `bin` is the test's `env!("CARGO_BIN_EXE_brain")`.
+    pub async fn start(bin: &str, db: &TestBackend, env: &[(&str, &str)]) -> Self {
+        use tokio::io::AsyncBufReadExt;
+        let mut cmd = tokio::process::Command::new(bin);
+        cmd.args(["serve", "--listen", "127.0.0.1:0"])
+            .env("BRAIN_JWT_HS256_SECRET", SECRET)
+            .env("DATABASE_URL", db.url())
+            .env_remove("RUST_LOG")
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().unwrap();
+        let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
+        let log = Arc::new(std::sync::Mutex::new(String::new()));
+        let addr = loop {
+            let line = lines.next_line().await.unwrap().expect("exited early");
+            log.lock().unwrap().push_str(&line);
+            if let Some(rest) = line.split("addr=").nth(1) {
+                break rest.split_whitespace().next().unwrap().to_owned();
+            }
+        };
+        let sink = log.clone();
+        tokio::spawn(async move {
+            while let Ok(Some(l)) = lines.next_line().await {
+                let mut s = sink.lock().unwrap();
+                s.push_str(&l);
+                s.push('\n');
+            }
+        });
+        Self {
+            base: format!("http://{addr}"),
+            child,
+            log,
+        }
+    }
+
+    /// The bytes logged so far.
+    pub fn log_len(&self) -> usize {
+        self.log.lock().unwrap().len()
+    }
+}

@@ -244,10 +244,7 @@ impl ServerHandler for BrainMcp {
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.as_ref();
         if !self.inner.tools.iter().any(|t| t.name == name) {
-            return Err(ErrorData::invalid_params(
-                format!("unknown tool: {name}"),
-                None,
-            ));
+            return Err(unknown_tool(name));
         }
         let request_id = context
             .extensions
@@ -283,12 +280,7 @@ impl ServerHandler for BrainMcp {
             }
             Some(Ok(value)) => CallToolResult::structured(value),
             Some(Err(e)) => errors::store_error(name, e),
-            None => {
-                return Err(ErrorData::invalid_params(
-                    format!("unknown tool: {name}"),
-                    None,
-                ));
-            }
+            None => return Err(unknown_tool(name)),
         };
         let outcome = if result.is_error == Some(true) {
             result
@@ -310,5 +302,40 @@ impl ServerHandler for BrainMcp {
             "tool call"
         );
         Ok(result.into())
+    }
+}
+
+/// The longest tool name an error echoes (the longest of brain's is 29).
+const MAX_ECHOED_TOOL_NAME: usize = 64;
+
+/// JSON-RPC's answer to an unknown tool (SPEC §2: -32602). rmcp logs this
+/// message at warn, so a client's name is echoed only when it is short and
+/// plain: a made-up 1 MiB name must not become 1 MiB of log.
+fn unknown_tool(name: &str) -> ErrorData {
+    let plain = name.len() <= MAX_ECHOED_TOOL_NAME
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_-./".contains(&b));
+    let message = if plain {
+        format!("unknown tool: {name}; tools/list names the tools")
+    } else {
+        format!(
+            "unknown tool (a name of {} bytes, not shown); tools/list names the tools",
+            name.len()
+        )
+    };
+    ErrorData::invalid_params(message, None)
+}
+
+#[cfg(test)]
+mod unknown_tool_tests {
+    use super::unknown_tool;
+
+    #[test]
+    fn a_long_or_odd_name_is_not_echoed() {
+        let long = "x".repeat(65);
+        assert!(!unknown_tool(&long).message.contains(&long));
+        assert!(!unknown_tool("a\nb").message.contains("a\nb"));
+        assert!(unknown_tool("brain_nope").message.contains("brain_nope"));
     }
 }
