@@ -265,6 +265,26 @@ pub async fn limit_declared_body(req: Request, next: Next) -> Response {
     next.run(req).await
 }
 
+/// On every route: a refusal (4xx) of a request that carries a body says
+/// `Connection: close`. Most refusals answer before the body is read (no
+/// credential, the rate limit, a declared size over the limit), and hyper
+/// then closes the socket rather than read what is left; without the header
+/// a keep-alive client sends its next request into a closed socket.
+pub async fn close_after_refusal(req: Request, next: Next) -> Response {
+    let has_body = req.headers().contains_key(http::header::TRANSFER_ENCODING)
+        || req
+            .headers()
+            .get(http::header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.trim() != "0");
+    let mut resp = next.run(req).await;
+    if has_body && resp.status().is_client_error() {
+        resp.headers_mut()
+            .insert(http::header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    resp
+}
+
 /// On the routes that read bodies, after authentication (an unauthenticated
 /// caller is answered without its body being read): the body is read whole,
 /// up to `MAX_BODY_BYTES` (413, chunked or not) and within `BODY_TIMEOUT`

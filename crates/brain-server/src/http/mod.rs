@@ -174,7 +174,16 @@ pub fn router(state: AppState, opts: HttpOptions) -> Router {
 
     let mut router = Router::new();
     if opts.metrics {
-        router = router.route("/metrics", get(crate::metrics::scrape));
+        // On the front door it is guarded as every page is (a scraper names an
+        // allowed host); BRAIN_METRICS_LISTEN's own listener is for the
+        // internal network and has no guard.
+        router = router.route(
+            "/metrics",
+            get(crate::metrics::scrape).layer(axum::middleware::from_fn_with_state(
+                state.clone(),
+                guard::host_and_origin,
+            )),
+        );
     }
     router
         .merge(admin)
@@ -197,6 +206,7 @@ pub fn router(state: AppState, opts: HttpOptions) -> Router {
         .route_service("/mcp", mcp)
         .fallback(|| async { error_response(StatusCode::NOT_FOUND, "not_found", "no such route") })
         .layer(axum::middleware::from_fn(limits::limit_declared_body))
+        .layer(axum::middleware::from_fn(limits::close_after_refusal))
         .layer(axum::middleware::from_fn(security_headers))
         .layer(axum::middleware::from_fn(crate::metrics::track_http))
         .layer(TraceLayer::new_for_http().make_span_with(meta::span_for))
