@@ -343,3 +343,89 @@ async fn a_focus_read_on_one_replica_sees_an_end_answered_by_the_other() {
         .unwrap_or_else(|| panic!("no focus memory hits in /metrics:\n{metrics}"));
     assert!(hits >= 20, "only {hits} reads answered from memory");
 }
+
+/// Third hostile review, L1: an elevation outlived its connection. After a
+/// DELETE on replica A it was still listed active, and replica B, which had
+/// served the connection within its 1 s memory of open connections, still
+/// honoured it for a shrink.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_elevation_ends_with_its_connection_on_every_replica() {
+    let db = TestDb::create().await.unwrap();
+    let a = replica(&db).await;
+    let b = replica(&db).await;
+    let op = token_with(json!({"tenant": "acme", "sub": "olga", "role": "operator"}));
+    let conn = raw_connect(&a.base, &op).await;
+    let http = reqwest::Client::new();
+    let granted = http
+        .post(format!("{}/brain-admin/elevations", a.base))
+        .bearer_auth(&op)
+        .json(&json!({"mcp_session_id": conn, "reason": "cleanup", "ttl_secs": 600}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(granted.status().as_u16(), 201, "{:?}", granted.text().await);
+    // A body of 100 characters at revision 1, and a session to shrink it.
+    let (s, _) = raw_tool(
+        &b.base,
+        &op,
+        &conn,
+        "brain_session_start",
+        json!({"project": "p", "client_key": "k"}),
+    )
+    .await;
+    let id = s["session"]["session_id"].clone();
+    let (e, err) = raw_tool(&b.base, &op, &conn, "brain_session_end", json!({"session_id": id,
+        "expected_client_key": "k", "summary": "s", "next_focus": "x".repeat(100), "expected_focus_revision": 0})).await;
+    assert!(!err, "{e}");
+    let (s, _) = raw_tool(
+        &b.base,
+        &op,
+        &conn,
+        "brain_session_start",
+        json!({"project": "p", "client_key": "k2"}),
+    )
+    .await;
+    let id = s["session"]["session_id"].clone();
+    // B has just served the connection. A closes it.
+    let deleted = http
+        .delete(format!("{}/mcp", a.base))
+        .bearer_auth(&op)
+        .header("mcp-session-id", &conn)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(deleted.status().as_u16(), 204);
+    let listed: serde_json::Value = http
+        .get(format!("{}/brain-admin/elevations", a.base))
+        .bearer_auth(&op)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(listed["elevations"], json!([]), "{listed}");
+    let (status, msg) = raw_rpc(&b.base, &op, &conn, "tools/call", json!({"name": "brain_session_end",
+        "arguments": {"session_id": id, "expected_client_key": "k2", "summary": "s", "next_focus": "y",
+            "expected_focus_revision": 1, "allow_focus_shrink": true}})).await;
+    // Either B no longer knows the connection (404) or the elevation is gone.
+    if status == 200 {
+        let r = &msg["result"];
+        assert_eq!(r["isError"], true, "{msg}");
+        assert_eq!(
+            r["structuredContent"]["error"]["code"],
+            "focus_shrink_override_refused"
+        );
+    } else {
+        assert_eq!(status, 404, "{msg}");
+    }
+    let (f, _) = raw_tool(
+        &a.base,
+        &op,
+        &raw_connect(&a.base, &op).await,
+        "brain_focus_get",
+        json!({"project": "p"}),
+    )
+    .await;
+    assert_eq!(f["revision"], 1, "the shrink was applied: {f}");
+}

@@ -12,8 +12,11 @@ pub(crate) static SQL: Sql = Sql {
     // otherwise land on the ledger before a write it no longer allows.
     // Locked, the revoke waits for that write, or the write waits for the
     // revoke and reads the row as revoked.
-    elevation_active: "SELECT EXISTS (SELECT 1 FROM elevations WHERE tenant_id = $1 \
+    elevation_active: "SELECT EXISTS (SELECT 1 FROM elevations e WHERE tenant_id = $1 \
         AND credential_id = $2 AND revoked_at IS NULL AND expires_at > $3 \
+        AND (e.connection_id IS NULL OR NOT EXISTS (SELECT 1 FROM mcp_connections c \
+             WHERE c.tenant_id = e.tenant_id AND c.connection_id = e.connection_id \
+             AND c.closed_at IS NOT NULL)) \
         AND ((connection_id IS NOT NULL AND connection_id = $4) \
              OR ($4::text IS NULL AND session_id = $5)) LIMIT 1 FOR SHARE) AS found",
     connection_owner: "SELECT credential_id, role, closed_at IS NOT NULL AS closed \
@@ -29,8 +32,11 @@ pub(crate) static SQL: Sql = Sql {
     elevation_list: concat!(
         "SELECT ",
         elevation_columns!(),
-        " FROM elevations WHERE tenant_id = $1 AND credential_id = $2 \
-         AND revoked_at IS NULL AND expires_at > $3 ORDER BY granted_at"
+        " FROM elevations e WHERE tenant_id = $1 AND credential_id = $2 \
+         AND revoked_at IS NULL AND expires_at > $3 \
+         AND (e.connection_id IS NULL OR NOT EXISTS (SELECT 1 FROM mcp_connections c \
+             WHERE c.tenant_id = e.tenant_id AND c.connection_id = e.connection_id \
+             AND c.closed_at IS NOT NULL)) ORDER BY granted_at"
     ),
     token_insert: "INSERT INTO shared_tokens (tenant_id, token_id, name, token_hash, created_at) \
         VALUES ($1,$2,$3,$4,$5) ON CONFLICT DO NOTHING",

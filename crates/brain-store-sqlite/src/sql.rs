@@ -10,8 +10,11 @@ use brain_core::{
 };
 
 pub(crate) static SQL: Sql = Sql {
-    elevation_active: "SELECT EXISTS (SELECT 1 FROM elevations WHERE tenant_id = ?1 \
+    elevation_active: "SELECT EXISTS (SELECT 1 FROM elevations e WHERE tenant_id = ?1 \
         AND credential_id = ?2 AND revoked_at IS NULL AND expires_at > ?3 \
+        AND (e.connection_id IS NULL OR NOT EXISTS (SELECT 1 FROM mcp_connections c \
+             WHERE c.tenant_id = e.tenant_id AND c.connection_id = e.connection_id \
+             AND c.closed_at IS NOT NULL)) \
         AND ((connection_id IS NOT NULL AND connection_id = ?4) \
              OR (?4 IS NULL AND session_id = ?5))) AS found",
     connection_owner: "SELECT credential_id, role, closed_at IS NOT NULL AS closed \
@@ -27,8 +30,11 @@ pub(crate) static SQL: Sql = Sql {
     elevation_list: concat!(
         "SELECT ",
         elevation_columns!(),
-        " FROM elevations WHERE tenant_id = ?1 AND credential_id = ?2 \
-         AND revoked_at IS NULL AND expires_at > ?3 ORDER BY granted_at"
+        " FROM elevations e WHERE tenant_id = ?1 AND credential_id = ?2 \
+         AND revoked_at IS NULL AND expires_at > ?3 \
+         AND (e.connection_id IS NULL OR NOT EXISTS (SELECT 1 FROM mcp_connections c \
+             WHERE c.tenant_id = e.tenant_id AND c.connection_id = e.connection_id \
+             AND c.closed_at IS NOT NULL)) ORDER BY granted_at"
     ),
     token_insert: "INSERT INTO shared_tokens (tenant_id, token_id, name, token_hash, created_at) \
         VALUES (?1,?2,?3,?4,?5) ON CONFLICT DO NOTHING",
