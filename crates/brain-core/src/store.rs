@@ -198,7 +198,8 @@ pub struct Briefing {
     /// The parsed executive state, or null when none was written.
     pub executive_state: Option<Value>,
     pub brief: Option<Brief>,
-    pub mental_models: Vec<NamedBody>,
+    /// By name; their bodies within [`MODELS_BUDGET_BYTES`] in all.
+    pub mental_models: Vec<BriefedModel>,
     /// For each of the first 3 missions, its top 3 artifacts.
     pub recall: Vec<MissionRecall>,
     /// Todo artifacts not yet acknowledged.
@@ -213,6 +214,45 @@ pub struct Briefing {
 pub struct NamedBody {
     pub name: String,
     pub body: String,
+}
+
+/// The bytes of mental-model bodies one briefing carries in all: a project
+/// may hold 32 models of 256 KiB, and every start and resume would carry
+/// them all (a 150-byte call answering megabytes).
+pub const MODELS_BUDGET_BYTES: usize = 64 * 1024;
+
+/// A mental model as a briefing carries it: whole, or, once the briefing's
+/// budget for models is spent, by name only (`truncated`, empty `body`: read
+/// it with brain_document_get).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BriefedModel {
+    pub name: String,
+    pub body: String,
+    pub body_chars: usize,
+    pub truncated: bool,
+}
+
+impl BriefedModel {
+    /// `models` in order, whole while their bodies fit `budget` bytes in all.
+    pub fn within(models: Vec<NamedBody>, budget: usize) -> Vec<Self> {
+        let mut left = budget;
+        models
+            .into_iter()
+            .map(|m| {
+                let body_chars = m.body.chars().count();
+                let fits = m.body.len() <= left;
+                if fits {
+                    left -= m.body.len();
+                }
+                Self {
+                    name: m.name,
+                    body: if fits { m.body } else { String::new() },
+                    body_chars,
+                    truncated: !fits,
+                }
+            })
+            .collect()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -663,4 +703,24 @@ pub async fn verify_receipts(
         }
     }
     Ok(Ok((count, tip_seq, tip_hash)))
+}
+
+#[cfg(test)]
+mod briefed_model_tests {
+    use super::{BriefedModel, NamedBody};
+
+    #[test]
+    fn models_past_the_budget_go_by_name() {
+        let m = |name: &str, len: usize| NamedBody {
+            name: name.into(),
+            body: "x".repeat(len),
+        };
+        let out = BriefedModel::within(vec![m("a", 6), m("b", 5), m("c", 4)], 10);
+        let shown: Vec<_> = out
+            .iter()
+            .map(|b| (b.name.as_str(), b.body.len(), b.truncated))
+            .collect();
+        assert_eq!(shown, [("a", 6, false), ("b", 0, true), ("c", 4, false)]);
+        assert_eq!(out[1].body_chars, 5);
+    }
 }

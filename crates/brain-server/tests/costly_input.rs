@@ -191,3 +191,59 @@ async fn a_replayed_end_answers_the_same_diff() {
     );
     c.cancel().await.unwrap();
 }
+
+/// Third hostile review, L7: a ~150-byte start answered 17 MiB when its
+/// project held 32 mental models of 256 KiB. A briefing now carries models
+/// whole within 64 KiB in all, and the rest by name.
+#[tokio::test]
+async fn a_briefing_carries_mental_models_within_its_budget() {
+    let app = spawn_app().await;
+    let op = brain_testkit::app::token_with(
+        json!({"tenant": "acme", "sub": "olga", "role": "operator"}),
+    );
+    let c = app.client(&op).await;
+    for i in 0..8 {
+        ok(
+            &c,
+            "brain_document_put",
+            json!({"project": "p", "document": "mental_model", "name": format!("m{i}"),
+                   "body": "z".repeat(200 * 1024), "expected_revision": 0}),
+        )
+        .await;
+    }
+    ok(
+        &c,
+        "brain_document_put",
+        json!({"project": "p", "document": "mental_model", "name": "small",
+               "body": "be brief", "expected_revision": 0}),
+    )
+    .await;
+    let agent = app.client(&token("acme", "a")).await;
+    let r = brain_testkit::app::call(
+        &agent,
+        "brain_session_start",
+        json!({"project": "p", "client_key": "k"}),
+    )
+    .await;
+    let text_bytes: usize = r
+        .content
+        .iter()
+        .filter_map(|c| c.as_text())
+        .map(|t| t.text.len())
+        .sum();
+    let v = r.structured_content.unwrap();
+    let structured_bytes = v.to_string().len();
+    assert!(structured_bytes < 80 * 1024, "{structured_bytes} bytes");
+    assert!(text_bytes < 80 * 1024, "{text_bytes} bytes");
+    let models = v["briefing"]["mental_models"].as_array().unwrap();
+    assert_eq!(models.len(), 9);
+    let small = models.iter().find(|m| m["name"] == "small").unwrap();
+    assert_eq!(small["body"], "be brief");
+    assert_eq!(small["truncated"], false);
+    let cut: Vec<_> = models.iter().filter(|m| m["truncated"] == true).collect();
+    assert_eq!(cut.len(), 8, "none of the 200 KiB models fits 64 KiB");
+    assert!(
+        cut.iter()
+            .all(|m| m["body"] == "" && m["body_chars"] == 200 * 1024)
+    );
+}

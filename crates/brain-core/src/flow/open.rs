@@ -12,8 +12,8 @@ use crate::requests::BindRequest;
 use crate::requests::{ResumeRequest, StartRequest};
 use crate::rules::{self};
 use crate::store::{
-    BindOutcome, Briefing, BriefingSources, MissionRecall, RecallQuery, Recovery, SessionBriefing,
-    SlotRef, SlotView,
+    BindOutcome, BriefedModel, Briefing, BriefingSources, MODELS_BUDGET_BYTES, MissionRecall,
+    RecallQuery, Recovery, SessionBriefing, SlotRef, SlotView,
 };
 
 /// Bind (SPEC §2.2): the session checks, then bind once; the same slot again is a no-op.
@@ -133,7 +133,7 @@ async fn briefing_from<T: CloseTx>(
         slot: slot.map(SlotRef::from),
         executive_state,
         brief: src.brief,
-        mental_models: src.mental_models,
+        mental_models: BriefedModel::within(src.mental_models, MODELS_BUDGET_BYTES),
         recall,
         inbox_count: src.inbox_count,
         sync_note: src.sync_note,

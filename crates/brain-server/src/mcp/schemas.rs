@@ -140,7 +140,8 @@ pub fn briefing() -> Value {
             },
             "mental_models": {
                 "type": "array",
-                "items": {"type": "object", "properties": {"name": {"type": "string"}, "body": {"type": "string"}}, "required": ["name", "body"]}
+                "description": "Whole while their bodies fit 64 KiB in all; past it by name only (truncated: true, body empty): read those with brain_document_get.",
+                "items": {"type": "object", "properties": {"name": {"type": "string"}, "body": {"type": "string"}, "body_chars": {"type": "integer"}, "truncated": {"type": "boolean"}}, "required": ["name", "body", "body_chars", "truncated"]}
             },
             "recall": {
                 "type": "array",
