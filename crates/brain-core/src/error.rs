@@ -25,6 +25,7 @@ pub enum ErrorCode {
     FocusShrinkOverrideRefused,
     BaseFocusShrink,
     SlotFocusShrink,
+    QuotaExceeded,
 }
 
 impl ErrorCode {
@@ -48,6 +49,7 @@ impl ErrorCode {
             Self::FocusShrinkOverrideRefused => "focus_shrink_override_refused",
             Self::BaseFocusShrink => "base_focus_shrink",
             Self::SlotFocusShrink => "slot_focus_shrink",
+            Self::QuotaExceeded => "quota_exceeded",
         }
     }
 
@@ -70,6 +72,7 @@ impl ErrorCode {
             Self::ConfirmRequired => 428,
             Self::RateLimited => 429,
             Self::Internal => 500,
+            Self::QuotaExceeded => 507,
         }
     }
 }
@@ -117,6 +120,21 @@ impl DomainError {
             ErrorCode::SessionNotFound,
             "no such session in this tenant; check the session_id or start a new session",
         )
+    }
+
+    /// The most projects a tenant may hold (migration 0014's trigger).
+    pub const MAX_PROJECTS_PER_TENANT: i64 = 10_000;
+
+    /// A write that would create a project past the tenant's bound.
+    pub fn project_cap() -> Self {
+        Self::new(
+            ErrorCode::QuotaExceeded,
+            format!(
+                "this tenant holds {} projects, the most it may; work in an existing project, or have an operator delete one",
+                Self::MAX_PROJECTS_PER_TENANT
+            ),
+        )
+        .with_details(json!({"quota": "projects", "limit": Self::MAX_PROJECTS_PER_TENANT}))
     }
 
     /// A failure the caller cannot fix. The cause is logged by the server, never sent.

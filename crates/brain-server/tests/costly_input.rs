@@ -247,3 +247,97 @@ async fn a_briefing_carries_mental_models_within_its_budget() {
             .all(|m| m["body"] == "" && m["body_chars"] == 200 * 1024)
     );
 }
+
+/// Third hostile review, M2: one agent credential created projects without
+/// bound (each a new place for 256 KiB bodies). A tenant holds at most
+/// 10,000; a write that would create one more is `quota_exceeded` (507) and
+/// writes nothing, and writes to existing projects go on.
+#[tokio::test]
+async fn a_tenant_holds_a_bounded_number_of_projects() {
+    let app = spawn_app().await;
+    let c = app.client(&token("acme", "hoarder")).await;
+    ok(
+        &c,
+        "brain_remember",
+        json!({"project": "p0", "kind": "note", "text": "first"}),
+    )
+    .await;
+    // 9,998 more, written directly (the bound's own trigger off for the fill).
+    let fill = |time: &str| {
+        format!(
+            "WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < 9998) \
+             INSERT INTO projects (tenant_id, project, created_at) SELECT 'acme', 'filler-' || n, {time} FROM g"
+        )
+    };
+    match &app.db {
+        brain_testkit::app::TestBackend::Postgres(_) => {
+            let sql = format!(
+                "DO $$ BEGIN SET LOCAL session_replication_role = replica; {}; END $$",
+                fill("now()")
+            );
+            brain_testkit::app::exec(&app, &sql).await;
+        }
+        brain_testkit::app::TestBackend::Sqlite(_) => {
+            brain_testkit::app::exec(&app, "DROP TRIGGER projects_cap").await;
+            brain_testkit::app::exec(&app, &fill("0")).await;
+            brain_testkit::app::exec(
+                &app,
+                include_str!("../../../migrations/sqlite/0014_project_cap.sql"),
+            )
+            .await;
+        }
+    }
+    // The 10,000th.
+    ok(
+        &c,
+        "brain_session_start",
+        json!({"project": "last", "client_key": "k"}),
+    )
+    .await;
+    let receipts_before = brain_testkit::app::count_rows(&app, "receipts").await;
+    for (tool, args) in [
+        (
+            "brain_session_start",
+            json!({"project": "one-more", "client_key": "k"}),
+        ),
+        (
+            "brain_remember",
+            json!({"project": "one-more", "kind": "note", "text": "x"}),
+        ),
+        (
+            "brain_document_put",
+            json!({"project": "one-more", "document": "sync_note", "body": "x", "expected_revision": 0}),
+        ),
+    ] {
+        let e = brain_testkit::app::refused(&c, tool, args).await;
+        assert_eq!(e["code"], "quota_exceeded", "{tool}: {e}");
+        assert_eq!(e["status"], 507);
+        assert_eq!(e["details"]["limit"], 10_000);
+    }
+    let held = "projects WHERE tenant_id = 'acme' AND project NOT IN ('_mcp', '_runtime')";
+    assert_eq!(brain_testkit::app::count_rows(&app, held).await, 10_000);
+    assert_eq!(
+        brain_testkit::app::count_rows(&app, "receipts").await,
+        receipts_before
+    );
+    // Existing projects take writes; another tenant creates its own.
+    ok(
+        &c,
+        "brain_remember",
+        json!({"project": "p0", "kind": "note", "text": "still here"}),
+    )
+    .await;
+    ok(
+        &c,
+        "brain_session_start",
+        json!({"project": "filler-7", "client_key": "k"}),
+    )
+    .await;
+    let other = app.client(&token("globex", "g")).await;
+    ok(
+        &other,
+        "brain_session_start",
+        json!({"project": "one-more", "client_key": "k"}),
+    )
+    .await;
+}

@@ -51,6 +51,11 @@ pub type DbConn<D> = <<D as Dialect>::DB as Database>::Connection;
 /// A database error, told without its SQL; one that broke its connection
 /// is remembered ([`lost`]).
 pub fn db(e: sqlx::Error) -> StoreError {
+    if let sqlx::Error::Database(d) = &e
+        && d.message().starts_with("brain_project_cap")
+    {
+        return StoreError::Domain(brain_core::DomainError::project_cap());
+    }
     lost::note(&e);
     StoreError::backend(e)
 }
