@@ -228,7 +228,6 @@ pub const MODELS_BUDGET_BYTES: usize = 64 * 1024;
 pub struct BriefedModel {
     pub name: String,
     pub body: String,
-    pub body_chars: usize,
     pub truncated: bool,
 }
 
@@ -239,7 +238,6 @@ impl BriefedModel {
         models
             .into_iter()
             .map(|m| {
-                let body_chars = m.body.chars().count();
                 let fits = m.body.len() <= left;
                 if fits {
                     left -= m.body.len();
@@ -247,7 +245,6 @@ impl BriefedModel {
                 Self {
                     name: m.name,
                     body: if fits { m.body } else { String::new() },
-                    body_chars,
                     truncated: !fits,
                 }
             })
@@ -721,6 +718,5 @@ mod briefed_model_tests {
             .map(|b| (b.name.as_str(), b.body.len(), b.truncated))
             .collect();
         assert_eq!(shown, [("a", 6, false), ("b", 0, true), ("c", 4, false)]);
-        assert_eq!(out[1].body_chars, 5);
     }
 }

@@ -242,10 +242,7 @@ async fn a_briefing_carries_mental_models_within_its_budget() {
     assert_eq!(small["truncated"], false);
     let cut: Vec<_> = models.iter().filter(|m| m["truncated"] == true).collect();
     assert_eq!(cut.len(), 8, "none of the 200 KiB models fits 64 KiB");
-    assert!(
-        cut.iter()
-            .all(|m| m["body"] == "" && m["body_chars"] == 200 * 1024)
-    );
+    assert!(cut.iter().all(|m| m["body"] == ""));
 }
 
 /// Third hostile review, M2: one agent credential created projects without

@@ -159,7 +159,7 @@ async fn documents_feed_the_briefing() {
     assert_eq!(b["sync_note"], json!("agent B owns the UI"));
     assert_eq!(
         b["mental_models"],
-        json!([{"name": "reviewer", "body": "be strict", "body_chars": 9, "truncated": false}])
+        json!([{"name": "reviewer", "body": "be strict", "truncated": false}])
     );
     assert_eq!(b["brief"], Value::Null);
     // The scheduler's brief appears in the next briefing.

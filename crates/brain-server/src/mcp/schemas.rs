@@ -123,14 +123,14 @@ pub fn briefing() -> Value {
             "base_focus": focus_ref(None),
             "slot": {
                 "type": ["object", "null"],
-                "description": "Its body is in slot.",
+                "description": "Body is in slot.",
                 "properties": {"name": {"type": "string"}, "revision": {"type": "integer"}},
                 "required": ["name", "revision"]
             },
-            "executive_state": {"type": ["object", "null"], "description": "brain_document_put's body, parsed."},
+            "executive_state": {"type": ["object", "null"], "description": "Parsed."},
             "brief": {
                 "type": ["object", "null"],
-                "description": "Daily digest; stale after 26 h.",
+                "description": "Daily digest, stale after 26h.",
                 "properties": {
                     "body": {"type": "string"},
                     "generated_at": timestamp(),
@@ -140,8 +140,7 @@ pub fn briefing() -> Value {
             },
             "mental_models": {
                 "type": "array",
-                "description": "Whole while their bodies fit 64 KiB in all; past it by name only (truncated: true, body empty): read those with brain_document_get.",
-                "items": {"type": "object", "properties": {"name": {"type": "string"}, "body": {"type": "string"}, "body_chars": {"type": "integer"}, "truncated": {"type": "boolean"}}, "required": ["name", "body", "body_chars", "truncated"]}
+                "items": {"type": "object", "properties": {"name": {"type": "string"}, "body": {"type": "string"}, "truncated": {"type": "boolean"}}, "required": ["name", "body"]}
             },
             "recall": {
                 "type": "array",
