@@ -78,9 +78,13 @@ impl Dialect for Lite {
 
 /// Web-search syntax for FTS5, like PostgreSQL's `websearch_to_tsquery`: words
 /// are ANDed, `or` between words ORs them, a leading `-` excludes, "quotes" make
-/// a phrase. Every term is quoted, so no input is an FTS5 syntax error.
+/// a phrase. Every term is quoted, so no input is an FTS5 syntax error. The
+/// result follows recall_search's scope token: ` AND text : (…)` for what
+/// must match, then ` NOT text : …` for each exclusion, so a query of only
+/// exclusions lists the project's artifacts without them, as PostgreSQL does.
 pub(crate) fn fts_query(input: &str) -> Option<String> {
-    let mut out: Vec<String> = Vec::new();
+    let mut wanted: Vec<String> = Vec::new();
+    let mut excluded: Vec<String> = Vec::new();
     let mut pending_or = false;
     let mut rest = input;
     while !rest.trim_start().is_empty() {
@@ -106,25 +110,62 @@ pub(crate) fn fts_query(input: &str) -> Option<String> {
         if words.is_empty() {
             continue;
         }
-        if !negate && words.len() == 1 && words[0].eq_ignore_ascii_case("or") && !out.is_empty() {
+        if !negate && words.len() == 1 && words[0].eq_ignore_ascii_case("or") && !wanted.is_empty()
+        {
             pending_or = true;
             continue;
         }
         let phrase = format!("\"{}\"", words.join(" "));
-        let joiner = if out.is_empty() {
-            ""
-        } else if negate {
-            " NOT "
-        } else if pending_or {
-            " OR "
-        } else {
-            " AND "
-        };
-        if negate && out.is_empty() {
-            continue; // FTS5 cannot start with NOT
+        if negate {
+            excluded.push(phrase);
+            continue;
         }
-        out.push(format!("{joiner}{phrase}"));
+        let joiner = match (wanted.is_empty(), pending_or) {
+            (true, _) => "",
+            (false, true) => " OR ",
+            (false, false) => " AND ",
+        };
+        wanted.push(format!("{joiner}{phrase}"));
         pending_or = false;
     }
-    (!out.is_empty()).then(|| out.concat())
+    if wanted.is_empty() && excluded.is_empty() {
+        return None;
+    }
+    let mut out = String::new();
+    if !wanted.is_empty() {
+        out.push_str(&format!(" AND text : ({})", wanted.concat()));
+    }
+    for phrase in excluded {
+        out.push_str(&format!(" NOT text : {phrase}"));
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod fts_query_tests {
+    use super::fts_query;
+
+    #[test]
+    fn terms_follow_the_scope_token() {
+        assert_eq!(
+            fts_query("alpha beta").unwrap(),
+            r#" AND text : ("alpha" AND "beta")"#
+        );
+        assert_eq!(
+            fts_query("alpha or beta").unwrap(),
+            r#" AND text : ("alpha" OR "beta")"#
+        );
+        assert_eq!(
+            fts_query("alpha -beta \"gamma delta\"").unwrap(),
+            r#" AND text : ("alpha" AND "gamma delta") NOT text : "beta""#
+        );
+        // Only exclusions: the scope's artifacts without them (as PostgreSQL).
+        assert_eq!(fts_query("-alpha").unwrap(), r#" NOT text : "alpha""#);
+        assert_eq!(fts_query(" -- !! "), None);
+        // Quotes and FTS5 syntax in the input stay inside quoted phrases.
+        assert_eq!(
+            fts_query("fts_scope:x").unwrap(),
+            r#" AND text : ("fts scope x")"#
+        );
+    }
 }

@@ -258,22 +258,29 @@ pub(crate) static SQL: Sql = Sql {
         (SELECT count(*) FROM mcp_connections WHERE closed_at IS NULL) AS open_connections",
     tenant_get: "SELECT 1 AS one FROM tenants WHERE tenant_id = ?1",
     ledger_tip: "SELECT seq, hash FROM receipt_heads WHERE tenant_id = ?1",
-    // The rank is relative to the query's best match (1.0), over every match,
+    // The MATCH starts with the artifact's tenant and project (migration
+    // 0015's fts_scope), and the rank counts the query's matches in the
+    // artifact's own text (like PostgreSQL's ts_rank, no weight from other
+    // artifacts), relative to the query's best match (1.0) over every match,
     // not just this page: comparable across pages and with PostgreSQL's.
     recall_search: concat!(
         "WITH hits AS MATERIALIZED (SELECT ",
         artifact_columns!(a),
-        ", -bm25(artifacts_fts) AS raw, a.created_at AS created, a.artifact_id AS aid, \
+        ", length(highlight(artifacts_fts, 0, char(1), '')) \
+             - length(replace(highlight(artifacts_fts, 0, char(1), ''), char(1), '')) AS raw, \
+           a.created_at AS created, a.artifact_id AS aid, \
            snippet(artifacts_fts, 0, '«', '»', '…', 16) AS snippet \
          FROM artifacts_fts JOIN artifacts a ON a.rowid = artifacts_fts.rowid \
-         WHERE artifacts_fts MATCH ?3 AND a.tenant_id = ?1 AND a.project = ?2 \
+         WHERE artifacts_fts MATCH \
+           ('fts_scope : \"s' || lower(hex(?1)) || 'p' || lower(hex(?2)) || '\"' || ?3) \
+         AND a.tenant_id = ?1 AND a.project = ?2 \
          AND (json_array_length(?4) = 0 OR a.kind IN (SELECT value FROM json_each(?4))) \
          AND NOT EXISTS (SELECT 1 FROM json_each(?7) w \
                          WHERE w.value NOT IN (SELECT t.value FROM json_each(a.tags) t)) \
          AND (NOT ?8 OR (a.kind = 'todo' AND a.acknowledged_at IS NULL)) \
          AND (?9 IS NULL OR a.session_id = ?9)) \
          SELECT *, CASE WHEN (SELECT max(raw) FROM hits) > 0 \
-                        THEN raw / (SELECT max(raw) FROM hits) ELSE 1.0 END AS rank \
+                        THEN raw * 1.0 / (SELECT max(raw) FROM hits) ELSE 1.0 END AS rank \
          FROM hits ORDER BY rank DESC, created DESC, aid LIMIT ?5 OFFSET ?6"
     ),
     recall_list: concat!(
