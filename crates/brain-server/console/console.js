@@ -89,6 +89,33 @@ function signinView(message) {
     err));
 }
 
+/// What a token says of itself (unverified: for the operator to read only).
+function claimsOf(t) {
+  try {
+    const part = t.split(".")[1].replace(/-/g, "+").replace(/_/g, "/");
+    return JSON.parse(atob(part + "===".slice((part.length + 3) % 4)));
+  } catch (_) { return null; }
+}
+
+function linkView(t) {
+  document.getElementById("nav").hidden = true;
+  const c = claimsOf(t) || {};
+  const who = (c.sub || "?") + " @ " + (c.tenant || "?") + " (role " + (c.role || "agent") + ")";
+  const accept = () => {
+    sessionStorage.setItem(KEY, t);
+    location.hash = "#/projects";
+    route();
+  };
+  const decline = () => { signinView(token() ? "" : "The link was not used."); if (token()) route(); };
+  main().replaceChildren(el("div", { class: "signin card", id: "link-confirm" },
+    el("h2", {}, "Sign in from a link?"),
+    el("p", {}, "This link signs this tab in as ", el("strong", { id: "link-who" }, who), "."),
+    el("p", { class: "muted" }, "Use it only if you asked for it (brain console-link prints one): a link from anyone else would show you their tenant, and what you do would be done there."),
+    el("div", { class: "row" },
+      el("button", { class: "primary", id: "link-accept", type: "button", onclick: accept }, "Sign in"),
+      el("button", { id: "link-decline", type: "button", onclick: decline }, "Cancel"))));
+}
+
 // ---- projects --------------------------------------------------------------
 
 async function projectsView() {
@@ -308,14 +335,10 @@ document.addEventListener("DOMContentLoaded", () => {
   // A link from `brain console-link` carries the token in the fragment, which
   // browsers never send to a server; keep it in this tab and drop it from the URL.
   const m = location.hash.match(/^#token=([^&]+)/);
+  let linked = null;
   if (m) {
     history.replaceState(null, "", location.pathname + "#/projects");
-    let t = null;
-    try { t = decodeURIComponent(m[1]); } catch (_) { t = null; }
-    // A link must not silently swap the tab's signed-in operator for another.
-    if (t && (!token() || token() === t || confirm("Sign in with the link's token instead of the current one?"))) {
-      sessionStorage.setItem(KEY, t);
-    }
+    try { linked = decodeURIComponent(m[1]); } catch (_) { linked = null; }
   }
   document.getElementById("signout").addEventListener("click", () => {
     sessionStorage.removeItem(KEY);
@@ -323,5 +346,7 @@ document.addEventListener("DOMContentLoaded", () => {
     signinView();
   });
   window.addEventListener("hashchange", route);
-  route();
+  // A link is never a sign-in by itself: anyone can send one, for their own
+  // tenant. The operator sees whose token it carries and decides.
+  if (linked) linkView(linked); else route();
 });

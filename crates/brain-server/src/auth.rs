@@ -27,6 +27,9 @@ pub struct Principal {
     pub subject: String,
     pub role: Role,
     pub token_id: Option<String>,
+    /// Unix seconds after which the credential is no longer taken (a JWT's
+    /// `exp` with the leeway); an open event stream ends then.
+    pub valid_until: Option<i64>,
 }
 
 impl Principal {
@@ -308,6 +311,7 @@ impl Authenticator {
             subject: c.sub,
             role,
             token_id: c.jti,
+            valid_until: window.map(|(_, until)| until),
         };
         Ok((principal, window))
     }

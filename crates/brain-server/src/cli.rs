@@ -340,6 +340,7 @@ async fn run_serve(mut cfg: ServeConfig) -> anyhow::Result<()> {
             max_connections_per_tenant: cfg.max_connections_per_tenant,
             max_connections: cfg.max_connections,
             max_in_flight_per_credential: cfg.max_in_flight_per_credential,
+            ..Default::default()
         }),
         probes: Default::default(),
     });

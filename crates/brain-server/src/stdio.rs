@@ -21,6 +21,7 @@ pub fn principal(tenant: TenantId) -> Principal {
         subject: "stdio".to_owned(),
         role: Role::Agent,
         token_id: None,
+        valid_until: None,
     }
 }
 

@@ -362,5 +362,68 @@ async fn the_console_works_in_a_real_browser() {
         .unwrap();
     wait_text(c, "#elevations", "No active elevations").await;
 
+    // Sign out: the navigation, the operator's name and the button go.
+    c.find(Locator::Css("#signout"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    c.wait().for_element(Locator::Css("#token")).await.unwrap();
+    assert!(!nav_shown(c).await, "the navigation stays after sign-out");
+    shot(c, "signed-out").await;
+
+    // A link that carries a token signs nothing in by itself (third hostile
+    // review, L3: anyone could send one for their own tenant): it asks.
+    let link = app.url(&format!("/brain-admin/#token={op}"));
+    c.goto("about:blank").await.unwrap();
+    c.goto(&link).await.unwrap();
+    wait_text(c, "#link-confirm", "ops @ acme (role operator)").await;
+    assert_eq!(
+        stored_tokens(c).await,
+        0,
+        "signed in before the operator said so"
+    );
+    assert!(!nav_shown(c).await);
+    assert!(!c.current_url().await.unwrap().as_str().contains("token="));
+    shot(c, "link-confirm").await;
+    c.find(Locator::Css("#link-decline"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_text(c, "#signin-error", "The link was not used").await;
+    assert_eq!(stored_tokens(c).await, 0);
+    c.goto("about:blank").await.unwrap();
+    c.goto(&link).await.unwrap();
+    c.wait()
+        .for_element(Locator::Css("#link-accept"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_text(c, "#projects", "web").await;
+    assert!(nav_shown(c).await);
+    wait_text(c, "#who", "ops @ acme").await;
+
     b.client.close().await.unwrap();
+}
+
+async fn nav_shown(c: &Client) -> bool {
+    c.find(Locator::Css("#nav"))
+        .await
+        .unwrap()
+        .is_displayed()
+        .await
+        .unwrap()
+}
+
+async fn stored_tokens(c: &Client) -> u64 {
+    c.execute("return sessionStorage.length;", vec![])
+        .await
+        .unwrap()
+        .as_u64()
+        .unwrap()
 }

@@ -2,19 +2,17 @@
 //! test is one finding of the attack review; they run on both stores.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use brain_server::http::limits::LimitSettings;
 use brain_testkit::app::{
-    SECRET, ServerProcess, TestApp, TestBackend, TestOptions, count_rows, jwt_config,
-    latest_connection, ok, raw_connect, raw_rpc, raw_tool, spawn_app, spawn_app_opts, token,
-    token_with,
+    ServerProcess, TestApp, TestBackend, TestOptions, count_rows, jwt_config, latest_connection,
+    ok, raw_connect, raw_rpc, raw_tool, spawn_app, spawn_app_opts, token, token_with,
 };
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 fn operator(sub: &str) -> String {
     token_with(json!({"tenant": "acme", "sub": sub, "role": "operator"}))

@@ -39,6 +39,7 @@ async fn shared_token(state: &AppState, token: &str) -> Result<Principal, AuthEr
             subject: t.name,
             role: Role::Agent,
             token_id: Some(t.token_id.to_string()),
+            valid_until: None,
         }),
         Ok(None) => Err(AuthError::Invalid("unknown or revoked shared token".into())),
         Err(e) => {
@@ -65,9 +66,13 @@ pub async fn require_credential(
     };
     match result {
         Ok(principal) => {
+            let shared = token
+                .filter(|t| t.starts_with(SHARED_TOKEN_PREFIX))
+                .map(shared_token_hash);
             req.headers_mut().remove(http::header::AUTHORIZATION);
-            req.extensions_mut().insert(principal);
-            next.run(req).await
+            req.extensions_mut().insert(principal.clone());
+            let resp = next.run(req).await;
+            super::streams::while_credential_holds(&state, &principal, shared, resp)
         }
         Err(AuthError::Busy) => super::limits::too_many(
             "too many credentials are being checked at once; retry",

@@ -43,6 +43,10 @@ pub struct LimitSettings {
     /// /mcp at once on this replica, each until its answer's body ends (an SSE
     /// stream holds its place while open).
     pub max_in_flight_per_credential: usize,
+    /// How often an open event stream asks again whether its credential
+    /// still holds (a shared token not revoked); a JWT's stream ends at its
+    /// `exp` whatever this is.
+    pub stream_recheck: Duration,
 }
 
 impl Default for LimitSettings {
@@ -53,6 +57,7 @@ impl Default for LimitSettings {
             max_connections_per_tenant: 1_024,
             max_connections: 8_192,
             max_in_flight_per_credential: 128,
+            stream_recheck: Duration::from_secs(15),
         }
     }
 }

@@ -13,6 +13,7 @@ pub mod limits;
 pub mod meta;
 pub mod probes;
 mod restore;
+mod streams;
 
 use std::sync::Arc;
 use std::time::Duration;

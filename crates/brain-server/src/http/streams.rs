@@ -1,0 +1,118 @@
+//! An event stream lasts only while the credential that opened it holds.
+//! A credential is checked once per request, and an SSE response is one
+//! request that can stay open for as long as its connection (30 min): a
+//! revoked shared token or an expired JWT kept hearing `resources/updated`
+//! until then. Each stream now ends at its JWT's `exp`, and a shared token's
+//! stream asks every `LimitSettings::stream_recheck` whether the token was
+//! revoked.
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::response::Response;
+use brain_core::store::Store;
+use http_body::Body as HttpBody;
+use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
+
+use super::AppState;
+use crate::auth::Principal;
+
+/// `resp`, ended when `principal` stops being valid, if it is an event stream.
+pub fn while_credential_holds(
+    state: &AppState,
+    principal: &Principal,
+    shared_token_hash: Option<String>,
+    resp: Response,
+) -> Response {
+    let streaming = resp
+        .headers()
+        .get(http::header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
+    if !streaming || (principal.valid_until.is_none() && shared_token_hash.is_none()) {
+        return resp;
+    }
+    let ended = CancellationToken::new();
+    let watch = tokio::spawn(watch(
+        state.store.clone(),
+        principal.valid_until,
+        shared_token_hash,
+        state.limits.settings.stream_recheck,
+        ended.clone(),
+    ));
+    resp.map(|inner| {
+        Body::new(UntilEnded {
+            inner,
+            ended: Box::pin(ended.cancelled_owned()),
+            _watch: AbortOnDrop(watch),
+        })
+    })
+}
+
+/// Cancel `ended` once the credential no longer holds.
+async fn watch(
+    store: Arc<dyn Store>,
+    valid_until: Option<i64>,
+    shared_token_hash: Option<String>,
+    recheck: Duration,
+    ended: CancellationToken,
+) {
+    loop {
+        let now = chrono::Utc::now().timestamp();
+        let wait = match valid_until {
+            Some(until) if until <= now => break,
+            Some(until) => recheck.min(Duration::from_secs(until.abs_diff(now))),
+            None => recheck,
+        };
+        tokio::time::sleep(wait.max(Duration::from_millis(100))).await;
+        if let Some(hash) = &shared_token_hash {
+            // Revoked (or gone): the stream ends. A failed lookup is not a
+            // revocation; the next one decides.
+            if let Ok(None) = store.shared_token_find(hash).await {
+                break;
+            }
+        }
+    }
+    metrics::counter!("brain_streams_ended_by_credential_total").increment(1);
+    ended.cancel();
+}
+
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// A body that ends (cleanly, as a stream the server closed) once `ended` is.
+struct UntilEnded {
+    inner: Body,
+    ended: Pin<Box<WaitForCancellationFutureOwned>>,
+    _watch: AbortOnDrop,
+}
+
+impl HttpBody for UntilEnded {
+    type Data = <Body as HttpBody>::Data;
+    type Error = <Body as HttpBody>::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        if self.ended.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(None);
+        }
+        Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}
