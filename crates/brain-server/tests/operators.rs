@@ -415,3 +415,48 @@ async fn admin_calls_are_rate_limited_per_credential() {
     .await;
     assert_eq!(st, StatusCode::OK);
 }
+
+/// Third hostile review, L1: after its connection's DELETE an elevation was
+/// still listed active. (The cross-replica half is in tests/replicas.rs.)
+#[tokio::test]
+async fn an_elevation_is_gone_once_its_connection_is_deleted() {
+    let app = spawn_app().await;
+    let op = operator();
+    let base = format!("http://{}", app.addr);
+    let conn = brain_testkit::app::raw_connect(&base, &op).await;
+    let http = reqwest::Client::new();
+    let granted = http
+        .post(app.url("/brain-admin/elevations"))
+        .bearer_auth(&op)
+        .json(&json!({"mcp_session_id": conn, "reason": "cleanup", "ttl_secs": 600}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(granted.status(), StatusCode::CREATED);
+    let listed = |http: reqwest::Client| {
+        let op = op.clone();
+        let url = app.url("/brain-admin/elevations");
+        async move {
+            let v: Value = http
+                .get(url)
+                .bearer_auth(&op)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            v["elevations"].as_array().unwrap().len()
+        }
+    };
+    assert_eq!(listed(http.clone()).await, 1);
+    let deleted = http
+        .delete(app.mcp_url())
+        .bearer_auth(&op)
+        .header("mcp-session-id", &conn)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(deleted.status(), StatusCode::NO_CONTENT);
+    assert_eq!(listed(http).await, 0);
+}
