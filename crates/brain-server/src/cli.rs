@@ -30,6 +30,14 @@ pub struct Cli {
     pub command: Command,
 }
 
+impl Cli {
+    /// Whether the command answers and exits (no server: `serve` and
+    /// `stdio` are servers), so that its log holds errors only.
+    pub fn is_one_shot(&self) -> bool {
+        !matches!(self.command, Command::Serve(_) | Command::Stdio { .. })
+    }
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Apply migrations, then serve MCP over Streamable HTTP.

@@ -12,7 +12,10 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     let cli = brain_server::cli::Cli::parse();
-    brain_server::telemetry::init(cli.log_format.eq_ignore_ascii_case("json"));
+    brain_server::telemetry::init(
+        cli.log_format.eq_ignore_ascii_case("json"),
+        cli.is_one_shot(),
+    );
     match brain_server::cli::run(cli).await {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {

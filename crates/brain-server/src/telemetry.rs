@@ -29,10 +29,21 @@ fn names_rmcp(rust_log: &str) -> bool {
     })
 }
 
-pub fn init(json: bool) {
+/// What a one-shot command (`receipts verify`, `migrate`, `token …`) logs
+/// unless `RUST_LOG` says otherwise: errors only. Its answer is its output;
+/// the warnings a server gives its operator at start (the database role, its
+/// autovacuum) would be printed on every run.
+const ONE_SHOT_FILTER: &str = "error";
+
+/// Logging for `brain serve` and `brain stdio` (`one_shot` false) or for a
+/// command that answers and exits.
+pub fn init(json: bool, one_shot: bool) {
     let env = std::env::var("RUST_LOG").ok();
-    let filter = EnvFilter::try_new(directives(env.as_deref()))
-        .unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER));
+    let chosen = match env.as_deref().map(str::trim) {
+        None | Some("") if one_shot => ONE_SHOT_FILTER.to_owned(),
+        _ => directives(env.as_deref()),
+    };
+    let filter = EnvFilter::try_new(chosen).unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

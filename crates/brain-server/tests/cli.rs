@@ -326,3 +326,57 @@ fn serve_refuses_an_unknown_tool_profile() {
     );
     assert!(!file.path.exists(), "refusing must not create the database");
 }
+
+/// A one-shot command prints its answer, not the warnings a server gives its
+/// operator at start (here: the role is a superuser, so row-level security
+/// does not bind it), which `receipts verify` printed on every run.
+#[tokio::test]
+async fn one_shot_commands_print_no_server_warnings() {
+    let db = TestDb::create().await.unwrap();
+    let migrated = brain()
+        .args(["migrate", "--database-url", &db.url])
+        .output()
+        .unwrap();
+    assert!(migrated.status.success());
+    let pool = sqlx::PgPool::connect(&db.inspect_url).await.unwrap();
+    sqlx::query("INSERT INTO tenants (tenant_id) VALUES ('acme')")
+        .execute(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+    let out = brain()
+        .args(["receipts", "verify", "--tenant", "acme"])
+        .env("DATABASE_URL", &db.inspect_url)
+        .env_remove("RUST_LOG")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        !err.contains("WARN") && !err.contains("row-level security"),
+        "{err}"
+    );
+    // A server started the same way says it.
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_brain"))
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .env("BRAIN_JWT_HS256_SECRET", SECRET)
+        .env("DATABASE_URL", &db.inspect_url)
+        .env_remove("RUST_LOG")
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines =
+        tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(child.stderr.take().unwrap()));
+    let mut warned = false;
+    while let Ok(Some(line)) = lines.next_line().await {
+        warned |= line.contains("row-level security");
+        if line.contains("addr=") {
+            break;
+        }
+    }
+    assert!(
+        warned,
+        "serve warns of a role that bypasses row-level security"
+    );
+}
