@@ -65,14 +65,91 @@ pub struct Tracer(pub brain_core::ids::SessionId);
 struct Claims {
     iss: String,
     sub: String,
-    tenant: Option<String>,
-    role: Option<String>,
     jti: Option<String>,
     iat: Option<i64>,
     // Checked by jsonwebtoken; read here only to bound how long a verified
     // token is remembered ([`Verified`]).
     exp: Option<f64>,
     nbf: Option<f64>,
+    /// Every other claim: the tenant and the role are found here where
+    /// [`ClaimMapping`] says.
+    #[serde(flatten)]
+    other: serde_json::Map<String, serde_json::Value>,
+}
+
+/// The claim `at` names in `claims`: a top-level name (namespaced names hold
+/// dots and slashes), else a JSON pointer (`/a/b`), else a dotted path (`a.b`).
+fn claim_at<'a>(
+    claims: &'a serde_json::Map<String, serde_json::Value>,
+    at: &str,
+) -> Option<&'a serde_json::Value> {
+    if let Some(v) = claims.get(at) {
+        return Some(v);
+    }
+    if at.starts_with('/') {
+        let mut parts = at[1..].splitn(2, '/');
+        let first = parts.next()?.replace("~1", "/").replace("~0", "~");
+        let rest = parts.next().map(|r| format!("/{r}")).unwrap_or_default();
+        return claims.get(&first)?.pointer(&rest);
+    }
+    let mut parts = at.split('.');
+    let mut v = claims.get(parts.next()?)?;
+    for p in parts {
+        v = v.get(p)?;
+    }
+    Some(v)
+}
+
+/// The provider's roles or groups (`name=role,…`) as brain's roles.
+#[derive(Debug, Clone, Default)]
+struct RoleMap(Option<HashMap<String, Role>>);
+
+impl RoleMap {
+    fn parse(spec: Option<&str>) -> anyhow::Result<Self> {
+        let Some(spec) = spec.map(str::trim).filter(|s| !s.is_empty()) else {
+            return Ok(Self(None));
+        };
+        let mut map = HashMap::new();
+        for pair in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (from, to) = pair
+                .rsplit_once('=')
+                .with_context(|| format!("BRAIN_JWT_ROLE_MAP: {pair:?} is not name=role"))?;
+            let role = Role::parse(to.trim()).with_context(|| {
+                format!("BRAIN_JWT_ROLE_MAP: {to:?} is not agent, operator or relay")
+            })?;
+            map.insert(from.trim().to_owned(), role);
+        }
+        Ok(Self(Some(map)))
+    }
+
+    /// The role a token's role claim gives. With a map: the highest mapped
+    /// value (operator, then relay), `agent` when none is mapped. Without:
+    /// the claim names brain's role, or is absent.
+    fn role(&self, claim: Option<&serde_json::Value>) -> Result<Role, AuthError> {
+        let values: Vec<&str> = match claim {
+            None | Some(serde_json::Value::Null) => Vec::new(),
+            Some(serde_json::Value::String(s)) => vec![s.as_str()],
+            Some(serde_json::Value::Array(a)) if self.0.is_some() => {
+                a.iter().filter_map(serde_json::Value::as_str).collect()
+            }
+            Some(_) => return Err(AuthError::Invalid("the role claim is not a string".into())),
+        };
+        match &self.0 {
+            Some(map) => {
+                let mapped: Vec<Role> =
+                    values.iter().filter_map(|v| map.get(*v)).copied().collect();
+                Ok([Role::Operator, Role::Relay]
+                    .into_iter()
+                    .find(|r| mapped.contains(r))
+                    .unwrap_or(Role::Agent))
+            }
+            None => match values.as_slice() {
+                [] => Ok(Role::Agent),
+                [one] => Role::parse(one).ok_or_else(|| AuthError::Invalid("unknown role".into())),
+                _ => Err(AuthError::Invalid("unknown role".into())),
+            },
+        }
+    }
 }
 
 /// Claim limits: identities end up in receipts, logs and database rows, so a
@@ -115,6 +192,9 @@ pub struct Authenticator {
     public: Vec<PublicKey>,
     issuer: String,
     audience: String,
+    tenant_claim: String,
+    role_claim: String,
+    roles: RoleMap,
     verified: Verified,
 }
 
@@ -192,6 +272,9 @@ impl Authenticator {
             public,
             issuer: cfg.issuer.clone(),
             audience: cfg.audience.clone(),
+            tenant_claim: cfg.claims.tenant_claim.clone(),
+            role_claim: cfg.claims.role_claim.clone(),
+            roles: RoleMap::parse(cfg.claims.role_map.as_deref())?,
             verified: Verified::default(),
         })
     }
@@ -286,15 +369,19 @@ impl Authenticator {
         {
             return Err(AuthError::Invalid("iat is in the future".into()));
         }
-        let tenant = c
-            .tenant
-            .as_deref()
-            .ok_or_else(|| AuthError::Invalid("no tenant claim".into()))
-            .and_then(|t| TenantId::parse(t).map_err(|e| invalid(&e)))?;
-        let role = match c.role.as_deref() {
-            None => Role::Agent,
-            Some(r) => Role::parse(r).ok_or_else(|| AuthError::Invalid("unknown role".into()))?,
+        let tenant = match claim_at(&c.other, &self.tenant_claim) {
+            Some(serde_json::Value::String(t)) => TenantId::parse(t).map_err(|e| invalid(&e))?,
+            Some(serde_json::Value::Number(n)) if n.is_u64() || n.is_i64() => {
+                TenantId::parse(&n.to_string()).map_err(|e| invalid(&e))?
+            }
+            Some(_) => {
+                return Err(AuthError::Invalid(
+                    "the tenant claim is not a string".into(),
+                ));
+            }
+            None => return Err(AuthError::Invalid("no tenant claim".into())),
         };
+        let role = self.roles.role(claim_at(&c.other, &self.role_claim))?;
         // jsonwebtoken refuses when exp < now - leeway or nbf > now + leeway
         // (whole seconds); rounding exp down and nbf up keeps inside that.
         let window = c.exp.filter(|e| e.is_finite()).map(|exp| {
@@ -404,6 +491,7 @@ mod tests {
             public_keys: None,
             issuer: "brain".into(),
             audience: "brain".into(),
+            claims: Default::default(),
         })
         .unwrap()
     }
@@ -519,5 +607,107 @@ mod tests {
             proptest::prop_assert!(auth.authenticate(&dotted).is_err());
             let _ = bearer(&raw);
         }
+    }
+
+    fn mapped(tenant_claim: &str, role_claim: &str, role_map: Option<&str>) -> Authenticator {
+        Authenticator::from_config(&JwtConfig {
+            hs256_secret: Some(Secret::new("unit-secret-unit-secret-unit-secret-0123")),
+            public_keys: None,
+            issuer: "brain".into(),
+            audience: "brain".into(),
+            claims: crate::config::ClaimMapping {
+                tenant_claim: tenant_claim.into(),
+                role_claim: role_claim.into(),
+                role_map: role_map.map(str::to_owned),
+            },
+        })
+        .unwrap()
+    }
+
+    /// A token of an identity provider: the standard claims and `extra`.
+    fn provider_token(extra: serde_json::Value) -> String {
+        let now = chrono::Utc::now().timestamp();
+        let mut c =
+            serde_json::json!({"iss": "brain", "aud": "brain", "sub": "u1", "exp": now + 600});
+        if let (Some(m), serde_json::Value::Object(e)) = (c.as_object_mut(), extra) {
+            m.extend(e);
+        }
+        signed(c)
+    }
+
+    #[test]
+    fn the_tenant_is_found_where_the_provider_puts_it() {
+        let ns = "https://example.com/claims/tenant";
+        let cases = [
+            (ns, serde_json::json!({ns: "acme"})),
+            ("org.id", serde_json::json!({"org": {"id": "acme"}})),
+            ("/org/id", serde_json::json!({"org": {"id": "acme"}})),
+            ("org.id", serde_json::json!({"org": {"id": 4711}})),
+        ];
+        for (at, extra) in cases {
+            let p = mapped(at, "role", None).authenticate(&provider_token(extra.clone()));
+            let p = p.unwrap_or_else(|e| panic!("{at} in {extra}: {e}"));
+            assert!(["acme", "4711"].contains(&p.tenant.as_str()), "{at}");
+            assert_eq!(p.role, Role::Agent);
+        }
+        // Missing, or not a string: refused.
+        let auth = mapped("org.id", "role", None);
+        for extra in [
+            serde_json::json!({"tenant": "acme"}),
+            serde_json::json!({"org": {"id": {"deep": "acme"}}}),
+            serde_json::json!({"org": {"id": "bad tenant!"}}),
+        ] {
+            assert!(auth.authenticate(&provider_token(extra)).is_err());
+        }
+    }
+
+    #[test]
+    fn the_providers_roles_map_to_brains_and_never_default_to_operator() {
+        let auth = mapped(
+            "tenant",
+            "groups",
+            Some("brain-admins=operator, ci-robots=relay"),
+        );
+        let role = |groups: serde_json::Value| {
+            auth.authenticate(&provider_token(
+                serde_json::json!({"tenant": "acme", "groups": groups}),
+            ))
+            .map(|p| p.role)
+        };
+        assert_eq!(
+            role(serde_json::json!(["staff", "brain-admins"])).unwrap(),
+            Role::Operator
+        );
+        assert_eq!(
+            role(serde_json::json!(["ci-robots", "brain-admins"])).unwrap(),
+            Role::Operator
+        );
+        assert_eq!(role(serde_json::json!("ci-robots")).unwrap(), Role::Relay);
+        // Unmapped, empty, absent, or naming brain's role itself: agent.
+        for g in [
+            serde_json::json!(["staff"]),
+            serde_json::json!([]),
+            serde_json::Value::Null,
+            serde_json::json!("operator"),
+        ] {
+            assert_eq!(role(g.clone()).unwrap(), Role::Agent, "{g}");
+        }
+        assert!(role(serde_json::json!({"not": "a list"})).is_err());
+        // Without a map, the claim names brain's role or is refused.
+        let plain = mapped("tenant", "role", None);
+        let with = |r: serde_json::Value| {
+            plain.authenticate(&provider_token(
+                serde_json::json!({"tenant": "acme", "role": r}),
+            ))
+        };
+        assert_eq!(
+            with(serde_json::json!("operator")).unwrap().role,
+            Role::Operator
+        );
+        assert!(with(serde_json::json!("admin")).is_err());
+        assert!(with(serde_json::json!(["operator"])).is_err());
+        // A map that names no role of brain's is a configuration error.
+        assert!(RoleMap::parse(Some("admins=root")).is_err());
+        assert!(RoleMap::parse(Some("admins")).is_err());
     }
 }

@@ -55,6 +55,46 @@ pub struct JwtConfig {
         default_value = "brain"
     )]
     pub audience: String,
+    #[command(flatten)]
+    pub claims: ClaimMapping,
+}
+
+/// Where an identity provider puts the tenant and the role in its tokens.
+#[derive(Debug, Clone, Args)]
+pub struct ClaimMapping {
+    /// The claim that holds the tenant: a top-level name (a namespaced one
+    /// such as `https://example.com/claims/tenant` too), a dotted path
+    /// (`org.id`) or a JSON pointer (`/org/id`). A string or an integer.
+    #[arg(
+        long = "jwt-tenant-claim",
+        env = "BRAIN_JWT_TENANT_CLAIM",
+        default_value = "tenant"
+    )]
+    pub tenant_claim: String,
+    /// The claim that holds the role (or the groups), found as the tenant's.
+    #[arg(
+        long = "jwt-role-claim",
+        env = "BRAIN_JWT_ROLE_CLAIM",
+        default_value = "role"
+    )]
+    pub role_claim: String,
+    /// The provider's roles or groups as brain's: `admins=operator,ci=relay`.
+    /// With a map, the role claim may be a string or a list; the highest
+    /// mapped role counts (operator, then relay), anything unmapped is
+    /// `agent`, never `operator`. Without one, the claim must name brain's
+    /// role itself (`agent`, `operator`, `relay`) or be absent (`agent`).
+    #[arg(long = "jwt-role-map", env = "BRAIN_JWT_ROLE_MAP")]
+    pub role_map: Option<String>,
+}
+
+impl Default for ClaimMapping {
+    fn default() -> Self {
+        Self {
+            tenant_claim: "tenant".into(),
+            role_claim: "role".into(),
+            role_map: None,
+        }
+    }
 }
 
 /// Everything `brain serve` needs.

@@ -76,6 +76,7 @@ pub fn jwt_config() -> JwtConfig {
         public_keys: None,
         issuer: ISSUER.into(),
         audience: AUDIENCE.into(),
+        claims: Default::default(),
     }
 }
 

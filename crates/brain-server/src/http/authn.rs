@@ -122,6 +122,7 @@ mod tests {
             public_keys: None,
             issuer: "brain".into(),
             audience: "brain".into(),
+            claims: Default::default(),
         };
         // Never connected: authentication needs no database.
         let pool = sqlx::postgres::PgPoolOptions::new()
