@@ -86,8 +86,8 @@ fn claim_at<'a>(
     if let Some(v) = claims.get(at) {
         return Some(v);
     }
-    if at.starts_with('/') {
-        let mut parts = at[1..].splitn(2, '/');
+    if let Some(pointer) = at.strip_prefix('/') {
+        let mut parts = pointer.splitn(2, '/');
         let first = parts.next()?.replace("~1", "/").replace("~0", "~");
         let rest = parts.next().map(|r| format!("/{r}")).unwrap_or_default();
         return claims.get(&first)?.pointer(&rest);
