@@ -400,7 +400,7 @@ async fn run_serve(mut cfg: ServeConfig) -> anyhow::Result<()> {
     };
     tracing::info!(%addr, max_sockets = sockets.max_sockets, "brain listening; MCP at /mcp");
     if cfg.dev {
-        crate::dev::print_client_config(&cfg, addr)?;
+        crate::dev::print_client_config(&cfg, addr, store.as_ref()).await?;
     }
     serve(listener, app, stop, sockets).await?;
     cut.cancel();

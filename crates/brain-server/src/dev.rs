@@ -9,6 +9,9 @@ use std::path::PathBuf;
 use anyhow::Context;
 use serde_json::json;
 
+use brain_core::ids::TenantId;
+use brain_core::store::Store;
+
 use crate::config::{Secret, ServeConfig};
 
 /// The file of a `sqlite://` URL, when it names one.
@@ -72,26 +75,57 @@ pub fn secret(database_url: &str) -> anyhow::Result<Secret> {
     Ok(Secret::new(generated))
 }
 
-/// Print an MCP client configuration with a fresh token: the JSON alone on
-/// stdout (so it can be redirected into a file), the words around it on stderr.
-pub fn print_client_config(cfg: &ServeConfig, addr: SocketAddr) -> anyhow::Result<()> {
-    let Some(secret) = &cfg.jwt.hs256_secret else {
+/// Where the dev agent's shared token is kept: beside the secret.
+fn agent_token_path(database_url: &str) -> PathBuf {
+    let mut p = secret_path(database_url).into_os_string();
+    p.push(".agent-token");
+    PathBuf::from(p)
+}
+
+/// The dev agent's shared token: the one kept beside the database while it is
+/// still live, else a new one (kept there, mode 0600). A shared token does
+/// not expire (a JWT did, after 7 days, and the printed configuration with
+/// it) and is an agent's: it can never override a guard.
+async fn agent_token(store: &dyn Store, database_url: &str) -> anyhow::Result<String> {
+    let path = agent_token_path(database_url);
+    if let Ok(kept) = std::fs::read_to_string(&path) {
+        let kept = kept.trim();
+        let hash = brain_core::operators::shared_token_hash(kept);
+        if store.shared_token_find(&hash).await?.is_some() {
+            return Ok(kept.to_owned());
+        }
+    }
+    let tenant = TenantId::parse(DEV_TENANT)?;
+    let name = format!("dev-agent-{}", chrono::Utc::now().timestamp());
+    let (_, secret) = store.shared_token_create(&tenant, &name).await?;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut f = options
+        .open(&path)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    f.write_all(secret.as_bytes())?;
+    tracing::info!(path = %path.display(), token = %name, "created the development agent's shared token");
+    Ok(secret)
+}
+
+/// The tenant `serve --dev` prints a configuration for.
+const DEV_TENANT: &str = "dev";
+
+/// Print an MCP client configuration: the JSON alone on stdout (so it can be
+/// redirected into a file), the words around it on stderr. Its credential is
+/// the dev agent's shared token, which keeps working across restarts and
+/// does not expire.
+pub async fn print_client_config(
+    cfg: &ServeConfig,
+    addr: SocketAddr,
+    store: &dyn Store,
+) -> anyhow::Result<()> {
+    if cfg.jwt.hs256_secret.is_none() {
         return Ok(());
-    };
-    let subject = std::env::var("USER").unwrap_or_else(|_| "dev".to_owned());
-    let token = crate::token::mint(&crate::token::MintRequest {
-        secret: secret.expose(),
-        issuer: &cfg.jwt.issuer,
-        audience: &cfg.jwt.audience,
-        tenant: "dev",
-        subject: if subject.trim().is_empty() {
-            "dev"
-        } else {
-            &subject
-        },
-        role: "agent",
-        ttl_secs: 7 * 24 * 3600,
-    })?;
+    }
+    let token = agent_token(store, &cfg.database.url).await?;
     let url = match &cfg.public_url {
         Some(u) => format!("{}/mcp", u.trim_end_matches('/')),
         None => format!("http://{addr}/mcp"),
@@ -107,9 +141,12 @@ pub fn print_client_config(cfg: &ServeConfig, addr: SocketAddr) -> anyhow::Resul
     });
     let text = serde_json::to_string_pretty(&config)?;
     eprintln!(
-        "brain is running. Paste the JSON below (stdout) into your MCP client's configuration; \
-         the token is valid 7 days, tenant \"dev\". Another token: brain token mint --tenant dev --sub NAME \
-         (it finds {} by itself).",
+        "brain is running. Paste the JSON below (stdout) into your MCP client's configuration: \
+         tenant \"{DEV_TENANT}\", an agent's shared token that does not expire (kept in {}; \
+         revoke it with brain token shared revoke --tenant {DEV_TENANT} --name NAME). An operator's \
+         token: brain token mint --tenant {DEV_TENANT} --sub NAME --role operator (it finds {} by \
+         itself). No network credential at all: brain stdio --tenant {DEV_TENANT}.",
+        agent_token_path(&cfg.database.url).display(),
         secret_path(&cfg.database.url).display()
     );
     println!("{text}");

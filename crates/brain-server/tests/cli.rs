@@ -165,35 +165,49 @@ async fn serve_dev_starts_with_nothing_configured() {
 
     let dir = std::env::temp_dir().join(format!("brain-dev-{}", uuid::Uuid::new_v4().simple()));
     std::fs::create_dir_all(&dir).unwrap();
-    let mut child = brain()
-        .args(["serve", "--dev", "--listen", "127.0.0.1:0"])
-        .current_dir(&dir)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let text = tokio::task::spawn_blocking(move || {
-        let mut lines = Vec::new();
-        for line in BufReader::new(stdout).lines() {
-            let line = line.unwrap();
-            let done = line == "}";
-            lines.push(line);
-            if done {
-                break;
-            }
+    let start = || {
+        let dir = dir.clone();
+        async move {
+            let mut child = brain()
+                .args(["serve", "--dev", "--listen", "127.0.0.1:0"])
+                .current_dir(&dir)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap();
+            let stdout = child.stdout.take().unwrap();
+            let text = tokio::task::spawn_blocking(move || {
+                let mut lines = Vec::new();
+                for line in BufReader::new(stdout).lines() {
+                    let line = line.unwrap();
+                    let done = line == "}";
+                    lines.push(line);
+                    if done {
+                        break;
+                    }
+                }
+                lines
+            })
+            .await
+            .unwrap();
+            // stdout is the JSON alone: the words around it go to stderr.
+            let json: serde_json::Value = serde_json::from_str(&text.join("\n")).unwrap();
+            let server = &json["mcpServers"]["brain"];
+            let url = server["url"].as_str().unwrap().to_owned();
+            let auth = server["headers"]["Authorization"].as_str().unwrap();
+            (child, url, auth.strip_prefix("Bearer ").unwrap().to_owned())
         }
-        lines
-    })
-    .await
-    .unwrap();
-    // stdout is the JSON alone: the words around it go to stderr.
-    let json: serde_json::Value = serde_json::from_str(&text.join("\n")).unwrap();
-    let server = &json["mcpServers"]["brain"];
-    let url = server["url"].as_str().unwrap().to_owned();
-    let auth = server["headers"]["Authorization"].as_str().unwrap();
-    let token = auth.strip_prefix("Bearer ").unwrap().to_owned();
+    };
+    let (mut first, _, first_token) = start().await;
+    first.kill().unwrap();
+    first.wait().unwrap();
+    // A restart prints the same credential: an agent's shared token, which
+    // does not expire (the JWT it printed before lasted 7 days).
+    let (mut child, url, token) = start().await;
+    assert_eq!(token, first_token);
+    assert!(token.starts_with("brain_st_"), "{token}");
     assert!(dir.join("brain.db").exists() && dir.join("brain.db.secret").exists());
+    assert!(dir.join("brain.db.secret.agent-token").exists());
     // A real MCP client starts and ends a session with what was printed.
     let transport = rmcp::transport::StreamableHttpClientTransport::from_config(
         rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(url)
