@@ -29,6 +29,29 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
+    /// Every code, for the documentation's check (`tests/docs.rs`).
+    pub const ALL: &'static [ErrorCode] = &[
+        Self::Unauthenticated,
+        Self::Forbidden,
+        Self::SessionNotFound,
+        Self::NotFound,
+        Self::ClientKeyMismatch,
+        Self::SessionClosed,
+        Self::TracerSession,
+        Self::InvalidArgument,
+        Self::ConfirmRequired,
+        Self::RateLimited,
+        Self::PayloadTooLarge,
+        Self::Internal,
+        Self::AlreadyBound,
+        Self::DocumentConflict,
+        Self::RelayRequiresSlot,
+        Self::FocusShrinkOverrideRefused,
+        Self::BaseFocusShrink,
+        Self::SlotFocusShrink,
+        Self::QuotaExceeded,
+    ];
+
     pub const fn as_str(self) -> &'static str {
         match self {
             Self::Unauthenticated => "unauthenticated",
@@ -165,6 +188,35 @@ impl StoreError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// ALL holds every code: adding one without it fails to compile here.
+    #[test]
+    fn all_holds_every_code() {
+        for code in ErrorCode::ALL {
+            match code {
+                ErrorCode::Unauthenticated
+                | ErrorCode::Forbidden
+                | ErrorCode::SessionNotFound
+                | ErrorCode::NotFound
+                | ErrorCode::ClientKeyMismatch
+                | ErrorCode::SessionClosed
+                | ErrorCode::TracerSession
+                | ErrorCode::InvalidArgument
+                | ErrorCode::ConfirmRequired
+                | ErrorCode::RateLimited
+                | ErrorCode::PayloadTooLarge
+                | ErrorCode::Internal
+                | ErrorCode::AlreadyBound
+                | ErrorCode::DocumentConflict
+                | ErrorCode::RelayRequiresSlot
+                | ErrorCode::FocusShrinkOverrideRefused
+                | ErrorCode::BaseFocusShrink
+                | ErrorCode::SlotFocusShrink
+                | ErrorCode::QuotaExceeded => {}
+            }
+        }
+        assert_eq!(ErrorCode::ALL.len(), 19);
+    }
 
     #[test]
     fn statuses_follow_the_spec() {
