@@ -308,18 +308,36 @@ fn decide_close_inner(
         } else {
             (ErrorCode::BaseFocusShrink, "base_focus_shrink")
         };
-        return Err(DomainError::new(
-            code,
+        // The common two-agent case: a shorter body written on a stale
+        // revision. Carrying content over needs the current body, which the
+        // agent has not seen: say so, and which revision is current.
+        let stale = req.expected_focus_revision != current.revision;
+        let message = if stale {
+            format!(
+                "next_focus has {} characters, the floor is {} of {}, and expected_focus_revision {} is stale (the current revision is {}); read the current body first (brain_focus_get), carry its durable content over and call again with revision {} ({what})",
+                s.proposed,
+                s.floor,
+                s.current,
+                req.expected_focus_revision,
+                current.revision,
+                current.revision
+            )
+        } else {
             format!(
                 "next_focus has {} characters, the floor is {} of {}; carry the durable content over and call again ({what})",
                 s.proposed, s.floor, s.current
-            ),
-        )
-        .with_details(json!({
+            )
+        };
+        let mut details = json!({
             "current": s.current,
             "proposed": s.proposed,
             "floor": s.floor,
-        })));
+        });
+        if stale {
+            details["stale"] = json!(true);
+            details["current_revision"] = json!(current.revision);
+        }
+        return Err(DomainError::new(code, message).with_details(details));
     }
     // Step 7.
     if req.expected_focus_revision != current.revision {

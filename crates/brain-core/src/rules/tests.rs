@@ -507,3 +507,37 @@ fn the_relayed_slot_shows_what_the_receiver_must_pass() {
     let conflict = crate::outcome::slot_after_relay(&name, FocusOutcome::Conflict, &found, "new");
     assert_eq!((conflict.body.as_str(), conflict.revision), ("old", 4));
 }
+
+/// Step 6 on a stale revision (the common two-agent case): the shrink
+/// refusal also says the revision is stale and which one is current, so the
+/// agent reads the body it has to carry content over from.
+#[test]
+fn step6_a_shrink_on_a_stale_revision_names_the_current_one() {
+    let s = session(None);
+    let current = focus(&"x".repeat(127), 5);
+    let refusal = |rev| match decide_close(
+        &s,
+        &end("short", rev),
+        CloseKind::End,
+        None,
+        false,
+        &current,
+    ) {
+        CloseDecision::Refuse(e) => e,
+        other => panic!("{other:?}"),
+    };
+    let e = refusal(3);
+    assert_eq!(e.code, ErrorCode::BaseFocusShrink);
+    assert_eq!(e.details["stale"], json!(true));
+    assert_eq!(e.details["current_revision"], json!(5));
+    assert_eq!(e.details["floor"], json!(89));
+    assert!(
+        e.message.contains("the current revision is 5") && e.message.contains("brain_focus_get"),
+        "{}",
+        e.message
+    );
+    // On the current revision it is the plain refusal.
+    let e = refusal(5);
+    assert_eq!(e.details.get("stale"), None);
+    assert_eq!(e.details.get("current_revision"), None);
+}
