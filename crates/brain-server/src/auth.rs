@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use anyhow::{Context, bail};
 use brain_core::ids::TenantId;
@@ -16,6 +16,7 @@ use jsonwebtoken::{Algorithm, DecodingKey, Validation, decode, decode_header};
 use serde::Deserialize;
 
 use crate::config::JwtConfig;
+use crate::jwks::Jwks;
 
 /// Who is calling, as authenticated by the front door. Inserted into request
 /// extensions; tools read it from there.
@@ -168,10 +169,26 @@ fn claim_ok(value: &str, max: usize) -> bool {
         && value.chars().all(brain_core::text::is_identifier_char)
 }
 
-struct PublicKey {
+pub(crate) struct PublicKey {
     kid: Option<String>,
     alg: Algorithm,
     key: DecodingKey,
+}
+
+/// A token that verified: its principal, the Unix seconds between which it
+/// is taken (when it names them), and where its key came from.
+type Checked = (Principal, Option<(i64, i64)>, Source);
+
+/// Where a token's key came from, which says whose claims it carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    /// brain's own HS256 secret (`brain token mint`): `tenant` and `role`.
+    Secret,
+    /// The organization's keys (a file, or its provider's JWKS URL): the
+    /// claims where [`ClaimMapping`] says.
+    Provider,
+    /// Keys from `BRAIN_JWT_JWKS_URL`, fetched as of `generation`.
+    Jwks { generation: u64 },
 }
 
 /// Why a credential was refused. Only logged at debug; the caller sees 401.
@@ -185,6 +202,9 @@ pub enum AuthError {
     /// replica: try again (429, not 401: the token may well be good).
     #[error("too many credential lookups at once")]
     Busy,
+    /// Signed with a key id the provider's set does not hold (yet).
+    #[error("token rejected: no key with this key id")]
+    UnknownKey,
 }
 
 pub struct Authenticator {
@@ -195,6 +215,9 @@ pub struct Authenticator {
     tenant_claim: String,
     role_claim: String,
     roles: RoleMap,
+    jwks: Option<Arc<Jwks>>,
+    jwks_issuer: String,
+    jwks_audience: String,
     verified: Verified,
 }
 
@@ -213,6 +236,9 @@ struct Verified(Mutex<HashMap<[u8; 32], Remembered>>);
 
 struct Remembered {
     principal: Principal,
+    /// For a token of the provider's JWKS: the set it verified against. A
+    /// newer set may have dropped its key, so it is verified again.
+    jwks_generation: Option<u64>,
     /// Unix seconds from which, and until which, the token is taken.
     from: i64,
     until: i64,
@@ -228,10 +254,11 @@ impl Verified {
         sha2::Sha256::digest(token.as_bytes()).into()
     }
 
-    fn get(&self, key: &[u8; 32], now: i64) -> Option<Principal> {
+    fn get(&self, key: &[u8; 32], now: i64, jwks_generation: u64) -> Option<Principal> {
         let map = self.lock();
         map.get(key)
             .filter(|r| r.from <= now && now <= r.until)
+            .filter(|r| r.jwks_generation.is_none_or(|g| g == jwks_generation))
             .map(|r| r.principal.clone())
     }
 
@@ -272,6 +299,23 @@ impl Authenticator {
             public,
             issuer: cfg.issuer.clone(),
             audience: cfg.audience.clone(),
+            jwks: match &cfg.jwks.jwks_url {
+                Some(url) => Some(Arc::new(Jwks::new(
+                    url,
+                    std::time::Duration::from_secs(cfg.jwks.jwks_min_refresh_secs.max(1)),
+                )?)),
+                None => None,
+            },
+            jwks_issuer: cfg
+                .jwks
+                .jwks_issuer
+                .clone()
+                .unwrap_or_else(|| cfg.issuer.clone()),
+            jwks_audience: cfg
+                .jwks
+                .jwks_audience
+                .clone()
+                .unwrap_or_else(|| cfg.audience.clone()),
             tenant_claim: cfg.claims.tenant_claim.clone(),
             role_claim: cfg.claims.role_claim.clone(),
             roles: RoleMap::parse(cfg.claims.role_map.as_deref())?,
@@ -286,36 +330,82 @@ impl Authenticator {
 
     /// Whether any key is configured; `brain serve` refuses to start without one.
     pub fn is_configured(&self) -> bool {
-        self.hs256.is_some() || !self.public.is_empty()
+        self.hs256.is_some() || !self.public.is_empty() || self.jwks.is_some()
     }
 
-    fn validation(&self, alg: Algorithm) -> Validation {
+    /// The issuers whose tokens are taken (resource metadata's authorization servers).
+    pub fn issuers(&self) -> Vec<String> {
+        let mut out = vec![self.issuer.clone()];
+        if self.jwks.is_some() && self.jwks_issuer != self.issuer {
+            out.push(self.jwks_issuer.clone());
+        }
+        out
+    }
+
+    /// The provider's key set, when `BRAIN_JWT_JWKS_URL` names one.
+    pub fn jwks(&self) -> Option<&Arc<Jwks>> {
+        self.jwks.as_ref()
+    }
+
+    /// Fetch the provider's keys and keep them fresh until `shutdown` (no-op
+    /// without `BRAIN_JWT_JWKS_URL`).
+    pub async fn start(&self, shutdown: tokio_util::sync::CancellationToken) {
+        if let Some(jwks) = &self.jwks {
+            jwks.start(shutdown).await;
+        }
+    }
+
+    fn validation(&self, alg: Algorithm, source: Source) -> Validation {
+        let (issuer, audience) = match source {
+            Source::Jwks { .. } => (&self.jwks_issuer, &self.jwks_audience),
+            Source::Secret | Source::Provider => (&self.issuer, &self.audience),
+        };
         let mut v = Validation::new(alg);
         v.algorithms = vec![alg];
         v.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
-        v.set_issuer(&[&self.issuer]);
-        v.set_audience(&[&self.audience]);
+        v.set_issuer(&[issuer]);
+        v.set_audience(&[audience]);
         v.validate_exp = true;
         v.validate_nbf = true;
         v.leeway = LEEWAY_SECS.unsigned_abs();
         v
     }
 
-    pub fn authenticate(&self, token: &str) -> Result<Principal, AuthError> {
+    pub async fn authenticate(&self, token: &str) -> Result<Principal, AuthError> {
+        match self.authenticate_now(token) {
+            // A key the provider's set does not hold yet (it rotated): fetch
+            // the set again, within its flood bound, and try once more.
+            Err(AuthError::UnknownKey) => match &self.jwks {
+                Some(jwks) if jwks.refresh_for_unknown_kid().await => self.authenticate_now(token),
+                _ => Err(AuthError::UnknownKey),
+            },
+            other => other,
+        }
+    }
+
+    fn jwks_generation(&self) -> u64 {
+        self.jwks.as_ref().map_or(0, |j| j.generation())
+    }
+
+    fn authenticate_now(&self, token: &str) -> Result<Principal, AuthError> {
         if token.len() > MAX_TOKEN_BYTES {
             return Err(AuthError::Invalid("token too long".into()));
         }
         let now = chrono::Utc::now().timestamp();
         let key = Verified::key(token);
-        if let Some(principal) = self.verified.get(&key, now) {
+        if let Some(principal) = self.verified.get(&key, now, self.jwks_generation()) {
             return Ok(principal);
         }
-        let (principal, window) = self.verify(token)?;
+        let (principal, window, source) = self.verify(token)?;
         if let Some((from, until)) = window {
             self.verified.put(
                 key,
                 Remembered {
                     principal: principal.clone(),
+                    jwks_generation: match source {
+                        Source::Jwks { generation } => Some(generation),
+                        Source::Secret | Source::Provider => None,
+                    },
                     from,
                     until,
                 },
@@ -325,25 +415,47 @@ impl Authenticator {
         Ok(principal)
     }
 
+    /// The key that checks a token of `header`, and where it came from.
+    fn key_for(&self, header: &jsonwebtoken::Header) -> Result<(DecodingKey, Source), AuthError> {
+        let matches = |k: &&PublicKey| {
+            k.alg == header.alg && (header.kid.is_none() || k.kid.is_none() || k.kid == header.kid)
+        };
+        match header.alg {
+            Algorithm::HS256 => {
+                if let Some(k) = &self.hs256 {
+                    return Ok((k.clone(), Source::Secret));
+                }
+            }
+            Algorithm::RS256 | Algorithm::ES256 => {
+                if let Some(k) = self.public.iter().find(matches) {
+                    return Ok((k.key.clone(), Source::Provider));
+                }
+                if let Some(jwks) = &self.jwks {
+                    let generation = jwks.generation();
+                    let keys = jwks.keys();
+                    if let Some(k) = keys.iter().find(matches) {
+                        return Ok((k.key.clone(), Source::Jwks { generation }));
+                    }
+                    return Err(AuthError::UnknownKey);
+                }
+            }
+            _ => {}
+        }
+        Err(AuthError::Invalid(format!(
+            "no key for algorithm {:?}",
+            header.alg
+        )))
+    }
+
     /// Check the token's signature and claims: its principal, and the Unix
     /// seconds between which jsonwebtoken takes it (`nbf` and `exp` with the
     /// leeway), when it names them.
-    fn verify(&self, token: &str) -> Result<(Principal, Option<(i64, i64)>), AuthError> {
+    fn verify(&self, token: &str) -> Result<Checked, AuthError> {
         let invalid = |e: &dyn std::fmt::Display| AuthError::Invalid(e.to_string());
         let header = decode_header(token).map_err(|e| invalid(&e))?;
-        let key = match header.alg {
-            Algorithm::HS256 => self.hs256.as_ref(),
-            Algorithm::RS256 | Algorithm::ES256 => self
-                .public
-                .iter()
-                .filter(|k| k.alg == header.alg)
-                .find(|k| header.kid.is_none() || k.kid.is_none() || k.kid == header.kid)
-                .map(|k| &k.key),
-            _ => None,
-        }
-        .ok_or_else(|| AuthError::Invalid(format!("no key for algorithm {:?}", header.alg)))?;
-        let data =
-            decode::<Claims>(token, key, &self.validation(header.alg)).map_err(|e| invalid(&e))?;
+        let (key, source) = self.key_for(&header)?;
+        let data = decode::<Claims>(token, &key, &self.validation(header.alg, source))
+            .map_err(|e| invalid(&e))?;
         let c = data.claims;
         if !claim_ok(&c.sub, MAX_SUB_BYTES) {
             return Err(AuthError::Invalid(
@@ -369,7 +481,17 @@ impl Authenticator {
         {
             return Err(AuthError::Invalid("iat is in the future".into()));
         }
-        let tenant = match claim_at(&c.other, &self.tenant_claim) {
+        // brain's own tokens carry `tenant` and `role`; the organization's
+        // carry them where it says.
+        let (tenant_claim, role_claim, roles) = match source {
+            Source::Secret => ("tenant", "role", &RoleMap::default()),
+            Source::Provider | Source::Jwks { .. } => (
+                self.tenant_claim.as_str(),
+                self.role_claim.as_str(),
+                &self.roles,
+            ),
+        };
+        let tenant = match claim_at(&c.other, tenant_claim) {
             Some(serde_json::Value::String(t)) => TenantId::parse(t).map_err(|e| invalid(&e))?,
             Some(serde_json::Value::Number(n)) if n.is_u64() || n.is_i64() => {
                 TenantId::parse(&n.to_string()).map_err(|e| invalid(&e))?
@@ -381,7 +503,7 @@ impl Authenticator {
             }
             None => return Err(AuthError::Invalid("no tenant claim".into())),
         };
-        let role = self.roles.role(claim_at(&c.other, &self.role_claim))?;
+        let role = roles.role(claim_at(&c.other, role_claim))?;
         // jsonwebtoken refuses when exp < now - leeway or nbf > now + leeway
         // (whole seconds); rounding exp down and nbf up keeps inside that.
         let window = c.exp.filter(|e| e.is_finite()).map(|exp| {
@@ -400,7 +522,7 @@ impl Authenticator {
             token_id: c.jti,
             valid_until: window.map(|(_, until)| until),
         };
-        Ok((principal, window))
+        Ok((principal, window, source))
     }
 }
 
@@ -410,22 +532,7 @@ fn load_public_keys(path: &Path) -> anyhow::Result<Vec<PublicKey>> {
     let keys: Vec<PublicKey> = if text.trim_start().starts_with('{') {
         let set: JwkSet =
             serde_json::from_str(&text).context("BRAIN_JWT_PUBLIC_KEYS is not a JWKS")?;
-        set.keys
-            .iter()
-            .filter_map(|jwk| {
-                let alg = match &jwk.algorithm {
-                    AlgorithmParameters::RSA(_) => Algorithm::RS256,
-                    AlgorithmParameters::EllipticCurve(_) => Algorithm::ES256,
-                    _ => return None,
-                };
-                let key = DecodingKey::from_jwk(jwk).ok()?;
-                Some(PublicKey {
-                    kid: jwk.common.key_id.clone(),
-                    alg,
-                    key,
-                })
-            })
-            .collect()
+        keys_of_set(&set)
     } else {
         pem_blocks(&text)
             .into_iter()
@@ -452,6 +559,26 @@ fn load_public_keys(path: &Path) -> anyhow::Result<Vec<PublicKey>> {
         bail!("BRAIN_JWT_PUBLIC_KEYS holds no usable RS256 or ES256 public key");
     }
     Ok(keys)
+}
+
+/// The RS256 and ES256 keys of a JWK set (others are left out).
+pub(crate) fn keys_of_set(set: &JwkSet) -> Vec<PublicKey> {
+    set.keys
+        .iter()
+        .filter_map(|jwk| {
+            let alg = match &jwk.algorithm {
+                AlgorithmParameters::RSA(_) => Algorithm::RS256,
+                AlgorithmParameters::EllipticCurve(_) => Algorithm::ES256,
+                _ => return None,
+            };
+            let key = DecodingKey::from_jwk(jwk).ok()?;
+            Some(PublicKey {
+                kid: jwk.common.key_id.clone(),
+                alg,
+                key,
+            })
+        })
+        .collect()
 }
 
 /// Split a file holding several PEM blocks.
@@ -492,6 +619,7 @@ mod tests {
             issuer: "brain".into(),
             audience: "brain".into(),
             claims: Default::default(),
+            jwks: Default::default(),
         })
         .unwrap()
     }
@@ -519,7 +647,7 @@ mod tests {
         let auth = authenticator();
         let now = chrono::Utc::now().timestamp();
         let token = signed(claims("agent-1", now + 600, now - 5));
-        let first = auth.authenticate(&token).unwrap();
+        let first = auth.authenticate_now(&token).unwrap();
         let key = Verified::key(&token);
         {
             let map = auth.verified.lock();
@@ -529,8 +657,8 @@ mod tests {
                 (now - 5 - LEEWAY_SECS, now + 600 + LEEWAY_SECS)
             );
         }
-        assert_eq!(auth.verified.get(&key, now), Some(first.clone()));
-        assert_eq!(auth.authenticate(&token).unwrap(), first);
+        assert_eq!(auth.verified.get(&key, now, 0), Some(first.clone()));
+        assert_eq!(auth.authenticate_now(&token).unwrap(), first);
         // Inside the window the memory answers, not a new verification.
         auth.verified
             .lock()
@@ -538,21 +666,24 @@ mod tests {
             .unwrap()
             .principal
             .subject = "remembered".into();
-        assert_eq!(auth.authenticate(&token).unwrap().subject, "remembered");
+        assert_eq!(auth.authenticate_now(&token).unwrap().subject, "remembered");
         // Past it the token is verified again and remembered afresh.
         auth.verified.lock().get_mut(&key).unwrap().until = now - 1;
-        assert_eq!(auth.authenticate(&token).unwrap(), first);
+        assert_eq!(auth.authenticate_now(&token).unwrap(), first);
         assert_eq!(
             auth.verified.lock().get(&key).map(|r| r.until),
             Some(now + 600 + LEEWAY_SECS)
         );
-        assert_eq!(auth.verified.get(&key, now + 600 + LEEWAY_SECS + 1), None);
-        assert_eq!(auth.verified.get(&key, now - 5 - LEEWAY_SECS - 1), None);
+        assert_eq!(
+            auth.verified.get(&key, now + 600 + LEEWAY_SECS + 1, 0),
+            None
+        );
+        assert_eq!(auth.verified.get(&key, now - 5 - LEEWAY_SECS - 1, 0), None);
 
         // Expired beyond the leeway: never remembered, refused every time.
         let old = signed(claims("agent-2", now - LEEWAY_SECS - 5, now - 600));
-        assert!(auth.authenticate(&old).is_err());
-        assert!(auth.authenticate(&old).is_err());
+        assert!(auth.authenticate_now(&old).is_err());
+        assert!(auth.authenticate_now(&old).is_err());
         assert!(auth.verified.lock().get(&Verified::key(&old)).is_none());
     }
 
@@ -564,7 +695,7 @@ mod tests {
         let auth = authenticator();
         let now = chrono::Utc::now().timestamp();
         let good = signed(claims("agent-1", now + 600, now));
-        auth.authenticate(&good).unwrap();
+        auth.authenticate_now(&good).unwrap();
         let forged = jsonwebtoken::encode(
             &jsonwebtoken::Header::new(Algorithm::HS256),
             &claims("agent-1", now + 600, now),
@@ -572,13 +703,13 @@ mod tests {
                 .unwrap(),
         )
         .unwrap();
-        assert!(auth.authenticate(&forged).is_err());
+        assert!(auth.authenticate_now(&forged).is_err());
         let mut tampered = good.clone().into_bytes();
         // A byte inside the signature (the last one holds padding bits).
         let i = tampered.len() - 10;
         tampered[i] = if tampered[i] == b'A' { b'B' } else { b'A' };
         let tampered = String::from_utf8(tampered).unwrap();
-        assert!(auth.authenticate(&tampered).is_err());
+        assert!(auth.authenticate_now(&tampered).is_err());
         assert_eq!(auth.verified.lock().len(), 1);
     }
 
@@ -588,7 +719,7 @@ mod tests {
         let auth = authenticator();
         let now = chrono::Utc::now().timestamp();
         for i in 0..(MAX_VERIFIED + 10) {
-            auth.authenticate(&signed(claims(&format!("agent-{i}"), now + 600, now)))
+            auth.authenticate_now(&signed(claims(&format!("agent-{i}"), now + 600, now)))
                 .unwrap();
             assert!(auth.verified.lock().len() <= MAX_VERIFIED);
         }
@@ -602,17 +733,25 @@ mod tests {
         #[test]
         fn arbitrary_tokens_are_refused(raw in "\\PC{0,300}", a in "[A-Za-z0-9_-]{0,40}", b in "[A-Za-z0-9_-]{0,80}", c in "[A-Za-z0-9_-]{0,40}") {
             let auth = authenticator();
-            proptest::prop_assert!(auth.authenticate(&raw).is_err());
+            proptest::prop_assert!(auth.authenticate_now(&raw).is_err());
             let dotted = format!("{a}.{b}.{c}");
-            proptest::prop_assert!(auth.authenticate(&dotted).is_err());
+            proptest::prop_assert!(auth.authenticate_now(&dotted).is_err());
             let _ = bearer(&raw);
         }
     }
 
+    fn fixture(name: &str) -> std::path::PathBuf {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../brain-testkit/fixtures")
+            .join(name)
+    }
+
+    /// An authenticator taking the organization's RS256 key (the test
+    /// fixture's) with this claim mapping, and brain's own HS256 secret.
     fn mapped(tenant_claim: &str, role_claim: &str, role_map: Option<&str>) -> Authenticator {
         Authenticator::from_config(&JwtConfig {
             hs256_secret: Some(Secret::new("unit-secret-unit-secret-unit-secret-0123")),
-            public_keys: None,
+            public_keys: Some(fixture("rsa_public.pem")),
             issuer: "brain".into(),
             audience: "brain".into(),
             claims: crate::config::ClaimMapping {
@@ -620,6 +759,7 @@ mod tests {
                 role_claim: role_claim.into(),
                 role_map: role_map.map(str::to_owned),
             },
+            jwks: Default::default(),
         })
         .unwrap()
     }
@@ -632,7 +772,33 @@ mod tests {
         if let (Some(m), serde_json::Value::Object(e)) = (c.as_object_mut(), extra) {
             m.extend(e);
         }
-        signed(c)
+        let pem = std::fs::read(fixture("rsa_private.pem")).unwrap();
+        jsonwebtoken::encode(
+            &jsonwebtoken::Header::new(Algorithm::RS256),
+            &c,
+            &jsonwebtoken::EncodingKey::from_rsa_pem(&pem).unwrap(),
+        )
+        .unwrap()
+    }
+
+    /// brain's own tokens (HS256, `brain token mint`) carry `tenant` and
+    /// `role` whatever the mapping for the organization's tokens says.
+    #[test]
+    fn brains_own_tokens_keep_their_claims_under_a_mapping() {
+        let auth = mapped("org.id", "groups", Some("admins=operator"));
+        let now = chrono::Utc::now().timestamp();
+        let own = signed(
+            serde_json::json!({"iss": "brain", "aud": "brain", "sub": "ci",
+            "exp": now + 600, "tenant": "acme", "role": "relay"}),
+        );
+        let p = auth.authenticate_now(&own).unwrap();
+        assert_eq!((p.tenant.as_str(), p.role), ("acme", Role::Relay));
+        // An own token cannot borrow the provider's mapping to become operator.
+        let forged = signed(
+            serde_json::json!({"iss": "brain", "aud": "brain", "sub": "ci",
+            "exp": now + 600, "tenant": "acme", "groups": ["admins"]}),
+        );
+        assert_eq!(auth.authenticate_now(&forged).unwrap().role, Role::Agent);
     }
 
     #[test]
@@ -645,7 +811,7 @@ mod tests {
             ("org.id", serde_json::json!({"org": {"id": 4711}})),
         ];
         for (at, extra) in cases {
-            let p = mapped(at, "role", None).authenticate(&provider_token(extra.clone()));
+            let p = mapped(at, "role", None).authenticate_now(&provider_token(extra.clone()));
             let p = p.unwrap_or_else(|e| panic!("{at} in {extra}: {e}"));
             assert!(["acme", "4711"].contains(&p.tenant.as_str()), "{at}");
             assert_eq!(p.role, Role::Agent);
@@ -657,7 +823,7 @@ mod tests {
             serde_json::json!({"org": {"id": {"deep": "acme"}}}),
             serde_json::json!({"org": {"id": "bad tenant!"}}),
         ] {
-            assert!(auth.authenticate(&provider_token(extra)).is_err());
+            assert!(auth.authenticate_now(&provider_token(extra)).is_err());
         }
     }
 
@@ -669,7 +835,7 @@ mod tests {
             Some("brain-admins=operator, ci-robots=relay"),
         );
         let role = |groups: serde_json::Value| {
-            auth.authenticate(&provider_token(
+            auth.authenticate_now(&provider_token(
                 serde_json::json!({"tenant": "acme", "groups": groups}),
             ))
             .map(|p| p.role)
@@ -696,7 +862,7 @@ mod tests {
         // Without a map, the claim names brain's role or is refused.
         let plain = mapped("tenant", "role", None);
         let with = |r: serde_json::Value| {
-            plain.authenticate(&provider_token(
+            plain.authenticate_now(&provider_token(
                 serde_json::json!({"tenant": "acme", "role": r}),
             ))
         };

@@ -70,7 +70,7 @@ pub enum Command {
         )]
         public_url: String,
         #[command(flatten)]
-        jwt: JwtConfig,
+        jwt: Box<JwtConfig>,
         #[command(flatten)]
         database: DatabaseConfig,
     },
@@ -107,7 +107,7 @@ pub enum TokenCommand {
         #[arg(long, default_value_t = 3600)]
         ttl: u64,
         #[command(flatten)]
-        jwt: JwtConfig,
+        jwt: Box<JwtConfig>,
         #[command(flatten)]
         database: DatabaseConfig,
     },
@@ -183,7 +183,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             if ttl > 3600 {
                 bail!("--ttl is at most 3600 seconds for a console link");
             }
-            let token = mint_token(jwt, &database, &tenant, &sub, "operator", ttl)?;
+            let token = mint_token(*jwt, &database, &tenant, &sub, "operator", ttl)?;
             println!(
                 "{}/brain-admin/#token={token}",
                 public_url.trim_end_matches('/')
@@ -198,7 +198,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             jwt,
             database,
         }) => {
-            let token = mint_token(jwt, &database, &tenant, &sub, &role, ttl)?;
+            let token = mint_token(*jwt, &database, &tenant, &sub, &role, ttl)?;
             println!("{token}");
             Ok(())
         }
@@ -333,6 +333,7 @@ async fn run_serve(mut cfg: ServeConfig) -> anyhow::Result<()> {
     // the grace period, ends MCP connections and streams that are still open.
     let stop = CancellationToken::new();
     let cut = CancellationToken::new();
+    auth.start(cut.clone()).await;
     let state = AppState::from(crate::http::AppParts {
         store: store.clone(),
         auth: Arc::new(auth),

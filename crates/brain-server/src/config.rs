@@ -57,6 +57,44 @@ pub struct JwtConfig {
     pub audience: String,
     #[command(flatten)]
     pub claims: ClaimMapping,
+    #[command(flatten)]
+    pub jwks: JwksConfig,
+}
+
+/// The organization's identity provider: its published keys, and the issuer
+/// and audience of its tokens (brain's own HS256 tokens keep
+/// `BRAIN_JWT_ISSUER` and `BRAIN_JWT_AUDIENCE`).
+#[derive(Debug, Clone, Args)]
+pub struct JwksConfig {
+    /// The provider's JWK set (HTTPS; HTTP only for localhost), fetched at
+    /// start and kept fresh.
+    #[arg(long = "jwt-jwks-url", env = "BRAIN_JWT_JWKS_URL")]
+    pub jwks_url: Option<String>,
+    /// Required `iss` of the provider's tokens (default BRAIN_JWT_ISSUER).
+    #[arg(long = "jwt-jwks-issuer", env = "BRAIN_JWT_JWKS_ISSUER")]
+    pub jwks_issuer: Option<String>,
+    /// Required `aud` of the provider's tokens (default BRAIN_JWT_AUDIENCE).
+    #[arg(long = "jwt-jwks-audience", env = "BRAIN_JWT_JWKS_AUDIENCE")]
+    pub jwks_audience: Option<String>,
+    /// The set is fetched again at most this often, whatever key ids tokens
+    /// name, and kept at least this long.
+    #[arg(
+        long = "jwt-jwks-min-refresh-secs",
+        env = "BRAIN_JWT_JWKS_MIN_REFRESH_SECS",
+        default_value_t = 60
+    )]
+    pub jwks_min_refresh_secs: u64,
+}
+
+impl Default for JwksConfig {
+    fn default() -> Self {
+        Self {
+            jwks_url: None,
+            jwks_issuer: None,
+            jwks_audience: None,
+            jwks_min_refresh_secs: 60,
+        }
+    }
 }
 
 /// Where an identity provider puts the tenant and the role in its tokens.

@@ -25,6 +25,7 @@ pub mod config;
 pub mod dev;
 pub mod health;
 pub mod http;
+pub mod jwks;
 pub mod mcp;
 pub mod metrics;
 pub mod profiles;

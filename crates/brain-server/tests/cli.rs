@@ -107,8 +107,8 @@ fn serve_exits_non_zero_when_the_database_is_unreachable() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot connect"));
 }
 
-#[test]
-fn token_mint_prints_a_token_the_server_accepts() {
+#[tokio::test]
+async fn token_mint_prints_a_token_the_server_accepts() {
     let out = brain()
         .args([
             "token", "mint", "--tenant", "acme", "--sub", "alice", "--role", "operator",
@@ -124,7 +124,7 @@ fn token_mint_prints_a_token_the_server_accepts() {
     let token = String::from_utf8(out.stdout).unwrap();
     let auth =
         brain_server::auth::Authenticator::from_config(&brain_testkit::app::jwt_config()).unwrap();
-    let p = auth.authenticate(token.trim()).unwrap();
+    let p = auth.authenticate(token.trim()).await.unwrap();
     assert_eq!(p.tenant.as_str(), "acme");
     assert_eq!(p.subject, "alice");
     assert_eq!(p.role, brain_core::model::Role::Operator);

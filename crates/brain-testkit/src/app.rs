@@ -77,6 +77,7 @@ pub fn jwt_config() -> JwtConfig {
         issuer: ISSUER.into(),
         audience: AUDIENCE.into(),
         claims: Default::default(),
+        jwks: Default::default(),
     }
 }
 
@@ -139,9 +140,11 @@ pub async fn spawn_app_opts(jwt: JwtConfig, opts: TestOptions) -> TestApp {
         .expect("bind");
     let addr = listener.local_addr().expect("addr");
     let shutdown = CancellationToken::new();
+    let auth = Authenticator::from_config(&jwt).expect("auth config");
+    auth.start(shutdown.clone()).await;
     let state = AppState::from(brain_server::http::AppParts {
         store: store.clone(),
-        auth: Arc::new(Authenticator::from_config(&jwt).expect("auth config")),
+        auth: Arc::new(auth),
         public_url: format!("http://{addr}"),
         allowed_hosts: Arc::new(vec!["localhost".into(), "127.0.0.1".into(), "::1".into()]),
         allowed_origins: Arc::new(vec![

@@ -62,7 +62,7 @@ pub async fn require_credential(
     let result = match token {
         None => Err(AuthError::Missing),
         Some(t) if t.starts_with(SHARED_TOKEN_PREFIX) => shared_token(&state, t).await,
-        Some(t) => state.auth.authenticate(t),
+        Some(t) => state.auth.authenticate(t).await,
     };
     match result {
         Ok(principal) => {
@@ -123,6 +123,7 @@ mod tests {
             issuer: "brain".into(),
             audience: "brain".into(),
             claims: Default::default(),
+            jwks: Default::default(),
         };
         // Never connected: authentication needs no database.
         let pool = sqlx::postgres::PgPoolOptions::new()

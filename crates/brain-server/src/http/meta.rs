@@ -26,7 +26,13 @@ pub async fn ready(State(state): State<AppState>) -> Response {
         })
         .await;
     match answer {
-        Ok(()) => Json(json!({"status": "ready", "database": "ok"})).into_response(),
+        // A provider that is down leaves its last keys in force: ready, and
+        // saying so.
+        Ok(()) => match state.auth.jwks() {
+            Some(jwks) => Json(json!({"status": "ready", "database": "ok", "jwks": jwks.status()}))
+                .into_response(),
+            None => Json(json!({"status": "ready", "database": "ok"})).into_response(),
+        },
         Err(_) => error_response(
             StatusCode::SERVICE_UNAVAILABLE,
             "internal",
@@ -38,7 +44,7 @@ pub async fn ready(State(state): State<AppState>) -> Response {
 pub async fn resource_metadata(State(state): State<AppState>) -> Response {
     Json(json!({
         "resource": format!("{}/mcp", state.public_url),
-        "authorization_servers": [state.auth_issuer()],
+        "authorization_servers": state.auth.issuers(),
         "scopes_supported": ["brain"],
         "bearer_methods_supported": ["header"],
         "resource_name": "brain",
@@ -63,10 +69,4 @@ pub fn request_id(headers: &http::HeaderMap) -> &str {
         .get("x-request-id")
         .and_then(|v| v.to_str().ok())
         .unwrap_or("-")
-}
-
-impl AppState {
-    fn auth_issuer(&self) -> String {
-        self.auth.issuer().to_owned()
-    }
 }
