@@ -176,7 +176,7 @@ pub struct ServeConfig {
     #[arg(long, env = "BRAIN_METRICS_LISTEN")]
     pub metrics_listen: Option<SocketAddr>,
     /// On PostgreSQL, answer `brain_focus_get` and focus resources from this
-    /// replica's memory, kept current by LISTEN/NOTIFY (README, Performance);
+    /// replica's memory, kept current by LISTEN/NOTIFY (docs/architecture.md, Focus reads from memory);
     /// `false` reads the database every time.
     #[arg(long, env = "BRAIN_FOCUS_MEMORY", default_value_t = true, action = clap::ArgAction::Set)]
     pub focus_memory: bool,

@@ -40,14 +40,14 @@ pub async fn open_store(url: &str, settings: StoreSettings) -> anyhow::Result<Ar
                 tracing::warn!(
                     "the database role is a superuser or has BYPASSRLS: row-level security, the \
                      second tenant wall, is not in force; run brain as an unprivileged role \
-                     (README, Security)"
+                     (docs/deploy.md, The database role)"
                 );
             }
             if store.autovacuum_off().await.unwrap_or(false) {
                 tracing::warn!(
                     "PostgreSQL's autovacuum is off: nothing refreshes the planner's statistics \
                      or removes dead rows, so writes slow down as the tables grow; turn it on, \
-                     or run VACUUM ANALYZE regularly (README, Performance)"
+                     or run VACUUM ANALYZE regularly (docs/performance.md)"
                 );
             }
             Ok(Arc::new(if remember_focus {

@@ -161,12 +161,14 @@ fn backticked(markdown: &str) -> BTreeSet<String> {
     out
 }
 
-/// Every `BRAIN_*` setting the server reads: its clap `env = "…"` names.
+/// Every setting the server reads: the clap `env = "…"` names of its
+/// configuration and command line, and `RUST_LOG`.
 fn settings() -> BTreeSet<String> {
-    let config =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/config.rs"))
-            .unwrap();
-    let mut out: BTreeSet<String> = config
+    let source = ["src/config.rs", "src/cli.rs"]
+        .iter()
+        .map(|f| std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(f)).unwrap())
+        .collect::<String>();
+    let mut out: BTreeSet<String> = source
         .split("env = \"")
         .skip(1)
         .filter_map(|rest| rest.split('"').next())

@@ -1,4 +1,4 @@
-//! The README's commands, run: every line of every ```sh block is either
+//! The commands of the README and docs/, run: every line of every ```sh block is either
 //! executed here (in one shell, in order, against the servers the README's own
 //! `serve` lines start) or named below as not runnable on this machine, with
 //! the reason and what is checked instead. A new command in the README that
@@ -110,11 +110,29 @@ fn sh_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
 
+/// The README's commands, then those of each page of docs/ in name order.
+fn all_commands() -> Vec<String> {
+    let mut pages = vec![repo().join("README.md")];
+    let mut docs: Vec<PathBuf> = std::fs::read_dir(repo().join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    docs.sort();
+    pages.extend(docs);
+    pages
+        .iter()
+        .flat_map(|p| commands(&std::fs::read_to_string(p).unwrap()))
+        .collect()
+}
+
 #[tokio::test]
 async fn every_readme_command_runs() {
-    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
-    let cmds = commands(&readme);
-    assert!(cmds.len() > 10, "README commands not found: {cmds:?}");
+    let cmds = all_commands();
+    assert!(
+        cmds.len() > 10,
+        "README and docs commands not found: {cmds:?}"
+    );
 
     let db = TestDb::create().await.unwrap();
     let work = TempDir::new("work");
@@ -191,13 +209,13 @@ async fn every_readme_command_runs() {
         client["mcpServers"]["brain"]["headers"]["Authorization"]
             .as_str()
             .unwrap()
-            .starts_with("Bearer eyJ")
+            .starts_with("Bearer brain_st_")
     );
     for expected in [
         "\"id\":\"elv_",   // the elevation grant answered with its id
         "brain_st_",       // a shared token was created and shown once
         "\n200\n",         // the elevation was revoked
-        "OK tenant=acme",  // the restored backup's chain verifies
+        "OK tenant=dev",   // the restored backup's chain verifies
         "revoked ci-bots", // the shared token was revoked
     ] {
         assert!(
@@ -223,10 +241,12 @@ async fn every_readme_command_runs() {
 
 #[test]
 fn not_run_commands_are_few_and_named() {
-    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
-    let skipped = commands(&readme)
+    let skipped = all_commands()
         .into_iter()
         .filter(|c| NOT_RUN.iter().any(|(p, _)| c.starts_with(p)))
         .count();
-    assert!(skipped <= 7, "{skipped} README commands are not run");
+    assert!(
+        skipped <= 7,
+        "{skipped} README and docs commands are not run"
+    );
 }

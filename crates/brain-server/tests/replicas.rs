@@ -263,7 +263,7 @@ async fn focus_changes_reach_subscribers_on_other_replicas() {
     assert!(eve_rx.try_recv().is_err(), "eve heard acme's change");
 }
 
-/// Replicas answer `brain_focus_get` from memory (README, Performance), yet a
+/// Replicas answer `brain_focus_get` from memory (docs/architecture.md, Focus reads from memory), yet a
 /// read on A right after an end that B applied and answered shows that end's
 /// body and revision, every time.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

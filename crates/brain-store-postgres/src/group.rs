@@ -4,8 +4,8 @@
 //! Every receipt of a tenant is chained to the one before under the tenant's
 //! ledger-tip row lock, which its writer holds through its commit's WAL
 //! flush; so one tenant's writes commit one at a time, and on one tenant
-//! PostgreSQL alone stopped at under half of pgbench's hot write (README,
-//! Performance). Here a replica's writes of one tenant that queue while
+//! PostgreSQL alone stopped at under half of pgbench's hot write (docs/
+//! performance.md). Here a replica's writes of one tenant that queue while
 //! another runs are run together in one transaction, one after another in
 //! arrival order, and committed with one flush: the chain, the receipts and
 //! every answer are what they would be one at a time, only the flush and the
