@@ -229,14 +229,18 @@ pub async fn checks_run_in_order_and_refusals_write_only_a_receipt(s: &dyn Store
         code(s.end_session(&c, r).await.unwrap_err()),
         ErrorCode::FocusShrinkOverrideRefused
     );
-    // 6. shrink guard: 6 of 10 refused, before the (stale) revision is looked at
+    // 6. shrink guard: 6 of 10 refused, before the (stale) revision decides
+    // anything; the refusal says the revision is stale too, and which is current
     match s
         .end_session(&c, end_req(b.session_id, "b", "012345", 0))
         .await
     {
         Err(StoreError::Domain(d)) => {
             assert_eq!(d.code, ErrorCode::BaseFocusShrink);
-            assert_eq!(d.details, json!({"current": 10, "proposed": 6, "floor": 7}));
+            assert_eq!(
+                d.details,
+                json!({"current": 10, "proposed": 6, "floor": 7, "stale": true, "current_revision": 1})
+            );
         }
         other => panic!("{other:?}"),
     }
