@@ -4,11 +4,15 @@
 //! that share nothing but repeated lines cost minutes of CPU. So every diff
 //! has a budget: it runs on the blocking pool (never on an async worker), one
 //! at a time per process (so diffs take at most one core whatever the number
-//! of callers), and stops at a deadline. A diff that is not done in time, or
-//! that cannot get its turn soon enough, is answered by [`too_costly`]'s
-//! sentence instead of a partial diff.
+//! of callers), and stops at a deadline. A tenant waits for its own turn
+//! before the process's (one of [`TENANT_LANES`] lanes, by the tenant's
+//! hash), so a tenant that asks for diffs without pause holds at most one
+//! place in the queue and others still get theirs (tokio's semaphore is
+//! first come, first served). A diff that is not done in time, or that
+//! cannot get its turn soon enough, is answered by [`too_costly`]'s sentence
+//! instead of a partial diff.
 
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
 use similar::TextDiff;
@@ -25,20 +29,37 @@ pub const TURN_WAIT: Duration = Duration::from_millis(150);
 /// machine's every core.
 static TURN: LazyLock<Semaphore> = LazyLock::new(|| Semaphore::new(1));
 
+/// How many lanes tenants are spread over to queue for [`TURN`].
+pub const TENANT_LANES: usize = 64;
+static LANES: LazyLock<Vec<Semaphore>> =
+    LazyLock::new(|| (0..TENANT_LANES).map(|_| Semaphore::new(1)).collect());
+
+fn lane(tenant: &str) -> &'static Semaphore {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    tenant.hash(&mut h);
+    &LANES[(h.finish() as usize) % TENANT_LANES]
+}
+
 /// One diff to compute: from `old` to `new`, with the labels of its header.
+/// The bodies are shared, not copied (a history page holds 51 of 256 KiB).
 #[derive(Debug, Clone)]
 pub struct DiffJob {
-    pub old: String,
-    pub new: String,
+    pub old: Arc<str>,
+    pub new: Arc<str>,
     pub old_label: String,
     pub new_label: String,
 }
 
 impl DiffJob {
     pub fn new(old: &str, new: &str, old_label: String, new_label: String) -> Self {
+        Self::shared(Arc::from(old), Arc::from(new), old_label, new_label)
+    }
+
+    pub fn shared(old: Arc<str>, new: Arc<str>, old_label: String, new_label: String) -> Self {
         Self {
-            old: old.to_owned(),
-            new: new.to_owned(),
+            old,
+            new,
             old_label,
             new_label,
         }
@@ -81,28 +102,28 @@ pub fn unified(old: &str, new: &str, old_label: &str, new_label: &str) -> String
 }
 
 /// What a diff that was not computed says instead: the header, then one line
-/// that starts with `@@ diff not shown` and tells the reader where the bodies are.
+/// that starts with `@@ diff not shown` and gives the two sizes.
 pub fn too_costly(old: &str, new: &str, old_label: &str, new_label: &str) -> String {
     format!(
-        "--- {old_label}\n+++ {new_label}\n@@ diff not shown: too costly to compute ({} lines -> {} lines); read the bodies with brain_focus_get and brain_focus_history @@\n",
+        "--- {old_label}\n+++ {new_label}\n@@ diff not shown: too costly to compute ({} lines -> {} lines) @@\n",
         old.lines().count(),
         new.lines().count()
     )
 }
 
-/// One diff, on the blocking pool, in its turn, within [`DIFF_BUDGET`].
-pub async fn unified_bounded(job: DiffJob) -> String {
+/// One diff of `tenant`'s, on the blocking pool, in its turn, within [`DIFF_BUDGET`].
+pub async fn unified_bounded(tenant: &str, job: DiffJob) -> String {
     if job.old == job.new {
         return String::new();
     }
-    let mut out = unified_page(vec![job], DIFF_BUDGET).await;
+    let mut out = unified_page(tenant, vec![job], DIFF_BUDGET).await;
     out.pop().unwrap_or_default()
 }
 
-/// Several diffs (a page of history) sharing one `budget`, on the blocking
-/// pool, in one turn; each has a fair share of what is left of it, and one
-/// that runs out answers [`too_costly`].
-pub async fn unified_page(jobs: Vec<DiffJob>, budget: Duration) -> Vec<String> {
+/// Several diffs of `tenant`'s (a page of history) sharing one `budget`, on
+/// the blocking pool, in one turn; each has a fair share of what is left of
+/// it, and one that runs out answers [`too_costly`].
+pub async fn unified_page(tenant: &str, jobs: Vec<DiffJob>, budget: Duration) -> Vec<String> {
     let fallback = |jobs: &[DiffJob]| {
         jobs.iter()
             .map(|j| {
@@ -114,7 +135,12 @@ pub async fn unified_page(jobs: Vec<DiffJob>, budget: Duration) -> Vec<String> {
             })
             .collect::<Vec<_>>()
     };
-    let Ok(Ok(permit)) = tokio::time::timeout(TURN_WAIT, TURN.acquire()).await else {
+    let turn = async {
+        let mine = lane(tenant).acquire().await.ok()?;
+        let process = TURN.acquire().await.ok()?;
+        Some((mine, process))
+    };
+    let Ok(Some(permit)) = tokio::time::timeout(TURN_WAIT, turn).await else {
         metrics::counter!("brain_diffs_not_computed_total", "why" => "busy").increment(1);
         return fallback(&jobs);
     };
@@ -177,7 +203,7 @@ mod tests {
         let d = unified_until("a\nb\n", "a\nc\n", "r1", "r2", Instant::now());
         assert_eq!(
             d,
-            "--- r1\n+++ r2\n@@ diff not shown: too costly to compute (2 lines -> 2 lines); read the bodies with brain_focus_get and brain_focus_history @@\n"
+            "--- r1\n+++ r2\n@@ diff not shown: too costly to compute (2 lines -> 2 lines) @@\n"
         );
     }
 
@@ -202,7 +228,7 @@ mod tests {
             ),
             DiffJob::new("x\n", "y\n", "r0".into(), "r1".into()),
         ];
-        let out = unified_page(jobs, PAGE_BUDGET).await;
+        let out = unified_page("t", jobs, PAGE_BUDGET).await;
         assert!(out[0].contains("@@ diff not shown"));
         assert!(out[1].contains("-x\n+y\n"), "{}", out[1]);
     }
@@ -213,7 +239,7 @@ mod tests {
             DiffJob::new("x\n", "y\n", "r1".into(), "r2".into()),
             DiffJob::new("same\n", "same\n", "r2".into(), "r3".into()),
         ];
-        let out = unified_page(jobs, PAGE_BUDGET).await;
+        let out = unified_page("t", jobs, PAGE_BUDGET).await;
         assert_eq!(out.len(), 2);
         assert!(out[0].contains("-x\n+y\n"), "{}", out[0]);
         assert_eq!(out[1], "");

@@ -189,33 +189,35 @@ impl StoreError {
 mod tests {
     use super::*;
 
-    /// ALL holds every code: adding one without it fails to compile here.
+    /// ALL holds every code, each once: a new code fails to compile here
+    /// until it has its place, and then fails until ALL holds it there.
     #[test]
     fn all_holds_every_code() {
-        for code in ErrorCode::ALL {
-            match code {
-                ErrorCode::Unauthenticated
-                | ErrorCode::Forbidden
-                | ErrorCode::SessionNotFound
-                | ErrorCode::NotFound
-                | ErrorCode::ClientKeyMismatch
-                | ErrorCode::SessionClosed
-                | ErrorCode::TracerSession
-                | ErrorCode::InvalidArgument
-                | ErrorCode::ConfirmRequired
-                | ErrorCode::RateLimited
-                | ErrorCode::PayloadTooLarge
-                | ErrorCode::Internal
-                | ErrorCode::AlreadyBound
-                | ErrorCode::DocumentConflict
-                | ErrorCode::RelayRequiresSlot
-                | ErrorCode::FocusShrinkOverrideRefused
-                | ErrorCode::BaseFocusShrink
-                | ErrorCode::SlotFocusShrink
-                | ErrorCode::QuotaExceeded => {}
-            }
-        }
+        let place = |c: ErrorCode| match c {
+            ErrorCode::Unauthenticated => 0,
+            ErrorCode::Forbidden => 1,
+            ErrorCode::SessionNotFound => 2,
+            ErrorCode::NotFound => 3,
+            ErrorCode::ClientKeyMismatch => 4,
+            ErrorCode::SessionClosed => 5,
+            ErrorCode::TracerSession => 6,
+            ErrorCode::InvalidArgument => 7,
+            ErrorCode::ConfirmRequired => 8,
+            ErrorCode::RateLimited => 9,
+            ErrorCode::PayloadTooLarge => 10,
+            ErrorCode::Internal => 11,
+            ErrorCode::AlreadyBound => 12,
+            ErrorCode::DocumentConflict => 13,
+            ErrorCode::RelayRequiresSlot => 14,
+            ErrorCode::FocusShrinkOverrideRefused => 15,
+            ErrorCode::BaseFocusShrink => 16,
+            ErrorCode::SlotFocusShrink => 17,
+            ErrorCode::QuotaExceeded => 18,
+        };
         assert_eq!(ErrorCode::ALL.len(), 19);
+        for (i, code) in ErrorCode::ALL.iter().enumerate() {
+            assert_eq!(place(*code), i, "{code}");
+        }
     }
 
     #[test]

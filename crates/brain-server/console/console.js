@@ -97,10 +97,19 @@ function claimsOf(t) {
   } catch (_) { return null; }
 }
 
-function linkView(t) {
+async function linkView(t) {
   document.getElementById("nav").hidden = true;
-  const c = claimsOf(t) || {};
-  const who = (c.sub || "?") + " @ " + (c.tenant || "?") + " (role " + (c.role || "agent") + ")";
+  // Who the server takes the token for (an identity provider's claims may
+  // sit elsewhere than `tenant`); what the token says of itself otherwise.
+  let who = null;
+  try {
+    const r = await fetch("/brain-admin/api/me", { headers: { "Authorization": "Bearer " + t } });
+    if (r.ok) { const me = await r.json(); who = me.subject + " @ " + me.tenant + " (role operator)"; }
+  } catch (_) { who = null; }
+  if (!who) {
+    const c = claimsOf(t) || {};
+    who = (c.sub || "?") + " @ " + (c.tenant || "?") + " (role " + (c.role || "agent") + "; the server does not take this token)";
+  }
   const accept = () => {
     sessionStorage.setItem(KEY, t);
     location.hash = "#/projects";

@@ -96,7 +96,15 @@ async fn agent_token(store: &dyn Store, database_url: &str) -> anyhow::Result<St
         }
     }
     let tenant = TenantId::parse(DEV_TENANT)?;
-    let name = format!("dev-agent-{}", chrono::Utc::now().timestamp());
+    // The one kept beside the database is gone: earlier dev agents' tokens
+    // (whose secret nobody holds any more) are revoked, so starts do not pile
+    // up live credentials.
+    for old in store.shared_token_list(&tenant).await? {
+        if old.name.starts_with("dev-agent-") && old.revoked_at.is_none() {
+            store.shared_token_revoke(&tenant, &old.name).await?;
+        }
+    }
+    let name = format!("dev-agent-{}", chrono::Utc::now().timestamp_micros());
     let (_, secret) = store.shared_token_create(&tenant, &name).await?;
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create(true).truncate(true);

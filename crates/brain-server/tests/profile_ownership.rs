@@ -138,9 +138,17 @@ async fn a_brain_core_session_is_ended_only_by_its_credential_with_its_role() {
     )
     .await;
     assert_eq!(r.is_error, Some(true));
-    // The focus was never written and the session is still alice's to end.
-    let f = ok(&alice, "brain_focus_get", json!({"project": "p"})).await;
-    assert_eq!(f["revision"], 0);
+    // Nothing was written before the refusals (the profile's end replaces
+    // three documents first), and the session is still alice's to end.
+    for document in ["executive_state", "critique", "sync_note"] {
+        let d = ok(
+            &alice,
+            "brain_document_get",
+            json!({"project": "p", "document": document}),
+        )
+        .await;
+        assert_eq!(d["document"]["revision"], 0, "{document} was written: {d}");
+    }
     let done = ok(
         &alice,
         "brain_session",
@@ -163,4 +171,38 @@ async fn callers_cannot_choose_a_profiles_client_key() {
         .await;
         assert_eq!(e["code"], "invalid_argument", "{e}");
     }
+}
+
+/// A profile's client key is cut to 200 characters, not bytes: with a
+/// subject of multi-byte characters the byte cut fell inside one and the call
+/// panicked (a cold review of this change): "aziel:" + 80 "€" (246 bytes),
+/// "brain-core:" + 120 "é" (251 bytes).
+#[tokio::test]
+async fn a_long_non_ascii_subject_gets_a_profile_session() {
+    let app = app().await;
+    let euro = app.client(&as_role(&"€".repeat(80), "agent")).await;
+    let raw = ok(&euro, "runtime_session_open", json!({})).await;
+    assert_eq!(raw["code"], "FG-OK");
+    assert_eq!(
+        raw["result"]["client_key"]
+            .as_str()
+            .unwrap()
+            .chars()
+            .count(),
+        86
+    );
+    let accent = app.client(&as_role(&"é".repeat(120), "agent")).await;
+    let s = ok(
+        &accent,
+        "brain_session",
+        json!({"phase": "start", "project": "p"}),
+    )
+    .await;
+    let done = ok(
+        &accent,
+        "brain_session",
+        json!({"phase": "end", "session_id": s["session_id"]}),
+    )
+    .await;
+    assert_eq!(done["closed_now"], true);
 }

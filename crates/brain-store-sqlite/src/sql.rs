@@ -260,14 +260,16 @@ pub(crate) static SQL: Sql = Sql {
     ledger_tip: "SELECT seq, hash FROM receipt_heads WHERE tenant_id = ?1",
     // The MATCH starts with the artifact's tenant and project (migration
     // 0015's fts_scope), and the rank counts the query's matches in the
-    // artifact's own text (like PostgreSQL's ts_rank, no weight from other
+    // artifact's own text (highlight's markers, less any the text itself
+    // holds; like PostgreSQL's ts_rank, no weight from other
     // artifacts), relative to the query's best match (1.0) over every match,
     // not just this page: comparable across pages and with PostgreSQL's.
     recall_search: concat!(
         "WITH hits AS MATERIALIZED (SELECT ",
         artifact_columns!(a),
         ", length(highlight(artifacts_fts, 0, char(1), '')) \
-             - length(replace(highlight(artifacts_fts, 0, char(1), ''), char(1), '')) AS raw, \
+             - length(replace(highlight(artifacts_fts, 0, char(1), ''), char(1), '')) \
+             - (length(a.text) - length(replace(a.text, char(1), ''))) AS raw, \
            a.created_at AS created, a.artifact_id AS aid, \
            snippet(artifacts_fts, 0, '«', '»', '…', 16) AS snippet \
          FROM artifacts_fts JOIN artifacts a ON a.rowid = artifacts_fts.rowid \

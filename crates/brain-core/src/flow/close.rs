@@ -73,7 +73,7 @@ pub async fn close<T: CloseTx>(
             };
             tx.finish_read().await?;
             let job = replay_diff_job(&stored, before.as_deref());
-            return Ok(with_diff(as_replay(stored, Some(&found)), job).await);
+            return Ok(with_diff(tenant.as_str(), as_replay(stored, Some(&found)), job).await);
         }
         Ok(None) => {}
         Err(e) => return refuse(tx, caller, req.dry_run, draft(Err(&e)), e).await,
@@ -121,7 +121,7 @@ pub async fn close<T: CloseTx>(
         let would_open = kind == CloseKind::Relay
             && matches!(outcome, FocusOutcome::Applied | FocusOutcome::Unchanged);
         let diff = match EndResult::diff_job(outcome, &found, &req.next_focus) {
-            Some(job) => diff::unified_bounded(job).await,
+            Some(job) => diff::unified_bounded(tenant.as_str(), job).await,
             None => String::new(),
         };
         let end = EndResult::build(
@@ -205,13 +205,13 @@ pub async fn close<T: CloseTx>(
     tx.apply_close(tenant, &session, written, &req.digest, &result)
         .await?;
     tx.commit().await?;
-    Ok(with_diff(result, diff_job).await)
+    Ok(with_diff(tenant.as_str(), result, diff_job).await)
 }
 
 /// `out` with its `focus_diff` computed from `job` (bounded: see [`diff`]).
-async fn with_diff(mut out: Value, job: Option<DiffJob>) -> Value {
+async fn with_diff(tenant: &str, mut out: Value, job: Option<DiffJob>) -> Value {
     if let Some(job) = job {
-        let diff = diff::unified_bounded(job).await;
+        let diff = diff::unified_bounded(tenant, job).await;
         if let Value::Object(m) = &mut out {
             m.insert("focus_diff".into(), Value::String(diff));
         }

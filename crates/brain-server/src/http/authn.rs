@@ -69,10 +69,17 @@ pub async fn require_credential(
             let shared = token
                 .filter(|t| t.starts_with(SHARED_TOKEN_PREFIX))
                 .map(shared_token_hash);
+            // Only a GET opens a stream that outlives its request; a POST's
+            // answer (SSE too) is that request's, and is let finish.
+            let opens_stream = req.method() == http::Method::GET;
             req.headers_mut().remove(http::header::AUTHORIZATION);
             req.extensions_mut().insert(principal.clone());
             let resp = next.run(req).await;
-            super::streams::while_credential_holds(&state, &principal, shared, resp)
+            if opens_stream {
+                super::streams::while_credential_holds(&state, &principal, shared, resp)
+            } else {
+                resp
+            }
         }
         Err(AuthError::Busy) => super::limits::too_many(
             "too many credentials are being checked at once; retry",

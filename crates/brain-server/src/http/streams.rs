@@ -67,16 +67,44 @@ async fn watch(
             None => recheck,
         };
         tokio::time::sleep(wait.max(Duration::from_millis(100))).await;
-        if let Some(hash) = &shared_token_hash {
-            // Revoked (or gone): the stream ends. A failed lookup is not a
-            // revocation; the next one decides.
-            if let Ok(None) = store.shared_token_find(hash).await {
-                break;
-            }
+        if let Some(hash) = &shared_token_hash
+            && !still_live(store.as_ref(), hash, recheck).await
+        {
+            break;
         }
     }
     metrics::counter!("brain_streams_ended_by_credential_total").increment(1);
     ended.cancel();
+}
+
+/// Whether a shared token is still live. The streams of one token (a fleet
+/// holds many) share one lookup per half recheck interval, so open streams
+/// ask the database about as often as one client would.
+async fn still_live(store: &dyn Store, hash: &str, recheck: Duration) -> bool {
+    type Seen = std::collections::HashMap<String, (std::time::Instant, bool)>;
+    static SEEN: std::sync::LazyLock<std::sync::Mutex<Seen>> =
+        std::sync::LazyLock::new(Default::default);
+    let fresh = recheck / 2;
+    let known = SEEN.lock().ok().and_then(|m| {
+        m.get(hash)
+            .filter(|(at, _)| at.elapsed() < fresh)
+            .map(|(_, live)| *live)
+    });
+    if let Some(live) = known {
+        return live;
+    }
+    // A failed lookup is not a revocation: the next one decides.
+    let live = !matches!(store.shared_token_find(hash).await, Ok(None));
+    if let Ok(mut m) = SEEN.lock() {
+        if m.len() >= 4_096 {
+            m.retain(|_, (at, _)| at.elapsed() < fresh);
+            if m.len() >= 4_096 {
+                m.clear();
+            }
+        }
+        m.insert(hash.to_owned(), (std::time::Instant::now(), live));
+    }
+    live
 }
 
 struct AbortOnDrop(tokio::task::JoinHandle<()>);

@@ -77,21 +77,25 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
         .await?;
     let shown = rows.len().min(usize::try_from(limit).unwrap_or(0));
     // Revision 1's predecessor is the empty body at revision 0. The page's
-    // diffs share one CPU budget, off the async workers (brain_core::diff).
+    // diffs share one CPU budget, off the async workers (brain_core::diff);
+    // each body is shared by the two diffs it is part of, not copied.
+    let bodies: Vec<std::sync::Arc<str>> = rows.iter().map(|e| e.body.as_str().into()).collect();
+    let empty: std::sync::Arc<str> = "".into();
     let jobs = (0..shown)
         .map(|i| {
             let e = &rows[i];
-            let prev = rows.get(i + 1).map_or("", |p| p.body.as_str());
+            let prev = bodies.get(i + 1).cloned().unwrap_or_else(|| empty.clone());
             let prev_rev = rows.get(i + 1).map_or(e.revision - 1, |p| p.revision);
-            DiffJob::new(
+            DiffJob::shared(
                 prev,
-                &e.body,
+                bodies[i].clone(),
                 format!("revision {prev_rev}"),
                 format!("revision {}", e.revision),
             )
         })
         .collect();
-    let diffs = unified_page(jobs, PAGE_BUDGET).await;
+    let diffs = unified_page(ctx.caller.tenant.as_str(), jobs, PAGE_BUDGET).await;
+    drop(bodies);
     // A list carries sizes, not bodies (SPEC §2.8: session, receipt and
     // diff): the diff holds the replaced wording.
     let entries: Vec<_> = rows

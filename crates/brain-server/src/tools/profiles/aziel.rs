@@ -158,9 +158,12 @@ pub async fn open(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
     let key = match &a.client_key {
         Some(k) => k.clone(),
         None => {
-            let mut k = format!("aziel:{}", ctx.caller.subject);
-            k.truncate(limits::CLIENT_KEY_MAX_CHARS);
-            k
+            // Characters, not bytes: a subject may be non-ASCII, and a byte
+            // cut inside a character would panic.
+            format!("aziel:{}", ctx.caller.subject)
+                .chars()
+                .take(limits::CLIENT_KEY_MAX_CHARS)
+                .collect()
         }
     };
     let client_key = match ClientKey::parse("client_key", &key) {

@@ -96,9 +96,12 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
 /// The client identity this profile's sessions carry: one per credential
 /// subject, so its `recovery` finds the same caller's unclosed session.
 fn client_key(ctx: &ToolCtx<'_>) -> String {
-    let mut key = format!("brain-core:{}", ctx.caller.subject);
-    key.truncate(limits::CLIENT_KEY_MAX_CHARS);
-    key
+    // Characters, not bytes: a subject may be non-ASCII, and a byte cut
+    // inside a character would panic.
+    format!("brain-core:{}", ctx.caller.subject)
+        .chars()
+        .take(limits::CLIENT_KEY_MAX_CHARS)
+        .collect()
 }
 
 async fn start(ctx: &ToolCtx<'_>, a: Args) -> ToolResult {
@@ -200,7 +203,11 @@ async fn end(ctx: &ToolCtx<'_>, a: Args) -> ToolResult {
         .into());
     }
     let key = client_key(ctx);
-    if session.client_key.as_str() != key {
+    // The key is derived from the subject, so it is not enough: the session
+    // must be this credential's, with this role, before anything is written.
+    if session.client_key.as_str() != key
+        || !brain_core::rules::opened_by_caller(&session, &ctx.caller)
+    {
         return Err(DomainError::new(
             brain_core::ErrorCode::ClientKeyMismatch,
             "this session was not opened by your brain_session start; end your own session",
