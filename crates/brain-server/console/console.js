@@ -277,12 +277,18 @@ async function elevationsView() {
   const target = el("select", { id: "target" });
   const reason = el("input", { id: "reason", placeholder: "reason", size: "40" });
   const ttl = el("input", { id: "ttl", type: "number", value: "900", min: "1" });
+  const hint = el("p", { class: "muted", id: "no-targets", hidden: "" },
+    "Nothing to elevate yet: a target is an MCP connection (or a brain session) opened with this same operator token. Connect your MCP client with it, then reload this page.");
   const load = async () => {
     try {
       const [els, t] = await Promise.all([api("/brain-admin/elevations"), api("/brain-admin/api/targets")]);
       target.replaceChildren(
         ...t.connections.map(c => el("option", { value: "c:" + c }, "connection …" + c.slice(-8))),
         ...t.sessions.map(s => el("option", { value: "s:" + s.session_id }, "session " + s.session_id + " (" + s.project + ")")));
+      // Targets are the caller's own: an empty list says where one comes from.
+      const none = !t.connections.length && !t.sessions.length;
+      hint.hidden = !none;
+      target.disabled = none;
       const rows = els.elevations.map(e => el("tr", {},
         el("td", {}, el("code", {}, e.id)),
         el("td", {}, e.mcp_session_id ? "connection …" + e.mcp_session_id.slice(-8) : "session " + (e.session_id || "—")),
@@ -310,8 +316,8 @@ async function elevationsView() {
   main().replaceChildren(el("h2", {}, "Elevations"),
     el("div", { class: "card" }, el("h3", {}, "Grant"),
       el("p", { class: "muted" }, "Elevate one of your own open operator connections or sessions, so it may override the shrink guard."),
-      el("div", { class: "row" }, target, reason, el("label", {}, "TTL s ", ttl),
-        el("button", { class: "primary", id: "grant", type: "button", onclick: grant }, "Grant")), err),
+      el("div", { class: "row" }, el("label", {}, "Target ", target), reason, el("label", {}, "TTL s ", ttl),
+        el("button", { class: "primary", id: "grant", type: "button", onclick: grant }, "Grant")), hint, err),
     el("h3", {}, "Active"), list);
   await load();
 }

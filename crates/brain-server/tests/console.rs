@@ -408,6 +408,14 @@ async fn the_console_works_in_a_real_browser() {
     assert!(nav_shown(c).await);
     wait_text(c, "#who", "ops @ acme").await;
 
+    // An operator with nothing to elevate is told where a target comes from.
+    let newcomer = token_with(json!({"tenant": "acme", "sub": "new-op", "role": "operator"}));
+    sign_in(c, &app, &newcomer).await;
+    wait_text(c, "#projects", "web").await;
+    c.goto(&app.url("/brain-admin/#/elevations")).await.unwrap();
+    wait_text(c, "#no-targets", "opened with this same operator token").await;
+    shot(c, "elevations-no-target").await;
+
     b.client.close().await.unwrap();
 }
 

@@ -66,6 +66,8 @@ pub(crate) static SQL: Sql = Sql {
         WHERE tenant_id = $1 AND connection_id = $2 AND closed_at IS NULL",
     connection_close: "UPDATE mcp_connections SET closed_at = COALESCE(closed_at, $3) \
         WHERE tenant_id = $1 AND connection_id = $2 RETURNING tracer_session_id",
+    connection_elevations_end: "UPDATE elevations SET revoked_at = $3 \
+        WHERE tenant_id = $1 AND connection_id = $2 AND revoked_at IS NULL",
     tracer_close: "UPDATE sessions SET status = 'ended', ended_at = $3, last_activity_at = $3 \
         WHERE tenant_id = $1 AND session_id = $2 AND kind = 'tracer' AND status = 'open'",
     tenant_claim: "SELECT 1 FROM tenants WHERE tenant_id = $1 FOR NO KEY UPDATE",

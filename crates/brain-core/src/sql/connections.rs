@@ -67,6 +67,10 @@ async fn close<C: Conn + ?Sized>(
 ) -> Result<(), StoreError> {
     let params = [tenant.into(), connection_id.into(), now_micros().into()];
     let row = c.fetch_optional(c.sql().connection_close, &params).await?;
+    // An elevation ends with its connection, and a shrink that counted on it
+    // while the connection closed has committed first or sees it revoked.
+    c.execute(c.sql().connection_elevations_end, &params)
+        .await?;
     let tracer = match row {
         Some(r) => r.opt_uuid("tracer_session_id")?,
         None => None,

@@ -42,6 +42,10 @@ pub struct Sql {
     /// tenant, connection_id, now → tracer_session_id; keeps an earlier
     /// `closed_at`.
     pub connection_close: &'static str,
+    /// tenant, connection_id, now: revoke the connection's elevations, in the
+    /// close's transaction (on PostgreSQL this waits for a write that is
+    /// using one: `elevation_active` holds it `FOR SHARE`).
+    pub connection_elevations_end: &'static str,
     /// tenant, session_id, now: end an open tracer session.
     pub tracer_close: &'static str,
     /// tenant, credential_kind, credential_id, seen_since, role → `mine` (open
