@@ -145,6 +145,16 @@ impl DomainError {
         )
     }
 
+    /// A write whose commit was sent but not answered (the connection broke):
+    /// whether it took effect is unknown, and the caller is told so.
+    pub fn outcome_unknown() -> Self {
+        Self::new(
+            ErrorCode::Internal,
+            "the server lost its database connection while committing this write, so it may or may not have been applied; read before writing again (an end, relay or abandon repeated with the same arguments is answered from what was stored)",
+        )
+        .with_details(json!({"outcome": "unknown"}))
+    }
+
     /// The most projects a tenant may hold (migration 0014's trigger).
     pub const MAX_PROJECTS_PER_TENANT: i64 = 10_000;
 

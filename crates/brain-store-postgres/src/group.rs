@@ -148,11 +148,21 @@ impl Groups {
                     }
                     return;
                 }
-                // Nothing began (no connection in time), or the commit failed
-                // and whether it took effect is unknown: answer, do not retry.
-                Err(Failed::Begin(e) | Failed::Lost(e) | Failed::Commit(e)) => {
+                // Nothing began (no connection in time): answer, do not retry.
+                Err(Failed::Begin(e) | Failed::Lost(e)) => {
                     for job in batch {
                         let _ = job.reply.send(Err(StoreError::Backend(e.clone())));
+                    }
+                    return;
+                }
+                // The commit was sent and its answer lost: whether it took
+                // effect is unknown, and each caller is told so (not that
+                // nothing was written); do not retry.
+                Err(Failed::Commit(e)) => {
+                    tracing::error!(error = %e, writes = batch.len(), "group commit unanswered; outcome unknown");
+                    for job in batch {
+                        let unknown = brain_core::DomainError::outcome_unknown();
+                        let _ = job.reply.send(Err(StoreError::Domain(unknown)));
                     }
                     return;
                 }
@@ -197,8 +207,8 @@ enum Failed {
     Lost(String),
     /// A statement failed: rolled back, nothing written.
     Statement,
-    /// The commit failed: whether it took effect is unknown. The database's
-    /// words, for the server's log via each caller's error.
+    /// The commit's answer was lost with its connection: whether it took
+    /// effect is unknown. The driver's words, for the server's log.
     Commit(String),
 }
 
@@ -266,7 +276,14 @@ async fn together_on(
     }
     tx.commit().await.map_err(|e| {
         brain_store_sqlx::lost::note(&e);
-        Failed::Commit(e.to_string())
+        // The database answered the COMMIT with an error: it rolled the
+        // transaction back, and the writes are retried one by one as after a
+        // failed statement. Only a COMMIT whose answer never came is unknown.
+        if brain_store_sqlx::lost::breaks_connection(&e) {
+            Failed::Commit(e.to_string())
+        } else {
+            Failed::Statement
+        }
     })?;
     Ok(answers)
 }
