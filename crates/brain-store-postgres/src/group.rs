@@ -15,8 +15,12 @@
 //!   in its own statement's transaction, as before: one round trip.
 //! - If any statement of a batch fails, the batch is rolled back and each of
 //!   its writes runs again alone, so one bad write fails only itself.
-//! - A commit that fails answers every write of the batch with the error
-//!   (whether it reached the disk cannot be known, so nothing is retried).
+//! - A COMMIT the database refuses rolled back: the writes run again alone,
+//!   as after a failed statement. A COMMIT whose answer was lost with its
+//!   connection may have taken effect: every write of the batch is answered
+//!   `outcome: unknown` (`DomainError::outcome_unknown`) and none is
+//!   retried. A lone write's statement commits itself, and is answered the
+//!   same when its answer is lost.
 //! - The batch runs in a task of its own: a caller that goes away does not
 //!   leave the others waiting or a transaction open; one that went away
 //!   before its batch began is dropped from the queue and writes nothing. A
@@ -217,7 +221,11 @@ enum Failed {
 /// back to sqlx.
 async fn alone(warm: &Warm, build: &Build) -> Answer {
     let mut held = warm.take().await.map_err(db)?;
-    let rows = build().fetch_all(held.conn()).await.map_err(db)?;
+    // Its own statement's transaction: the answer is the commit's.
+    let rows = build()
+        .fetch_all(held.conn())
+        .await
+        .map_err(brain_store_sqlx::committing)?;
     warm.give(held);
     Ok(rows)
 }

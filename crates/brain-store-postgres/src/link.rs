@@ -121,7 +121,7 @@ impl Link {
                         .map_err(db)?,
                     None => Vec::new(),
                 };
-                t.commit().await.map_err(db)?;
+                t.commit().await.map_err(brain_store_sqlx::committing)?;
                 Ok(rows)
             }
             Link::Write(mut open) => {
@@ -135,7 +135,9 @@ impl Link {
                 };
                 // The guard stays on until the commit answered: an error or a
                 // drop before that rolls back.
-                let rows = raw(conn, &sql).await.map_err(db)?;
+                let rows = raw(conn, &sql)
+                    .await
+                    .map_err(brain_store_sqlx::committing)?;
                 // Committed, nothing open: kept for the next write.
                 if let Some(held) = open.0.take() {
                     open.1.give(held);

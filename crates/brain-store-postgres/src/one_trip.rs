@@ -84,7 +84,10 @@ pub(crate) async fn remember(
         bind_receipt(q, &receipt, &frame)
     };
     let rows = if ensure {
-        build().fetch_all(warm.pool()).await.map_err(db)?
+        build()
+            .fetch_all(warm.pool())
+            .await
+            .map_err(brain_store_sqlx::committing)?
     } else {
         groups
             .run(warm, caller.tenant.as_str(), Box::new(build))
@@ -146,7 +149,10 @@ pub(crate) async fn start(
         Some(groups) => groups.run(warm, tenant.as_str(), Box::new(build)).await?,
         None => {
             let mut held = warm.take().await.map_err(db)?;
-            let rows = build().fetch_all(held.conn()).await.map_err(db)?;
+            let rows = build()
+                .fetch_all(held.conn())
+                .await
+                .map_err(brain_store_sqlx::committing)?;
             // Answered in its own statement's transaction: nothing is open on it.
             warm.give(held);
             rows

@@ -43,7 +43,44 @@ pub(crate) struct Writer {
     waiting: Arc<AtomicUsize>,
 }
 
-type Outcome = Result<(), String>;
+type Outcome = Result<(), Failed>;
+
+/// How a batch that did not commit failed.
+#[derive(Clone, Debug)]
+enum Failed {
+    /// Rolled back: nothing of it was written.
+    Nothing(String),
+    /// The COMMIT failed in its I/O: the WAL's commit frame may be on disk
+    /// (it would be recovered at the next open), so whether the writes took
+    /// effect is unknown.
+    Unknown,
+}
+
+impl From<Failed> for StoreError {
+    fn from(f: Failed) -> Self {
+        match f {
+            Failed::Nothing(why) => StoreError::Backend(why),
+            Failed::Unknown => StoreError::Domain(brain_core::DomainError::outcome_unknown()),
+        }
+    }
+}
+
+/// Whether a failed COMMIT may still have written: an I/O error (an fsync
+/// that failed after the commit frame was written), a corrupt or foreign
+/// file. Any other error (busy, a constraint checked at commit, a full
+/// disk before the frame was complete) leaves the transaction rolled back,
+/// or open for the ROLLBACK that follows.
+fn commit_may_have_written(e: &sqlx::Error) -> bool {
+    let sqlx::Error::Database(d) = e else {
+        return false;
+    };
+    // SQLite's extended result codes carry the primary code in the low byte.
+    let primary = d
+        .code()
+        .and_then(|c| c.parse::<i64>().ok())
+        .map(|c| c & 0xff);
+    matches!(primary, Some(10 | 11 | 26)) // SQLITE_IOERR, _CORRUPT, _NOTADB
+}
 
 struct Batch {
     conn: SqliteConnection,
@@ -133,13 +170,22 @@ impl Batch {
             return Ok(());
         }
         let outcome = if self.poisoned {
-            Err("the write could not be applied; nothing was written, retry".to_owned())
+            Err(Failed::Nothing(
+                "the write could not be applied; nothing was written, retry".to_owned(),
+            ))
         } else if self.joined == 0 {
             Ok(())
         } else {
             exec(&mut self.conn, "COMMIT").await.map_err(|e| {
-                tracing::error!(error = %e, "group commit failed");
-                "the write could not be committed; nothing was written, retry".to_owned()
+                if commit_may_have_written(&e) {
+                    tracing::error!(error = %e, "group commit failed in its I/O; outcome unknown");
+                    Failed::Unknown
+                } else {
+                    tracing::error!(error = %e, "group commit failed");
+                    Failed::Nothing(
+                        "the write could not be committed; nothing was written, retry".to_owned(),
+                    )
+                }
             })
         };
         if self.joined > 0 && outcome.is_ok() {
@@ -319,12 +365,12 @@ impl Member {
             .await
             .map_err(StoreError::backend)?;
         let (mut rx, generation) = match settled {
-            Settled::Done(outcome) => return outcome.map_err(StoreError::Backend),
+            Settled::Done(outcome) => return outcome.map_err(StoreError::from),
             Settled::Pending(rx, generation) => (rx, generation),
         };
         loop {
             match tokio::time::timeout(RESCUE_AFTER, &mut rx).await {
-                Ok(Ok(outcome)) => return outcome.map_err(StoreError::Backend),
+                Ok(Ok(outcome)) => return outcome.map_err(StoreError::from),
                 Ok(Err(_)) => {
                     return Err(StoreError::Backend(
                         "the write batch ended without an outcome".into(),
@@ -365,6 +411,62 @@ impl Drop for Member {
 mod tests {
     use super::*;
     use sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous};
+
+    /// A database error with SQLite's extended result code `code`.
+    #[derive(Debug)]
+    struct Coded(&'static str);
+
+    impl std::fmt::Display for Coded {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "sqlite error {}", self.0)
+        }
+    }
+
+    impl std::error::Error for Coded {}
+
+    impl sqlx::error::DatabaseError for Coded {
+        fn message(&self) -> &str {
+            "a failed commit"
+        }
+        fn code(&self) -> Option<std::borrow::Cow<'_, str>> {
+            Some(self.0.into())
+        }
+        fn as_error(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
+            self
+        }
+        fn as_error_mut(&mut self) -> &mut (dyn std::error::Error + Send + Sync + 'static) {
+            self
+        }
+        fn into_error(self: Box<Self>) -> Box<dyn std::error::Error + Send + Sync + 'static> {
+            self
+        }
+        fn kind(&self) -> sqlx::error::ErrorKind {
+            sqlx::error::ErrorKind::Other
+        }
+    }
+
+    /// A COMMIT that failed in its I/O (an fsync after the WAL's commit
+    /// frame was written) may be recovered at the next open: unknown. One
+    /// that was busy, full or failed a constraint rolled back: nothing.
+    #[test]
+    fn a_failed_commit_is_unknown_only_when_its_io_failed() {
+        let may = |code| commit_may_have_written(&sqlx::Error::Database(Box::new(Coded(code))));
+        // SQLITE_IOERR_FSYNC (1034), SQLITE_IOERR_WRITE (778), SQLITE_IOERR,
+        // SQLITE_CORRUPT, SQLITE_NOTADB.
+        for code in ["1034", "778", "10", "11", "26"] {
+            assert!(may(code), "{code}");
+        }
+        // SQLITE_BUSY, SQLITE_FULL, SQLITE_CONSTRAINT_FOREIGNKEY (787), SQLITE_LOCKED.
+        for code in ["5", "13", "787", "6"] {
+            assert!(!may(code), "{code}");
+        }
+        assert!(!commit_may_have_written(&sqlx::Error::PoolTimedOut));
+        let told: StoreError = Failed::Unknown.into();
+        match told {
+            StoreError::Domain(d) => assert_eq!(d.details["outcome"], "unknown"),
+            other => panic!("{other:?}"),
+        }
+    }
 
     async fn writer() -> (Writer, SqliteConnection, std::path::PathBuf) {
         let path = std::env::temp_dir().join(format!("brain-batch-{}.db", uuid::Uuid::new_v4()));

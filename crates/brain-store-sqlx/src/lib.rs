@@ -60,6 +60,19 @@ pub fn db(e: sqlx::Error) -> StoreError {
     StoreError::backend(e)
 }
 
+/// As [`db`], for the round trip that commits a write (an explicit
+/// `COMMIT`, or a lone statement in its own transaction): a connection that
+/// broke on it may have committed before it broke, so the caller is told
+/// the outcome is unknown, not that nothing was written.
+pub fn committing(e: sqlx::Error) -> StoreError {
+    if lost::breaks_connection(&e) {
+        lost::note(&e);
+        tracing::error!(error = %e, "a commit went unanswered; its outcome is unknown");
+        return StoreError::Domain(brain_core::DomainError::outcome_unknown());
+    }
+    db(e)
+}
+
 fn bound<'q, D: Dialect>(
     sql: &'q str,
     params: &[Param<'q>],
