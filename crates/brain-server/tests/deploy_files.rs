@@ -101,7 +101,7 @@ fn compose_runs_brain_on_a_healthy_postgres() {
             .as_sequence()
             .unwrap()
             .iter()
-            .any(|p| p.as_str() == Some("8080:8080"))
+            .any(|p| p.as_str() == Some("${HOST_PORT:-8080}:8080"))
     );
     assert!(s(brain, &["healthcheck", "test"]).is_sequence());
     // brain connects as the unprivileged role the init script creates, never
@@ -125,6 +125,10 @@ fn compose_runs_brain_on_a_healthy_postgres() {
     let text = read("docker-compose.yml");
     for part in text.split("${").skip(1) {
         let var = part.split('}').next().unwrap();
+        // `${VAR:-default}` works without it.
+        if var.contains(":-") {
+            continue;
+        }
         assert!(defined.contains(var), "{var} missing from .env.example");
     }
     let known = known_settings();
