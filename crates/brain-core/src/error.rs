@@ -170,6 +170,22 @@ impl DomainError {
         .with_details(json!({"quota": "projects", "limit": Self::MAX_PROJECTS_PER_TENANT}))
     }
 
+    /// A write that would take the tenant's stored bytes past its quota
+    /// (migration 0015's triggers); `usage` and `quota` when known.
+    pub fn quota_exceeded(usage: Option<i64>, quota: Option<i64>) -> Self {
+        let said = match (usage, quota) {
+            (Some(u), Some(q)) => format!(" (it holds {u} of {q} bytes)"),
+            _ => String::new(),
+        };
+        Self::new(
+            ErrorCode::QuotaExceeded,
+            format!(
+                "this write would take the tenant past its storage quota{said}; nothing was written. Reads, ends without a focus change, abandons and acknowledgements still work; ask an operator to raise the quota or delete old projects"
+            ),
+        )
+        .with_details(json!({"quota": "bytes", "usage": usage, "limit": quota}))
+    }
+
     /// A failure the caller cannot fix. The cause is logged by the server, never sent.
     pub fn internal() -> Self {
         Self::new(

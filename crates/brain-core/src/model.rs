@@ -87,7 +87,7 @@ str_enum!(
 );
 str_enum!(
     /// How a caller authenticated (SPEC §1 Credential).
-    CredentialKind { Jwt => "jwt", SharedToken => "shared_token", Stdio => "stdio" }
+    CredentialKind { Jwt => "jwt", SharedToken => "shared_token", Stdio => "stdio", Cli => "cli" }
 );
 str_enum!(
     /// JWT claim `role`.

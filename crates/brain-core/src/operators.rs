@@ -60,10 +60,12 @@ pub struct Elevation {
 /// elevations; an agent or relay token of the same subject is refused.
 pub fn check_operator(caller: &Caller) -> Result<(), DomainError> {
     match caller.kind {
-        CredentialKind::SharedToken | CredentialKind::Stdio => Err(DomainError::new(
-            ErrorCode::Forbidden,
-            "shared-token and stdio callers can never be elevated; use an operator JWT",
-        )),
+        CredentialKind::SharedToken | CredentialKind::Stdio | CredentialKind::Cli => {
+            Err(DomainError::new(
+                ErrorCode::Forbidden,
+                "shared-token, stdio and CLI callers can never be elevated; use an operator JWT",
+            ))
+        }
         CredentialKind::Jwt if caller.role != Role::Operator => Err(DomainError::new(
             ErrorCode::Forbidden,
             format!(

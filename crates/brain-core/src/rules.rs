@@ -142,7 +142,7 @@ pub fn require_not_blank(field: &str, value: &str) -> Result<(), DomainError> {
 /// relay when its role is `operator` or `relay`.
 pub fn may_override(caller: &Caller, is_relay: bool, grant: OverrideGrant) -> bool {
     match caller.kind {
-        CredentialKind::SharedToken | CredentialKind::Stdio => false,
+        CredentialKind::SharedToken | CredentialKind::Stdio | CredentialKind::Cli => false,
         CredentialKind::Jwt => {
             (grant.elevation_active && caller.role == Role::Operator)
                 || (is_relay && matches!(caller.role, Role::Operator | Role::Relay))

@@ -352,6 +352,19 @@ pub struct StoreStats {
     pub pool_idle: u32,
     /// The replica's memory of focus reads, when on.
     pub focus_memory: Option<crate::focus_cache::FocusMemoryStats>,
+    /// Tenants holding 80 % of the quota or more, the most bytes any tenant
+    /// holds, and the quota (0 = unlimited): no gauge per tenant.
+    pub tenants_near_quota: i64,
+    pub largest_usage_bytes: i64,
+    pub quota_bytes: i64,
+}
+
+/// The bytes of bodies and texts a tenant holds, and the quota its writes
+/// are held to (0 = unlimited).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct TenantUsage {
+    pub bytes: i64,
+    pub quota_bytes: i64,
 }
 
 /// An MCP connection as the registry holds it.
@@ -576,6 +589,24 @@ pub trait OperatorReads: Send + Sync {
     async fn ping(&self) -> Result<(), StoreError>;
     /// Gauges for `/metrics`, across all tenants (operators' view, never a tool's).
     async fn stats(&self) -> Result<StoreStats, StoreError>;
+    /// The bytes a tenant holds, counted as its writes commit, and the quota.
+    async fn tenant_usage(&self, tenant: &TenantId) -> Result<TenantUsage, StoreError>;
+    /// Hold every tenant's writes to `bytes` (0 = unlimited): `brain serve`
+    /// writes its setting at start, so every replica should share it.
+    async fn set_tenant_quota(&self, bytes: i64) -> Result<(), StoreError>;
+}
+
+/// A project's or a tenant's end (operators only; written once for the SQL
+/// stores, [`crate::sql::lifecycle`]).
+#[async_trait]
+pub trait Lifecycle: Send + Sync {
+    /// Delete a project: every body and text of it, then the project; its
+    /// receipts stay and a `project_deleted` receipt records who deleted it.
+    /// `not_found` when there is none; `forbidden` unless an operator.
+    async fn project_delete(&self, caller: &Caller, project: &ProjectKey)
+    -> Result<(), StoreError>;
+    /// Delete everything of a tenant, receipts included; whether it existed.
+    async fn tenant_delete(&self, tenant: &TenantId) -> Result<bool, StoreError>;
 }
 
 /// Storage behind one async trait; the server holds an `Arc<dyn Store>` chosen at boot.
@@ -591,6 +622,7 @@ pub trait Store:
     + Reads
     + OperatorReads
     + DailyBriefs
+    + Lifecycle
     + Send
     + Sync
     + 'static

@@ -127,13 +127,25 @@ async function linkView(t) {
 
 // ---- projects --------------------------------------------------------------
 
+function bytes(n) {
+  const units = ["bytes", "KiB", "MiB", "GiB", "TiB"];
+  let i = 0;
+  while (n >= 1024 && i < units.length - 1) { n /= 1024; i++; }
+  return (i ? n.toFixed(1) : n) + " " + units[i];
+}
+
 async function projectsView() {
   const search = el("input", { id: "search", type: "search", placeholder: "Search projects" });
   const list = el("div", { id: "projects" });
+  const usage = el("p", { id: "usage", class: "muted" });
   const load = async () => {
     try {
       const q = search.value.trim();
       const r = await api("/brain-admin/api/projects" + (q ? "?q=" + encodeURIComponent(q) : ""));
+      const u = r.usage || { bytes: 0, quota_bytes: 0 };
+      usage.textContent = "Storage: " + bytes(u.bytes) + (u.quota_bytes
+        ? " of " + bytes(u.quota_bytes) + " (" + (100 * u.bytes / u.quota_bytes).toFixed(1) + " %)"
+        : " (no quota)");
       if (!r.projects.length) { list.replaceChildren(el("p", { class: "muted" }, "No projects.")); return; }
       list.replaceChildren(el("table", {},
         el("thead", {}, el("tr", {}, ["Project", "Base revision", "Open sessions", "Idle", "Last activity"].map(h => el("th", {}, h)))),
@@ -146,7 +158,7 @@ async function projectsView() {
     } catch (e) { showError(list, e); }
   };
   search.addEventListener("input", load);
-  main().replaceChildren(el("h2", {}, "Projects"), el("div", { class: "row" }, search), list);
+  main().replaceChildren(el("h2", {}, "Projects"), usage, el("div", { class: "row" }, search), list);
   await load();
 }
 
@@ -212,7 +224,25 @@ async function projectView(name, slot) {
     sessions.length ? el("table", { id: "sessions" },
       el("thead", {}, el("tr", {}, ["Session", "Status", "Client key", "Slot", "Ledger", "Last activity", "Summary"].map(h => el("th", {}, h)))),
       el("tbody", {}, sessions)) : el("p", { class: "muted" }, "No sessions."),
-    el("h3", {}, "Documents"), ...docs, ...models);
+    el("h3", {}, "Documents"), ...docs, ...models,
+    slot ? null : deleteProjectCard(name));
+}
+
+// Deleting asks for the name typed again: it cannot be undone.
+function deleteProjectCard(name) {
+  const typed = el("input", { id: "delete-confirm", placeholder: name, autocomplete: "off" });
+  const out = el("p", { id: "delete-result", class: "muted" });
+  const button = el("button", { id: "delete-project", type: "button", class: "danger", disabled: true, onclick: async () => {
+    try {
+      await api("/brain-admin/api/project/delete", { json: { name, confirm: typed.value } });
+      location.hash = "#/projects";
+    } catch (e) { showError(out, e); }
+  } }, "Delete project");
+  typed.addEventListener("input", () => { button.disabled = typed.value !== name; });
+  return el("div", { class: "card", id: "delete-card" },
+    el("h3", {}, "Delete this project"),
+    el("p", {}, "Removes its focus and slot revisions, sessions, artifacts and documents for good. Its receipts stay, and one more records that you deleted it. Type ", el("strong", {}, name), " to confirm."),
+    el("div", { class: "row" }, typed, button), out);
 }
 
 // ---- receipts --------------------------------------------------------------

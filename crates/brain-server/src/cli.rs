@@ -50,6 +50,12 @@ pub enum Command {
     /// Receipts: verify a tenant's hash chain.
     #[command(subcommand)]
     Receipts(ReceiptsCommand),
+    /// Tenants: what one holds; deleting one.
+    #[command(subcommand)]
+    Tenant(TenantCommand),
+    /// Projects: deleting one.
+    #[command(subcommand)]
+    Project(ProjectCommand),
     /// Print a link that opens the operator console signed in: a short-lived
     /// operator JWT in the URL's fragment (browsers never send a fragment).
     ConsoleLink {
@@ -122,6 +128,43 @@ pub enum ReceiptsCommand {
     /// and why (hash_mismatch, prev_hash_mismatch, seq_gap); non-zero exit when bad.
     Verify {
         /// The tenant whose chain is walked; an unknown tenant is an error.
+        #[arg(long)]
+        tenant: String,
+        #[command(flatten)]
+        database: DatabaseConfig,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ProjectCommand {
+    /// Delete a project: every body and text of it (focus and slot revisions,
+    /// sessions, artifacts, documents). Its receipts stay, and a
+    /// `project_deleted` receipt (credential kind `cli`) records the deletion.
+    Delete {
+        #[arg(long)]
+        tenant: String,
+        #[arg(long)]
+        project: String,
+        #[command(flatten)]
+        database: DatabaseConfig,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TenantCommand {
+    /// Delete everything of a tenant, its receipts included. `--confirm` must
+    /// repeat the tenant's name.
+    Delete {
+        #[arg(long)]
+        tenant: String,
+        #[arg(long)]
+        confirm: String,
+        #[command(flatten)]
+        database: DatabaseConfig,
+    },
+    /// Print the bytes of bodies and texts the tenant holds and the quota
+    /// (BRAIN_TENANT_QUOTA_BYTES as the server last wrote it; 0 = unlimited).
+    Usage {
         #[arg(long)]
         tenant: String,
         #[command(flatten)]
@@ -235,7 +278,76 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 }
             }
         }
+        Command::Project(ProjectCommand::Delete {
+            tenant,
+            project,
+            database,
+        }) => {
+            let tenant = tenant_arg(&tenant)?;
+            let key = brain_core::ids::ProjectKey::parse(&project)
+                .map_err(|e| anyhow::anyhow!("--project: {}", e.message))?;
+            let store = open_store(&database.url, StoreSettings::default()).await?;
+            store
+                .project_delete(&cli_operator(&tenant), &key)
+                .await
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            println!("deleted project={key} tenant={tenant}");
+            Ok(())
+        }
+        Command::Tenant(TenantCommand::Delete {
+            tenant,
+            confirm,
+            database,
+        }) => {
+            if confirm != tenant {
+                bail!("--confirm must repeat the tenant's name ({tenant}): nothing was deleted");
+            }
+            let tenant = tenant_arg(&tenant)?;
+            let store = open_store(&database.url, StoreSettings::default()).await?;
+            if !store
+                .tenant_delete(&tenant)
+                .await
+                .map_err(|e| anyhow::anyhow!("{e}"))?
+            {
+                bail!("no tenant {tenant} in this database");
+            }
+            println!("deleted tenant={tenant}");
+            Ok(())
+        }
+        Command::Tenant(TenantCommand::Usage { tenant, database }) => {
+            let tenant = tenant_arg(&tenant)?;
+            let store = open_store(&database.url, StoreSettings::default()).await?;
+            let u = store
+                .tenant_usage(&tenant)
+                .await
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            let percent = match u.quota_bytes {
+                0 => "unlimited".to_owned(),
+                q => format!("{:.1}%", u.bytes as f64 * 100.0 / q as f64),
+            };
+            println!(
+                "tenant={tenant} bytes={} quota_bytes={} used={percent}",
+                u.bytes, u.quota_bytes
+            );
+            Ok(())
+        }
         Command::Stdio { tenant, database } => crate::stdio::run(&tenant, &database.url).await,
+    }
+}
+
+/// The operator at this machine's shell: whoever can run the CLI against the
+/// database is trusted with it; receipts name them `cli` and the OS user.
+fn cli_operator(tenant: &TenantId) -> brain_core::model::Caller {
+    let user = std::env::var("USER").unwrap_or_else(|_| "unknown".to_owned());
+    brain_core::model::Caller {
+        tenant: tenant.clone(),
+        kind: brain_core::model::CredentialKind::Cli,
+        credential_id: format!("cli:{user}"),
+        subject: user,
+        role: brain_core::model::Role::Operator,
+        connection_id: None,
+        token_id: None,
+        tracer_session: None,
     }
 }
 
@@ -323,6 +435,10 @@ async fn run_serve(mut cfg: ServeConfig) -> anyhow::Result<()> {
         },
     )
     .await?;
+    store
+        .set_tenant_quota(cfg.tenant_quota_bytes)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot record BRAIN_TENANT_QUOTA_BYTES: {e}"))?;
     if !auth.is_configured() && !store.shared_token_exists().await? {
         bail!(NO_CREDENTIAL);
     }

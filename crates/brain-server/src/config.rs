@@ -198,6 +198,16 @@ pub struct ServeConfig {
     /// Seconds an MCP connection may stay unused before the server forgets it.
     #[arg(long, env = "BRAIN_CONNECTION_IDLE_SECS", default_value_t = 1_800)]
     pub connection_idle_secs: u64,
+    /// Bytes of bodies and texts each tenant may hold (artifacts, every focus
+    /// revision, documents, sessions' texts); a write past it is refused with
+    /// `quota_exceeded`. 0 = unlimited. Written to the database at start:
+    /// every replica should set the same.
+    #[arg(
+        long,
+        env = "BRAIN_TENANT_QUOTA_BYTES",
+        default_value_t = 1_073_741_824
+    )]
+    pub tenant_quota_bytes: i64,
     /// Requests per second each credential may make on /mcp (token bucket,
     /// burst twice this); 0 turns the limit off.
     #[arg(long, env = "BRAIN_RATE_LIMIT_PER_SEC", default_value_t = 50)]

@@ -78,6 +78,10 @@ pub async fn scrape(State(state): State<AppState>) -> Response {
             metrics::gauge!("brain_open_mcp_connections").set(s.open_connections as f64);
             metrics::gauge!("brain_db_pool_connections").set(f64::from(s.pool_size));
             metrics::gauge!("brain_db_pool_idle_connections").set(f64::from(s.pool_idle));
+            // No label per tenant: how many are near the quota, and the largest.
+            metrics::gauge!("brain_tenants_near_quota").set(s.tenants_near_quota as f64);
+            metrics::gauge!("brain_tenant_usage_max_bytes").set(s.largest_usage_bytes as f64);
+            metrics::gauge!("brain_tenant_quota_bytes").set(s.quota_bytes as f64);
             if let Some(m) = s.focus_memory {
                 metrics::counter!("brain_focus_memory_hits_total").absolute(m.hits);
                 metrics::counter!("brain_focus_memory_misses_total").absolute(m.misses);

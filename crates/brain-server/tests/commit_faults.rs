@@ -13,9 +13,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use brain_testkit::app::{Client, ServerProcess, TestBackend, ok, refused, token};
-use rmcp::ServiceExt;
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -213,11 +210,7 @@ async fn setup() -> Option<Setup> {
 }
 
 async fn client(srv: &ServerProcess) -> Client {
-    let transport = StreamableHttpClientTransport::from_config(
-        StreamableHttpClientTransportConfig::with_uri(format!("{}/mcp", srv.base))
-            .auth_header(token("acme", "a")),
-    );
-    ().serve(transport).await.expect("initialize")
+    srv.client(&token("acme", "a")).await
 }
 
 async fn artifacts_holding(inspect: &str, marker: &str) -> i64 {

@@ -197,6 +197,10 @@ async fn the_console_works_in_a_real_browser() {
     let r = get("/brain-admin/api/projects", &op).await.unwrap();
     assert_eq!(r.status(), 200);
     assert_eq!(r.headers()["cache-control"], "no-store");
+    // The tenant's storage and its quota (the test server keeps the default).
+    let listed: serde_json::Value = r.json().await.unwrap();
+    assert!(listed["usage"]["bytes"].as_i64().unwrap() > 0, "{listed}");
+    assert_eq!(listed["usage"]["quota_bytes"], 1_073_741_824, "{listed}");
     let agent = token("acme", "agent");
     for path in [
         "/brain-admin/api/projects",
@@ -220,6 +224,7 @@ async fn the_console_works_in_a_real_browser() {
         json!([]),
         "another tenant's operator sees none of acme's"
     );
+    assert_eq!(theirs["usage"]["bytes"], 0, "nor its usage");
     assert_eq!(
         get("/brain-admin/api/projects?q=%00", &op)
             .await
@@ -309,6 +314,27 @@ async fn the_console_works_in_a_real_browser() {
     // The slots card lists "ui" as a link to that slot's page.
     wait_text(c, "a[href='#/project/web/slot/ui']", "ui").await;
     shot(c, "project").await;
+
+    // Deleting a project asks for its name typed again.
+    c.goto(&app.url("/brain-admin/#/project/docs"))
+        .await
+        .unwrap();
+    wait_text(c, "#delete-card", "Type docs to confirm").await;
+    let button = c.find(Locator::Css("#delete-project")).await.unwrap();
+    assert_eq!(
+        button.attr("disabled").await.unwrap().as_deref(),
+        Some("true")
+    );
+    c.find(Locator::Css("#delete-confirm"))
+        .await
+        .unwrap()
+        .send_keys("docs")
+        .await
+        .unwrap();
+    assert_eq!(button.attr("disabled").await.unwrap(), None);
+    button.click().await.unwrap();
+    let left = wait_text(c, "#projects", "web").await;
+    assert!(!left.contains("docs"), "{left}");
 
     // Receipts: the chain verifies, then a tampered receipt shows its seq.
     c.goto(&app.url("/brain-admin/#/receipts")).await.unwrap();

@@ -262,7 +262,40 @@ pub(crate) static SQL: Sql = Sql {
     ping: "SELECT 1 AS one",
     gauges: "SELECT (SELECT count(*) FROM sessions WHERE status = 'open' AND kind = 'agent') \
         AS open_sessions, \
-        (SELECT count(*) FROM mcp_connections WHERE closed_at IS NULL) AS open_connections",
+        (SELECT count(*) FROM mcp_connections WHERE closed_at IS NULL) AS open_connections, \
+        (SELECT count(*) FROM tenant_usage u, brain_limits l WHERE l.name = 'tenant_quota_bytes' \
+         AND l.value > 0 AND u.bytes * 5 >= l.value * 4) AS tenants_near_quota, \
+        (SELECT coalesce(max(bytes), 0) FROM tenant_usage) AS largest_usage, \
+        (SELECT coalesce(max(value), 0) FROM brain_limits WHERE name = 'tenant_quota_bytes') AS quota_bytes",
+    tenant_usage: "SELECT coalesce((SELECT bytes FROM tenant_usage WHERE tenant_id = $1), 0) AS bytes, \
+        coalesce((SELECT value FROM brain_limits WHERE name = 'tenant_quota_bytes'), 0) AS quota_bytes",
+    project_delete: &[
+        "DELETE FROM focus_history WHERE tenant_id = $1 AND project = $2",
+        "DELETE FROM focus_bodies WHERE tenant_id = $1 AND project = $2",
+        "DELETE FROM documents WHERE tenant_id = $1 AND project = $2",
+        "DELETE FROM daily_briefs WHERE tenant_id = $1 AND project = $2",
+        "DELETE FROM artifacts WHERE tenant_id = $1 AND project = $2",
+        "DELETE FROM sessions WHERE tenant_id = $1 AND project = $2",
+        "DELETE FROM projects WHERE tenant_id = $1 AND project = $2",
+    ],
+    tenant_delete: &[
+        "DELETE FROM elevations WHERE tenant_id = $1",
+        "DELETE FROM shared_tokens WHERE tenant_id = $1",
+        "DELETE FROM mcp_connections WHERE tenant_id = $1",
+        "DELETE FROM focus_history WHERE tenant_id = $1",
+        "DELETE FROM focus_bodies WHERE tenant_id = $1",
+        "DELETE FROM documents WHERE tenant_id = $1",
+        "DELETE FROM daily_briefs WHERE tenant_id = $1",
+        "DELETE FROM artifacts WHERE tenant_id = $1",
+        "DELETE FROM sessions WHERE tenant_id = $1",
+        "DELETE FROM projects WHERE tenant_id = $1",
+        "DELETE FROM receipts WHERE tenant_id = $1",
+        "DELETE FROM receipt_heads WHERE tenant_id = $1",
+        "DELETE FROM tenant_usage WHERE tenant_id = $1",
+        "DELETE FROM tenants WHERE tenant_id = $1",
+    ],
+    set_tenant_quota: "INSERT INTO brain_limits (name, value) VALUES ('tenant_quota_bytes', $1) \
+        ON CONFLICT (name) DO UPDATE SET value = excluded.value",
     tenant_get: "SELECT 1 AS one FROM tenants WHERE tenant_id = $1",
     ledger_tip: "SELECT seq, hash FROM receipt_heads WHERE tenant_id = $1",
     recall_search: concat!(

@@ -95,6 +95,6 @@ async fn brain_runs_as_a_role_the_policies_bind() {
     .fetch_one(store.pool())
     .await
     .unwrap();
-    assert_eq!(forced, 13, "every tenant table has its policy in force");
+    assert_eq!(forced, 14, "every tenant table has its policy in force");
     assert!(!store.rls_bypassed().await.unwrap());
 }

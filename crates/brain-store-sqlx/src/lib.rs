@@ -56,6 +56,21 @@ pub fn db(e: sqlx::Error) -> StoreError {
     {
         return StoreError::Domain(brain_core::DomainError::project_cap());
     }
+    if let sqlx::Error::Database(d) = &e
+        && d.message().starts_with("brain_quota_exceeded")
+    {
+        // PostgreSQL's trigger says `usage=U quota=Q`; SQLite's cannot.
+        let number = |key: &str| {
+            d.message()
+                .split_whitespace()
+                .find_map(|w| w.strip_prefix(key))
+                .and_then(|n| n.parse::<i64>().ok())
+        };
+        return StoreError::Domain(brain_core::DomainError::quota_exceeded(
+            number("usage="),
+            number("quota="),
+        ));
+    }
     lost::note(&e);
     StoreError::backend(e)
 }

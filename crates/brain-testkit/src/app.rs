@@ -539,4 +539,13 @@ impl ServerProcess {
     pub fn log_len(&self) -> usize {
         self.log.lock().unwrap().len()
     }
+
+    /// An initialized MCP client (rmcp's own) holding `token`.
+    pub async fn client(&self, token: &str) -> Client {
+        let transport = StreamableHttpClientTransport::from_config(
+            StreamableHttpClientTransportConfig::with_uri(format!("{}/mcp", self.base))
+                .auth_header(token),
+        );
+        ().serve(transport).await.expect("initialize")
+    }
 }

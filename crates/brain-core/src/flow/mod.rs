@@ -10,6 +10,7 @@ mod documents;
 mod elevations;
 mod memory;
 mod open;
+mod projects;
 mod receipts;
 mod tx;
 
@@ -19,5 +20,6 @@ pub use documents::document_put;
 pub use elevations::{elevation_grant, elevation_revoke};
 pub use memory::{remember, todo_ack};
 pub use open::{bind, briefing, resume, start};
+pub use projects::{PROJECT_DELETED, project_delete};
 pub use receipts::{commit_with_receipt, draft, refuse};
 pub use tx::{CloseTx, FocusWrite, open_briefed, remember_with_receipt};

@@ -279,6 +279,16 @@ pub trait CloseTx: crate::sql::Conn + Send + Sized {
         self.keeps_to(tenant)?;
         crate::sql::sessions::claim_mental_models(self, tenant, project).await
     }
+    /// Remove the project and everything of it but its receipts; whether it
+    /// existed.
+    async fn delete_project(
+        &mut self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+    ) -> Result<bool, StoreError> {
+        self.keeps_to(tenant)?;
+        crate::sql::writes::delete_project(self, tenant, project).await
+    }
     /// Insert or replace a project document; whether it was written (not
     /// when another writer created or moved it since it was read: a document
     /// that did not exist had no row to lock).

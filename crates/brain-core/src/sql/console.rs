@@ -9,7 +9,7 @@ use super::{Conn, Finish, Scope};
 use crate::error::StoreError;
 use crate::ids::{ProjectKey, TenantId};
 use crate::model::{Caller, now_micros};
-use crate::store::{OperatorReads, OperatorTargets, ProjectSummary, StoreStats};
+use crate::store::{OperatorReads, OperatorTargets, ProjectSummary, StoreStats, TenantUsage};
 
 #[async_trait]
 impl<S: Scope> OperatorReads for S {
@@ -93,6 +93,26 @@ impl<S: Scope> OperatorReads for S {
             pool_size,
             pool_idle,
             focus_memory: self.focus_cache().map(|c| c.stats()),
+            tenants_near_quota: row.int("tenants_near_quota")?,
+            largest_usage_bytes: row.int("largest_usage")?,
+            quota_bytes: row.int("quota_bytes")?,
         })
+    }
+
+    async fn tenant_usage(&self, tenant: &TenantId) -> Result<TenantUsage, StoreError> {
+        let mut c = self.tenant_scope(tenant).await?;
+        let row = c.fetch_one(c.sql().tenant_usage, &[tenant.into()]).await?;
+        c.finish().await?;
+        Ok(TenantUsage {
+            bytes: row.int("bytes")?,
+            quota_bytes: row.int("quota_bytes")?,
+        })
+    }
+
+    async fn set_tenant_quota(&self, bytes: i64) -> Result<(), StoreError> {
+        let mut c = self.system_scope().await?;
+        c.execute(c.sql().set_tenant_quota, &[bytes.max(0).into()])
+            .await?;
+        c.finish().await
     }
 }

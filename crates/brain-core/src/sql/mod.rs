@@ -19,6 +19,7 @@
 pub mod briefs;
 pub mod connections;
 pub mod console;
+pub mod lifecycle;
 pub mod ops;
 pub mod reads;
 pub mod recall;

@@ -177,8 +177,20 @@ pub struct Sql {
     pub recall_list: &'static str,
     /// → a row: the database answers.
     pub ping: &'static str,
-    /// → open_sessions (agent, all tenants), open_connections.
+    /// → open_sessions (agent, all tenants), open_connections,
+    /// tenants_near_quota (at 80 % of the quota or more), largest_usage,
+    /// quota_bytes.
     pub gauges: &'static str,
+    /// tenant → bytes (0 for a tenant that holds none), quota_bytes.
+    pub tenant_usage: &'static str,
+    /// Each of these in order, with tenant, project: remove the project's
+    /// rows, children first; the last removes the project itself.
+    pub project_delete: &'static [&'static str],
+    /// Each of these in order, with tenant: remove every row of the tenant;
+    /// the last removes the tenant itself.
+    pub tenant_delete: &'static [&'static str],
+    /// bytes → (no rows): the tenant quota every write is held to.
+    pub set_tenant_quota: &'static str,
     /// tenant → a row when the tenant exists.
     pub tenant_get: &'static str,
     /// tenant → seq, hash of the tenant's ledger tip.

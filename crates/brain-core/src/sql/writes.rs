@@ -36,6 +36,33 @@ pub async fn ensure_tenant<C: Conn + ?Sized>(
 }
 
 /// Create the tenant, and the project with its empty base focus, on first use.
+/// Remove `project` with its focus and slot revisions, sessions, artifacts,
+/// documents and daily briefs (children first); whether it existed.
+pub async fn delete_project<C: Conn + ?Sized>(
+    c: &mut C,
+    tenant: &TenantId,
+    project: &ProjectKey,
+) -> Result<bool, StoreError> {
+    let mut removed = 0;
+    for sql in c.sql().project_delete {
+        removed = c.execute(sql, &[tenant.into(), project.into()]).await?;
+    }
+    // The last statement removes the project's own row.
+    Ok(removed > 0)
+}
+
+/// Remove everything of `tenant`, its receipts and ledger tip included.
+pub async fn delete_tenant<C: Conn + ?Sized>(
+    c: &mut C,
+    tenant: &TenantId,
+) -> Result<bool, StoreError> {
+    let mut removed = 0;
+    for sql in c.sql().tenant_delete {
+        removed = c.execute(sql, &[tenant.into()]).await?;
+    }
+    Ok(removed > 0)
+}
+
 pub async fn ensure_project<C: Conn + ?Sized>(
     c: &mut C,
     tenant: &TenantId,

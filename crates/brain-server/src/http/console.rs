@@ -85,6 +85,7 @@ pub fn api() -> Router<AppState> {
         .route("/brain-admin/api/me", get(me))
         .route("/brain-admin/api/projects", get(projects))
         .route("/brain-admin/api/project", get(project))
+        .route("/brain-admin/api/project/delete", post(project_delete))
         .route("/brain-admin/api/receipts", get(receipts))
         .route("/brain-admin/api/receipts/verify", post(verify))
         .route("/brain-admin/api/targets", get(targets))
@@ -151,9 +152,11 @@ async fn projects(
     if let Some(Err(e)) = search.map(|s| brain_core::text::check("q", s)) {
         return domain_response(&e);
     }
-    match state.store.projects(&p.tenant, search, 200).await {
-        Ok(list) => Json(json!({ "projects": list })).into_response(),
-        Err(e) => store_response(e),
+    let listed = state.store.projects(&p.tenant, search, 200).await;
+    let usage = state.store.tenant_usage(&p.tenant).await;
+    match (listed, usage) {
+        (Ok(list), Ok(usage)) => Json(json!({ "projects": list, "usage": usage })).into_response(),
+        (Err(e), _) | (_, Err(e)) => store_response(e),
     }
 }
 
@@ -318,6 +321,48 @@ async fn verify(State(state): State<AppState>, Extension(p): Extension<Principal
         Err((bad, fault)) => json!({"ok": false, "seq": bad, "reason": fault}),
     };
     (StatusCode::OK, Json(body)).into_response()
+}
+
+#[derive(Deserialize)]
+struct DeleteProject {
+    name: String,
+    /// The project's name typed again: a deletion cannot be undone.
+    confirm: String,
+}
+
+/// Delete a project of the operator's tenant (its receipts stay, and one more
+/// records the deletion); `confirm` must repeat its name.
+async fn project_delete(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    body: Result<Json<DeleteProject>, axum::extract::rejection::JsonRejection>,
+) -> Response {
+    if let Err(r) = operator(&p) {
+        return r;
+    }
+    if let Some(r) = limited(&state, &p) {
+        return r;
+    }
+    let Ok(Json(req)) = body else {
+        return domain_response(&DomainError::invalid_argument(
+            "body",
+            "must be JSON {\"name\": project, \"confirm\": the same name}",
+        ));
+    };
+    if req.confirm != req.name {
+        return domain_response(&DomainError::new(
+            ErrorCode::ConfirmRequired,
+            "type the project's name again in confirm: a deletion cannot be undone",
+        ));
+    }
+    let key = match ProjectKey::parse_for_caller(&req.name) {
+        Ok(k) => k,
+        Err(e) => return domain_response(&e),
+    };
+    match state.store.project_delete(&p.caller(None), &key).await {
+        Ok(()) => Json(json!({"deleted": key.as_str()})).into_response(),
+        Err(e) => store_response(e),
+    }
 }
 
 async fn targets(State(state): State<AppState>, Extension(p): Extension<Principal>) -> Response {

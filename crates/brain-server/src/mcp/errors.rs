@@ -1,6 +1,8 @@
 //! The one place where domain and store errors become tool results.
 
-use brain_core::error::{DomainError, StoreError};
+use brain_core::error::{DomainError, ErrorCode, StoreError};
+use brain_core::ids::TenantId;
+use brain_core::store::Store;
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::json;
 
@@ -17,6 +19,27 @@ pub fn tool_error(e: &DomainError) -> CallToolResult {
     }));
     r.content = vec![ContentBlock::text(format!("{}: {}", e.code, e.message))];
     r
+}
+
+/// A quota refusal whose store could not say the usage (SQLite's trigger
+/// raises a fixed text) gets it from a read after the rollback.
+pub async fn with_usage(store: &dyn Store, tenant: &TenantId, e: StoreError) -> StoreError {
+    match e {
+        StoreError::Domain(d)
+            if d.code == ErrorCode::QuotaExceeded
+                && d.details["quota"] == "bytes"
+                && d.details["usage"].is_null() =>
+        {
+            match store.tenant_usage(tenant).await {
+                Ok(u) => StoreError::Domain(DomainError::quota_exceeded(
+                    Some(u.bytes),
+                    Some(u.quota_bytes),
+                )),
+                Err(_) => StoreError::Domain(d),
+            }
+        }
+        other => other,
+    }
 }
 
 /// Backend failures are logged here and answered as `internal`, without their text.

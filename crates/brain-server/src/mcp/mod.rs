@@ -279,7 +279,10 @@ impl ServerHandler for BrainMcp {
                 r
             }
             Some(Ok(value)) => CallToolResult::structured(value),
-            Some(Err(e)) => errors::store_error(name, e),
+            Some(Err(e)) => {
+                let e = errors::with_usage(ctx.store, &ctx.caller.tenant, e).await;
+                errors::store_error(name, e)
+            }
             None => return Err(unknown_tool(name)),
         };
         let outcome = if result.is_error == Some(true) {
