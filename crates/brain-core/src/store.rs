@@ -609,6 +609,25 @@ pub trait Lifecycle: Send + Sync {
     async fn tenant_delete(&self, tenant: &TenantId) -> Result<bool, StoreError>;
 }
 
+/// A tenant's data out of one store and into another ([`crate::sql::portable`]).
+#[async_trait]
+pub trait Portable: Send + Sync {
+    /// Every row of the tenant, each handed to `sink` as one JSON value, in
+    /// the export format's order; the rows written.
+    async fn export_tenant(
+        &self,
+        tenant: &TenantId,
+        sink: &mut (dyn FnMut(serde_json::Value) -> Result<(), StoreError> + Send),
+    ) -> Result<u64, StoreError>;
+    /// An export's lines into a tenant that holds nothing, in one
+    /// transaction: all of it or, on any error, nothing. The rows written.
+    async fn import_tenant(
+        &self,
+        tenant: &TenantId,
+        lines: &mut (dyn Iterator<Item = Result<serde_json::Value, StoreError>> + Send),
+    ) -> Result<u64, StoreError>;
+}
+
 /// Storage behind one async trait; the server holds an `Arc<dyn Store>` chosen at boot.
 /// Its session calls come from [`crate::writes::SessionWrites`], written once.
 ///
@@ -623,6 +642,7 @@ pub trait Store:
     + OperatorReads
     + DailyBriefs
     + Lifecycle
+    + Portable
     + Send
     + Sync
     + 'static

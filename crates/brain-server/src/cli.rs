@@ -56,6 +56,28 @@ pub enum Command {
     /// Projects: deleting one.
     #[command(subcommand)]
     Project(ProjectCommand),
+    /// Write everything of a tenant as one line of canonical JSON per row
+    /// (receipts with their hashes included), to move it to another store.
+    Export {
+        #[arg(long)]
+        tenant: String,
+        /// The file to write (standard output when omitted).
+        #[arg(short = 'o', long = "output")]
+        output: Option<std::path::PathBuf>,
+        #[command(flatten)]
+        database: DatabaseConfig,
+    },
+    /// Read an export into this database's tenant of the same name, which must
+    /// not exist yet: all of it in one transaction, or nothing.
+    Import {
+        #[arg(long)]
+        tenant: String,
+        /// The export to read (standard input when omitted).
+        #[arg(short = 'i', long = "input")]
+        input: Option<std::path::PathBuf>,
+        #[command(flatten)]
+        database: DatabaseConfig,
+    },
     /// Print a link that opens the operator console signed in: a short-lived
     /// operator JWT in the URL's fragment (browsers never send a fragment).
     ConsoleLink {
@@ -278,6 +300,16 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 }
             }
         }
+        Command::Export {
+            tenant,
+            output,
+            database,
+        } => crate::portable::export(&tenant_arg(&tenant)?, output.as_deref(), &database.url).await,
+        Command::Import {
+            tenant,
+            input,
+            database,
+        } => crate::portable::import(&tenant_arg(&tenant)?, input.as_deref(), &database.url).await,
         Command::Project(ProjectCommand::Delete {
             tenant,
             project,

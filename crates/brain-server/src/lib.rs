@@ -28,6 +28,7 @@ pub mod http;
 pub mod jwks;
 pub mod mcp;
 pub mod metrics;
+pub mod portable;
 pub mod profiles;
 pub mod serve;
 pub mod stall;

@@ -294,6 +294,9 @@ pub(crate) static SQL: Sql = Sql {
         "DELETE FROM tenant_usage WHERE tenant_id = $1",
         "DELETE FROM tenants WHERE tenant_id = $1",
     ],
+    placeholder: "$",
+    collate_binary: " COLLATE \"C\"",
+    date_param: "CAST({} AS date)",
     set_tenant_quota: "INSERT INTO brain_limits (name, value) VALUES ('tenant_quota_bytes', $1) \
         ON CONFLICT (name) DO UPDATE SET value = excluded.value",
     tenant_get: "SELECT 1 AS one FROM tenants WHERE tenant_id = $1",

@@ -21,6 +21,7 @@ pub mod connections;
 pub mod console;
 pub mod lifecycle;
 pub mod ops;
+pub mod portable;
 pub mod reads;
 pub mod recall;
 pub mod rows;

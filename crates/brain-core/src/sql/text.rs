@@ -189,6 +189,12 @@ pub struct Sql {
     /// Each of these in order, with tenant: remove every row of the tenant;
     /// the last removes the tenant itself.
     pub tenant_delete: &'static [&'static str],
+    /// How a statement names its n-th parameter: this before n.
+    pub placeholder: &'static str,
+    /// After a text expression: compare it bytewise.
+    pub collate_binary: &'static str,
+    /// A calendar day's parameter (`{}`, given as `YYYY-MM-DD` text).
+    pub date_param: &'static str,
     /// bytes → (no rows): the tenant quota every write is held to.
     pub set_tenant_quota: &'static str,
     /// tenant → a row when the tenant exists.

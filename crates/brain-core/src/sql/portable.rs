@@ -1,0 +1,539 @@
+//! A tenant's data as one line of canonical JSON per row, the same from
+//! either store, and back into an empty tenant of either store: `brain
+//! export` and `brain import`.
+//!
+//! The format (version [`FORMAT`]): a header line
+//! `{"brain_export":1,"brain_version":…,"tenant":…}`, then one line
+//! `{"row":{…},"table":…}` per row, table by table in [`TABLES`]' order and
+//! each table by its primary key (bytewise), then `{"end":true,"rows":N}`.
+//! Keys are sorted at every depth and times are RFC 3339 in UTC with
+//! microseconds, so two exports of the same data are byte-identical whatever
+//! the store. Receipts are carried as they were: nothing is re-hashed or
+//! re-numbered, and the chain verifies after an import. What a store derives
+//! (search indexes, the usage counter) is rebuilt by the import's inserts.
+
+use async_trait::async_trait;
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde_json::{Map, Value, json};
+use uuid::Uuid;
+
+use super::{Conn, Finish, Param, Row, Scope};
+use crate::error::{DomainError, ErrorCode, StoreError};
+use crate::flow::CloseTx;
+use crate::ids::TenantId;
+use crate::store::Portable;
+
+/// The format's version, in the header.
+pub const FORMAT: i64 = 1;
+
+/// Rows read per statement: a page of bodies of at most 256 KiB each.
+const PAGE: i64 = 100;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Text,
+    Int,
+    Flag,
+    Uuid,
+    Time,
+    Json,
+    Strings,
+    /// A calendar day, `YYYY-MM-DD`.
+    Date,
+}
+
+struct Table {
+    name: &'static str,
+    /// The primary key after `tenant_id`, which every table starts with.
+    key: &'static [&'static str],
+    columns: &'static [(&'static str, Kind)],
+}
+
+use Kind::*;
+
+/// Every table that holds a tenant's rows, parents before children.
+const TABLES: &[Table] = &[
+    Table {
+        name: "tenants",
+        key: &[],
+        columns: &[("tenant_id", Text), ("created_at", Time)],
+    },
+    Table {
+        name: "receipt_heads",
+        key: &[],
+        columns: &[("tenant_id", Text), ("seq", Int), ("hash", Text)],
+    },
+    Table {
+        name: "projects",
+        key: &["project"],
+        columns: &[("tenant_id", Text), ("project", Text), ("created_at", Time)],
+    },
+    Table {
+        name: "focus_bodies",
+        key: &["project", "slot"],
+        columns: &[
+            ("tenant_id", Text),
+            ("project", Text),
+            ("slot", Text),
+            ("body", Text),
+            ("revision", Int),
+            ("updated_at", Time),
+            ("updated_by_session", Uuid),
+        ],
+    },
+    Table {
+        name: "focus_history",
+        key: &["project", "slot", "revision"],
+        columns: &[
+            ("tenant_id", Text),
+            ("project", Text),
+            ("slot", Text),
+            ("revision", Int),
+            ("body", Text),
+            ("session_id", Uuid),
+            ("receipt_seq", Int),
+            ("created_at", Time),
+        ],
+    },
+    Table {
+        name: "sessions",
+        key: &["session_id"],
+        columns: &[
+            ("tenant_id", Text),
+            ("session_id", Uuid),
+            ("project", Text),
+            ("client_key", Text),
+            ("kind", Text),
+            ("bound_slot", Text),
+            ("started_focus_revision", Int),
+            ("status", Text),
+            ("opened_at", Time),
+            ("last_activity_at", Time),
+            ("ended_at", Time),
+            ("summary", Text),
+            ("next_focus", Text),
+            ("nothing_to_capture_reason", Text),
+            ("abandon_reason", Text),
+            ("focus_outcome", Text),
+            ("opened_by_kind", Text),
+            ("opened_by_subject", Text),
+            ("close_digest", Text),
+            ("close_result", Json),
+            ("opened_by_role", Text),
+            ("opened_by_credential", Text),
+        ],
+    },
+    Table {
+        name: "artifacts",
+        key: &["artifact_id"],
+        columns: &[
+            ("tenant_id", Text),
+            ("artifact_id", Uuid),
+            ("project", Text),
+            ("session_id", Uuid),
+            ("kind", Text),
+            ("text", Text),
+            ("tags", Strings),
+            ("created_at", Time),
+            ("acknowledged_at", Time),
+            ("ack_note", Text),
+        ],
+    },
+    Table {
+        name: "documents",
+        key: &["project", "kind", "name"],
+        columns: &[
+            ("tenant_id", Text),
+            ("project", Text),
+            ("kind", Text),
+            ("name", Text),
+            ("body", Text),
+            ("revision", Int),
+            ("updated_at", Time),
+            ("updated_by", Text),
+        ],
+    },
+    Table {
+        name: "daily_briefs",
+        key: &["project", "day"],
+        columns: &[
+            ("tenant_id", Text),
+            ("project", Text),
+            ("day", Date),
+            ("body", Text),
+            ("generated_at", Time),
+        ],
+    },
+    Table {
+        name: "elevations",
+        key: &["elevation_id"],
+        columns: &[
+            ("tenant_id", Text),
+            ("elevation_id", Uuid),
+            ("credential_id", Text),
+            ("subject", Text),
+            ("connection_id", Text),
+            ("session_id", Uuid),
+            ("reason", Text),
+            ("granted_at", Time),
+            ("expires_at", Time),
+            ("revoked_at", Time),
+        ],
+    },
+    Table {
+        name: "mcp_connections",
+        key: &["connection_id"],
+        columns: &[
+            ("tenant_id", Text),
+            ("connection_id", Text),
+            ("credential_kind", Text),
+            ("credential_id", Text),
+            ("opened_at", Time),
+            ("last_seen_at", Time),
+            ("closed_at", Time),
+            ("init_params", Json),
+            ("tracer_session_id", Uuid),
+            ("role", Text),
+        ],
+    },
+    Table {
+        name: "shared_tokens",
+        key: &["token_id"],
+        columns: &[
+            ("tenant_id", Text),
+            ("token_id", Uuid),
+            ("name", Text),
+            ("token_hash", Text),
+            ("created_at", Time),
+            ("revoked_at", Time),
+        ],
+    },
+    Table {
+        name: "receipts",
+        key: &["seq"],
+        columns: &[
+            ("tenant_id", Text),
+            ("seq", Int),
+            ("receipt_id", Uuid),
+            ("at", Time),
+            ("tool", Text),
+            ("project", Text),
+            ("session_id", Uuid),
+            ("credential_kind", Text),
+            ("subject", Text),
+            ("token_id", Text),
+            ("connection_id", Text),
+            ("elevated", Flag),
+            ("outcome", Text),
+            ("request_digest", Text),
+            ("prev_hash", Text),
+            ("hash", Text),
+        ],
+    },
+];
+
+fn kind_of(t: &Table, col: &str) -> Kind {
+    t.columns
+        .iter()
+        .find(|(c, _)| *c == col)
+        .map_or(Text, |(_, k)| *k)
+}
+
+/// One page of `t`'s rows of the tenant after the key `after`, in key order.
+fn page_sql(sql: &super::Sql, t: &Table, after: bool) -> String {
+    let p = sql.placeholder;
+    let select: Vec<String> = t
+        .columns
+        .iter()
+        .map(|(c, k)| match k {
+            Date => format!("CAST({c} AS TEXT) AS {c}"),
+            _ => (*c).to_owned(),
+        })
+        .collect();
+    let sorted = |c: &str| match kind_of(t, c) {
+        Text => format!("{c}{}", sql.collate_binary),
+        Date => format!("CAST({c} AS TEXT){}", sql.collate_binary),
+        _ => c.to_owned(),
+    };
+    let order: Vec<String> = t.key.iter().map(|c| sorted(c)).collect();
+    let mut q = format!(
+        "SELECT {} FROM {} WHERE tenant_id = {p}1",
+        select.join(", "),
+        t.name
+    );
+    if after && !t.key.is_empty() {
+        let params: Vec<String> = (0..t.key.len()).map(|i| format!("{p}{}", i + 2)).collect();
+        q.push_str(&format!(
+            " AND ({}) > ({})",
+            order.join(", "),
+            params.join(", ")
+        ));
+    }
+    if !order.is_empty() {
+        q.push_str(&format!(" ORDER BY {}", order.join(", ")));
+    }
+    q.push_str(&format!(" LIMIT {PAGE}"));
+    q
+}
+
+fn insert_sql(sql: &super::Sql, t: &Table) -> String {
+    let p = sql.placeholder;
+    let values: Vec<String> = t
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(i, (_, k))| {
+            let at = format!("{p}{}", i + 1);
+            match k {
+                Date => sql.date_param.replace("{}", &at),
+                _ => at,
+            }
+        })
+        .collect();
+    let names: Vec<&str> = t.columns.iter().map(|(c, _)| *c).collect();
+    format!(
+        "INSERT INTO {} ({}) VALUES ({})",
+        t.name,
+        names.join(", "),
+        values.join(", ")
+    )
+}
+
+fn time_text(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Micros, true)
+}
+
+fn read_row(t: &Table, r: &dyn Row) -> Result<Value, StoreError> {
+    let mut row = Map::new();
+    for (c, k) in t.columns {
+        let v = match k {
+            Text | Date => r.opt_text(c)?.map(Value::String),
+            Int => r.opt_int(c)?.map(Value::from),
+            Flag => r.opt_flag(c)?.map(Value::Bool),
+            Uuid => r
+                .opt_uuid(c)?
+                .map(|u| Value::String(u.hyphenated().to_string())),
+            Time => r.opt_time(c)?.map(|t| Value::String(time_text(t))),
+            Json => r.opt_json(c)?,
+            Strings => r.opt_strings(c)?.map(|s| json!(s)),
+        };
+        row.insert((*c).to_owned(), v.unwrap_or(Value::Null));
+    }
+    Ok(Value::Object(row))
+}
+
+/// The key of a row just read, as the next page's parameters.
+fn key_of(t: &Table, row: &Value) -> Vec<Owned> {
+    t.key
+        .iter()
+        .map(|c| {
+            let v = &row[*c];
+            match kind_of(t, c) {
+                Int => Owned::Int(v.as_i64()),
+                Uuid => Owned::Uuid(v.as_str().and_then(|s| uuid::Uuid::parse_str(s).ok())),
+                _ => Owned::Text(v.as_str().map(str::to_owned)),
+            }
+        })
+        .collect()
+}
+
+/// A parameter's value, owned while its statement runs.
+enum Owned {
+    Text(Option<String>),
+    Int(Option<i64>),
+    Flag(bool),
+    Uuid(Option<Uuid>),
+    Time(Option<DateTime<Utc>>),
+    Json(Option<Value>),
+    Strings(Vec<String>),
+}
+
+impl Owned {
+    fn param(&self) -> Param<'_> {
+        match self {
+            Owned::Text(v) => Param::Text(v.as_deref()),
+            Owned::Int(v) => Param::Int(*v),
+            Owned::Flag(v) => Param::Flag(*v),
+            Owned::Uuid(v) => Param::Uuid(*v),
+            Owned::Time(v) => Param::Time(*v),
+            Owned::Json(v) => Param::Json(v.as_ref()),
+            Owned::Strings(v) => Param::Strings(v),
+        }
+    }
+}
+
+fn bad(line: u64, why: impl std::fmt::Display) -> StoreError {
+    StoreError::Domain(DomainError::new(
+        ErrorCode::InvalidArgument,
+        format!("the export's line {line}: {why}; nothing was imported"),
+    ))
+}
+
+/// A row of the file as its insert's parameters, checked against the table.
+fn row_params(t: &Table, row: &Map<String, Value>, line: u64) -> Result<Vec<Owned>, StoreError> {
+    if let Some(extra) = row.keys().find(|k| !t.columns.iter().any(|(c, _)| c == k)) {
+        return Err(bad(line, format!("{} has no column {extra}", t.name)));
+    }
+    let mut out = Vec::with_capacity(t.columns.len());
+    for (c, k) in t.columns {
+        let v = row.get(*c).unwrap_or(&Value::Null);
+        let wrong = || bad(line, format!("{}.{c} is not a {k:?}", t.name));
+        let owned = match (k, v) {
+            (Text | Date, Value::Null) => Owned::Text(None),
+            (Text | Date, Value::String(s)) => Owned::Text(Some(s.clone())),
+            (Int, Value::Null) => Owned::Int(None),
+            (Int, Value::Number(n)) => Owned::Int(Some(n.as_i64().ok_or_else(wrong)?)),
+            (Flag, Value::Bool(b)) => Owned::Flag(*b),
+            (Uuid, Value::Null) => Owned::Uuid(None),
+            (Uuid, Value::String(s)) => {
+                Owned::Uuid(Some(uuid::Uuid::parse_str(s).map_err(|_| wrong())?))
+            }
+            (Time, Value::Null) => Owned::Time(None),
+            (Time, Value::String(s)) => Owned::Time(Some(
+                DateTime::parse_from_rfc3339(s)
+                    .map_err(|_| wrong())?
+                    .with_timezone(&Utc),
+            )),
+            (Json, Value::Null) => Owned::Json(None),
+            (Json, v) => Owned::Json(Some(v.clone())),
+            (Strings, Value::Array(items)) => Owned::Strings(
+                items
+                    .iter()
+                    .map(|i| i.as_str().map(str::to_owned).ok_or_else(wrong))
+                    .collect::<Result<_, _>>()?,
+            ),
+            _ => return Err(wrong()),
+        };
+        out.push(owned);
+    }
+    Ok(out)
+}
+
+#[async_trait]
+impl<S: Scope> Portable for S {
+    async fn export_tenant(
+        &self,
+        tenant: &TenantId,
+        sink: &mut (dyn FnMut(Value) -> Result<(), StoreError> + Send),
+    ) -> Result<u64, StoreError> {
+        let mut c = self.tenant_scope(tenant).await?;
+        let sql = c.sql();
+        sink(json!({
+            "brain_export": FORMAT,
+            "brain_version": env!("CARGO_PKG_VERSION"),
+            "tenant": tenant.as_str(),
+        }))?;
+        let mut rows = 0u64;
+        for t in TABLES {
+            let mut after: Option<Vec<Owned>> = None;
+            loop {
+                let q = page_sql(sql, t, after.is_some());
+                let mut params = vec![Param::from(tenant)];
+                if let Some(key) = &after {
+                    params.extend(key.iter().map(Owned::param));
+                }
+                let page = c.fetch_all(&q, &params).await?;
+                let n = page.len();
+                let mut last = None;
+                for r in page {
+                    let row = read_row(t, r.as_ref())?;
+                    last = Some(key_of(t, &row));
+                    sink(json!({"table": t.name, "row": row}))?;
+                    rows += 1;
+                }
+                if (n as i64) < PAGE || t.key.is_empty() {
+                    break;
+                }
+                after = last;
+            }
+        }
+        c.finish().await?;
+        sink(json!({"end": true, "rows": rows}))?;
+        Ok(rows)
+    }
+
+    async fn import_tenant(
+        &self,
+        tenant: &TenantId,
+        lines: &mut (dyn Iterator<Item = Result<Value, StoreError>> + Send),
+    ) -> Result<u64, StoreError> {
+        let mut tx = self.write(tenant).await?;
+        let sql = tx.sql();
+        let held = tx.fetch_all(sql.tenant_get, &[tenant.into()]).await?.len();
+        if held > 0 {
+            return Err(StoreError::Domain(DomainError::new(
+                ErrorCode::InvalidArgument,
+                format!(
+                    "tenant {tenant} already holds data here; import only into a tenant that does not exist yet (nothing is merged)"
+                ),
+            )));
+        }
+        let mut line = 0u64;
+        let mut rows = 0u64;
+        let mut order = 0usize;
+        let mut ended = false;
+        let inserts: Vec<String> = TABLES.iter().map(|t| insert_sql(sql, t)).collect();
+        for item in lines {
+            let v = item?;
+            line += 1;
+            if ended {
+                return Err(bad(line, "a line after the end"));
+            }
+            if line == 1 {
+                if v["brain_export"] != json!(FORMAT) {
+                    return Err(bad(line, format!("not a brain export of format {FORMAT}")));
+                }
+                if v["tenant"] != json!(tenant.as_str()) {
+                    return Err(bad(
+                        line,
+                        format!(
+                            "this export is of tenant {}, not {tenant} (receipts name their tenant, so it cannot be renamed)",
+                            v["tenant"]
+                        ),
+                    ));
+                }
+                continue;
+            }
+            if v["end"] == json!(true) {
+                if v["rows"] != json!(rows) {
+                    return Err(bad(
+                        line,
+                        format!("the export says {} rows, it holds {rows}", v["rows"]),
+                    ));
+                }
+                ended = true;
+                continue;
+            }
+            let name = v["table"].as_str().unwrap_or_default();
+            let Some(at) = TABLES.iter().position(|t| t.name == name) else {
+                return Err(bad(line, format!("unknown table {:?}", v["table"])));
+            };
+            if at < order {
+                return Err(bad(
+                    line,
+                    format!("{name} comes after {}", TABLES[order].name),
+                ));
+            }
+            order = at;
+            let t = &TABLES[at];
+            let Some(row) = v["row"].as_object() else {
+                return Err(bad(line, "no row"));
+            };
+            if row.get("tenant_id") != Some(&json!(tenant.as_str())) {
+                return Err(bad(line, "a row of another tenant"));
+            }
+            let owned = row_params(t, row, line)?;
+            let params: Vec<Param<'_>> = owned.iter().map(Owned::param).collect();
+            tx.execute(&inserts[at], &params).await?;
+            rows += 1;
+        }
+        if !ended {
+            return Err(bad(
+                line,
+                "the export ends early (no end line): the file is cut short",
+            ));
+        }
+        tx.commit().await?;
+        Ok(rows)
+    }
+}
