@@ -137,6 +137,15 @@ pub struct Session {
     pub kind: SessionKind,
     pub bound_slot: Option<SlotName>,
     pub started_focus_revision: Revision,
+    /// The revision of the focus its end writes (its slot's if bound, else
+    /// the base's) as it last read it: at start, bind or as a relay's
+    /// receiver. What a restarted agent passes at end (or merges from).
+    /// `None` only for a session bound before brain recorded it.
+    pub read_revision: Option<Revision>,
+    /// The session whose relay opened this one.
+    pub relayed_from: Option<SessionId>,
+    /// The session this one's relay opened (status relayed).
+    pub relayed_to: Option<SessionId>,
     pub status: SessionStatus,
     #[serde(serialize_with = "ser_time")]
     pub opened_at: DateTime<Utc>,
@@ -163,6 +172,8 @@ impl Session {
         base_revision: Revision,
     ) -> Self {
         let now = now_micros();
+        // Bound, it is the slot's: the store reads it as it opens the session.
+        let read_revision = bound_slot.is_none().then_some(base_revision);
         Self {
             session_id: SessionId::new_random(),
             project,
@@ -170,6 +181,9 @@ impl Session {
             kind: SessionKind::Agent,
             bound_slot,
             started_focus_revision: base_revision,
+            read_revision,
+            relayed_from: None,
+            relayed_to: None,
             status: SessionStatus::Open,
             opened_at: now,
             last_activity_at: now,

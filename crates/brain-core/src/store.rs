@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub use crate::error::StoreError;
-use crate::ids::{ArtifactId, ProjectKey, SessionId, SlotName, TenantId};
+use crate::ids::{ArtifactId, ClientKey, ProjectKey, SessionId, SlotName, TenantId};
 use crate::memory::{Brief, Document, DocumentKind, HistoryEntry, RecallHit};
 use crate::model::ArtifactKind;
 use crate::model::{
@@ -76,6 +76,8 @@ impl From<&SlotView> for SlotRef {
 pub struct ProjectSummary {
     pub project: ProjectKey,
     pub base_revision: Revision,
+    /// Its named slots (the base focus aside).
+    pub slots: i64,
     pub open_sessions: i64,
     /// Open sessions idle past the store's idle threshold.
     pub idle_sessions: i64,
@@ -85,10 +87,11 @@ pub struct ProjectSummary {
 }
 
 impl ProjectSummary {
-    /// From `(project, base revision, open, idle, last activity in µs)`.
+    /// From `(project, base revision, slots, open, idle, last activity in µs)`.
     pub fn from_row(
-        (project, base_revision, open_sessions, idle_sessions, last): (
+        (project, base_revision, slots, open_sessions, idle_sessions, last): (
             String,
+            i64,
             i64,
             i64,
             i64,
@@ -98,11 +101,25 @@ impl ProjectSummary {
         Some(Self {
             project: ProjectKey::parse(&project).ok()?,
             base_revision,
+            slots,
             open_sessions,
             idle_sessions,
             last_activity_at: last.and_then(DateTime::from_timestamp_micros),
         })
     }
+}
+
+/// Which projects [`OperatorReads::projects`] lists: each filter given
+/// applies (AND), at most `limit`, by name after `after`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ProjectQuery<'a> {
+    /// Names containing this.
+    pub search: Option<&'a str>,
+    /// Names starting with this.
+    pub prefix: Option<&'a str>,
+    /// Names after this one (the previous page's last).
+    pub after: Option<&'a str>,
+    pub limit: i64,
 }
 
 /// What an operator may elevate (SPEC §1 Elevation): its own open connections
@@ -569,13 +586,12 @@ pub trait DailyBriefs: Send + Sync {
 /// ([`crate::sql::console`]).
 #[async_trait]
 pub trait OperatorReads: Send + Sync {
-    /// The tenant's projects for the operator console, by name, optionally
-    /// only those whose name contains `search`; the server's own are left out.
+    /// The tenant's projects by name (the console's list, brain_project_list),
+    /// filtered as `q` says; the server's own are left out.
     async fn projects(
         &self,
         tenant: &TenantId,
-        search: Option<&str>,
-        limit: i64,
+        q: &ProjectQuery<'_>,
     ) -> Result<Vec<ProjectSummary>, StoreError>;
     /// The caller's own open operator connections and sessions (newest first, 50 each).
     async fn operator_targets(&self, caller: &Caller) -> Result<OperatorTargets, StoreError>;
@@ -680,6 +696,10 @@ pub struct RecallQuery {
 pub struct SessionListQuery {
     pub project: ProjectKey,
     pub status: Option<SessionStatus>,
+    /// Only sessions bound to this slot.
+    pub slot: Option<SlotName>,
+    /// Only sessions opened for this client key.
+    pub client_key: Option<ClientKey>,
     /// `(opened_at, session_id)` of the last row of the previous page.
     pub after: Option<(DateTime<Utc>, SessionId)>,
     pub limit: i64,

@@ -59,6 +59,7 @@ async fn server_identifies_itself_and_lists_described_tools() {
             "brain_document_put",
             "brain_focus_get",
             "brain_focus_history",
+            "brain_project_list",
             "brain_recall",
             "brain_receipts",
             "brain_remember",

@@ -271,6 +271,11 @@ async fn every_result_matches_its_declared_output_schema() {
     k.call(&c, "brain_session_list", json!({"project": "p"}))
         .await;
     k.call(&c, "brain_receipts", json!({"limit": 5})).await;
+    k.call(&c, "brain_receipts", json!({"order": "newest"}))
+        .await;
+    k.call(&c, "brain_project_list", json!({})).await;
+    k.call(&c, "brain_project_list", json!({"prefix": "nothing-here"}))
+        .await;
     // Profiles.
     k.call(&c, "brain_session", json!({"phase": "start"})).await;
     k.call(

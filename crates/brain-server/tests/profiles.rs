@@ -43,7 +43,7 @@ async fn the_default_profile_lists_no_seed_tools() {
     let app = spawn_app().await;
     let c = app.client(&token("acme", "a")).await;
     let listed = names(&c).await;
-    assert_eq!(listed.len(), 16);
+    assert_eq!(listed.len(), 17);
     for seed in [
         "brain_session",
         "runtime_session_open",
@@ -66,7 +66,7 @@ async fn brain_core_sessions_start_end_and_overwrite() {
     let app = app_with("brain,brain-core", 600).await;
     let c = app.client(&token("acme", "agent-1")).await;
     let listed = names(&c).await;
-    assert!(listed.contains(&"brain_session".to_owned()) && listed.len() == 17);
+    assert!(listed.contains(&"brain_session".to_owned()) && listed.len() == 18);
 
     // start: the whole context block.
     let s = ok(&c, "brain_session", json!({"phase": "start"})).await;
@@ -460,5 +460,56 @@ async fn verify_chain(app: &TestApp) {
     assert!(
         out.status.success() && text.starts_with("OK tenant=acme"),
         "{text}"
+    );
+}
+
+/// The brain-core profile's end takes its own project (naming it is
+/// harmless), refuses another before writing, and takes the executive
+/// state as an object.
+#[tokio::test]
+async fn brain_core_end_takes_its_own_project_and_an_object_state() {
+    let app = app_with("brain,brain-core", 600).await;
+    let c = app.client(&token("acme", "agent-1")).await;
+    let s = ok(
+        &c,
+        "brain_session",
+        json!({"phase": "start", "project": "work"}),
+    )
+    .await;
+    let sid = s["session_id"].clone();
+    let e = brain_testkit::app::refused(
+        &c,
+        "brain_session",
+        json!({"phase": "end", "session_id": sid, "project": "elsewhere"}),
+    )
+    .await;
+    assert_eq!(e["code"], "invalid_argument");
+    assert!(e["message"].as_str().unwrap().contains("work"), "{e}");
+    let untouched = ok(
+        &c,
+        "brain_document_get",
+        json!({"project": "work", "kind": "executive_state"}),
+    )
+    .await;
+    assert_eq!(untouched["document"]["revision"], 0);
+    ok(
+        &c,
+        "brain_session",
+        json!({"phase": "end", "session_id": sid, "project": "work",
+               "executive_state": {"objective": "Ship", "missions": [], "pending_decisions": []}}),
+    )
+    .await;
+    let state = ok(
+        &c,
+        "brain_document_get",
+        json!({"project": "work", "kind": "executive_state"}),
+    )
+    .await;
+    assert!(
+        state["document"]["body"]
+            .as_str()
+            .unwrap()
+            .contains("\"objective\":\"Ship\""),
+        "{state}"
     );
 }

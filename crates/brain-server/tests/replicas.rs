@@ -60,7 +60,7 @@ async fn two_replicas_behave_as_one_server() {
     let conn = raw_connect(&a.base, &alice).await;
     let (status, listed) = raw_rpc(&b.base, &alice, &conn, "tools/list", json!({})).await;
     assert_eq!(status, 200, "{listed}");
-    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 16);
+    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 17);
     let (s, err) = raw_tool(
         &b.base,
         &alice,

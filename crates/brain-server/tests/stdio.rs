@@ -27,7 +27,7 @@ async fn stdio_serves_the_tools_and_can_never_override() {
             .name,
         "brain"
     );
-    assert_eq!(client.list_all_tools().await.unwrap().len(), 16);
+    assert_eq!(client.list_all_tools().await.unwrap().len(), 17);
     let a = ok(
         &client,
         "brain_session_start",

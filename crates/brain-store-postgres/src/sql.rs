@@ -100,14 +100,14 @@ pub(crate) static SQL: Sql = Sql {
         WHERE tenant_id = $1 AND project = $2 AND slot = $3 FOR UPDATE",
     session_insert: "INSERT INTO sessions (tenant_id, session_id, project, client_key, kind, \
         bound_slot, started_focus_revision, status, opened_at, last_activity_at, opened_by_kind, \
-        opened_by_subject, opened_by_role, opened_by_credential) \
-        VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14)",
+        opened_by_subject, opened_by_role, opened_by_credential, read_revision, relayed_from) \
+        VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16)",
     ledger_size: "SELECT count(*) AS n FROM artifacts WHERE tenant_id = $1 AND session_id = $2",
     open_agent_sessions: "SELECT count(*) AS n FROM sessions WHERE tenant_id = $1 \
         AND project = $2 AND status = 'open' AND kind = 'agent'",
     inbox_count: "SELECT count(*) AS n FROM artifacts WHERE tenant_id = $1 AND project = $2 \
         AND kind = 'todo' AND acknowledged_at IS NULL",
-    session_bind: "UPDATE sessions SET bound_slot = $3, last_activity_at = $4 \
+    session_bind: "UPDATE sessions SET bound_slot = $3, last_activity_at = $4, read_revision = $5 \
         WHERE tenant_id = $1 AND session_id = $2",
     session_touch: "UPDATE sessions SET last_activity_at = $3 \
         WHERE tenant_id = $1 AND session_id = $2",
@@ -138,6 +138,7 @@ pub(crate) static SQL: Sql = Sql {
            AND a.session_id = s.session_id) AS ledger_size \
          FROM sessions s WHERE tenant_id = $1 AND project = $2 AND kind = 'agent' \
          AND ($3::text IS NULL OR status = $3) \
+         AND ($7::text IS NULL OR bound_slot = $7) AND ($8::text IS NULL OR client_key = $8) \
          AND ($4::timestamptz IS NULL OR (opened_at, session_id) < ($4, $5)) \
          ORDER BY opened_at DESC, session_id DESC LIMIT $6"
     ),
@@ -194,6 +195,8 @@ pub(crate) static SQL: Sql = Sql {
     activity_kinds: "SELECT kind, count(*) AS n FROM artifacts WHERE tenant_id = $1 \
         AND project = $2 AND created_at >= $3 GROUP BY kind ORDER BY kind",
     projects: "SELECT p.project, COALESCE(f.revision, 0) AS base_revision, \
+          (SELECT count(*) FROM focus_bodies fs WHERE fs.tenant_id = p.tenant_id \
+             AND fs.project = p.project AND fs.slot <> '') AS slots, \
           (SELECT count(*) FROM sessions s WHERE s.tenant_id = p.tenant_id \
              AND s.project = p.project AND s.kind = 'agent' AND s.status = 'open') AS open_sessions, \
           (SELECT count(*) FROM sessions s WHERE s.tenant_id = p.tenant_id \
@@ -206,6 +209,8 @@ pub(crate) static SQL: Sql = Sql {
           ON f.tenant_id = p.tenant_id AND f.project = p.project AND f.slot = '' \
         WHERE p.tenant_id = $1 AND p.project NOT IN ($5, $6) \
           AND ($2::text IS NULL OR strpos(p.project, $2) > 0) \
+          AND ($7::text IS NULL OR starts_with(p.project, $7)) \
+          AND ($8::text IS NULL OR p.project > $8) \
         ORDER BY p.project LIMIT $4",
     operator_connections: "SELECT connection_id FROM mcp_connections WHERE tenant_id = $1 \
         AND credential_kind = 'jwt' AND credential_id = $2 AND role = 'operator' \

@@ -904,6 +904,8 @@ pub async fn history_and_lists_page_newest_first(s: &dyn Store) {
         status,
         after,
         limit: 2,
+        slot: None,
+        client_key: None,
     };
     let page1 = s.session_list(&c.tenant, &q(None, None)).await.unwrap();
     assert_eq!(page1.len(), 2);

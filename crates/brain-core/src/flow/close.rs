@@ -155,18 +155,19 @@ pub async fn close<T: CloseTx>(
         ) => {
             let to = ClientKey::parse_for_caller("to_client_key", to)?;
             let base = tx.focus(tenant, &session.project, None).await?;
-            let next = Session::open_agent(
+            let mut next = Session::open_agent(
                 caller,
                 session.project.clone(),
                 to,
                 Some(slot.clone()),
                 base.revision,
             );
+            let handed = slot_after_relay(slot, outcome, &found, &req.next_focus);
+            next.read_revision = Some(handed.revision);
+            next.relayed_from = Some(session.session_id);
+            session.relayed_to = Some(next.session_id);
             tx.insert_session(tenant, &next).await?;
-            (
-                Some(next),
-                Some(slot_after_relay(slot, outcome, &found, &req.next_focus)),
-            )
+            (Some(next), Some(handed))
         }
         (CloseKind::Relay, _, Some(slot), _) => (
             None,

@@ -47,9 +47,12 @@ pub async fn bind<T: CloseTx>(
         session.bound_slot = Some(req.slot.clone());
     }
     session.last_activity_at = now;
-    tx.set_binding(tenant, session.session_id, &req.slot, now)
-        .await?;
+    // Read before the binding records it: the answer's revision is the one
+    // the session read.
     let focus = tx.focus(tenant, &session.project, Some(&req.slot)).await?;
+    session.read_revision = Some(focus.revision);
+    tx.set_binding(tenant, session.session_id, &req.slot, focus.revision, now)
+        .await?;
     let d = draft(
         TOOL,
         Some(&session.project),
@@ -166,6 +169,13 @@ pub async fn start<T: CloseTx>(
         Ok(()),
     );
     let (slot_focus, src) = tx.open_briefed(caller, &mut session, d).await?;
+    // Whichever store form opened it, what it read is in the answer (the
+    // stored column is filled the same way: writes.rs, migration 0016's trigger).
+    session.read_revision = Some(
+        slot_focus
+            .as_ref()
+            .map_or(session.started_focus_revision, |f| f.revision),
+    );
     let slot = match (&req.slot, slot_focus) {
         (Some(name), Some(focus)) => Some(slot_view(name, focus)),
         (Some(name), None) => Some(slot_view(name, Focus::empty())),

@@ -180,16 +180,18 @@ pub trait CloseTx: crate::sql::Conn + Send + Sized {
         self.keeps_to(tenant)?;
         crate::sql::sessions::ensure_slot(self, tenant, project, slot).await
     }
-    /// Bind the session to `slot` and mark it active at `now`.
+    /// Bind the session to `slot`, read at `read_revision`, and mark it
+    /// active at `now`.
     async fn set_binding(
         &mut self,
         tenant: &TenantId,
         session: SessionId,
         slot: &SlotName,
+        read_revision: Revision,
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
         self.keeps_to(tenant)?;
-        crate::sql::sessions::set_binding(self, tenant, session, slot, now).await
+        crate::sql::sessions::set_binding(self, tenant, session, slot, read_revision, now).await
     }
     /// Mark the session active at `now`.
     async fn touch_session(

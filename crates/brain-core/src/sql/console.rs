@@ -9,25 +9,28 @@ use super::{Conn, Finish, Scope};
 use crate::error::StoreError;
 use crate::ids::{ProjectKey, TenantId};
 use crate::model::{Caller, now_micros};
-use crate::store::{OperatorReads, OperatorTargets, ProjectSummary, StoreStats, TenantUsage};
+use crate::store::{
+    OperatorReads, OperatorTargets, ProjectQuery, ProjectSummary, StoreStats, TenantUsage,
+};
 
 #[async_trait]
 impl<S: Scope> OperatorReads for S {
     async fn projects(
         &self,
         tenant: &TenantId,
-        search: Option<&str>,
-        limit: i64,
+        q: &ProjectQuery<'_>,
     ) -> Result<Vec<ProjectSummary>, StoreError> {
         let idle_before = now_micros() - Duration::seconds(self.idle_secs());
         let mut c = self.tenant_scope(tenant).await?;
         let params = [
             tenant.into(),
-            search.into(),
+            q.search.into(),
             idle_before.into(),
-            limit.into(),
+            q.limit.into(),
             ProjectKey::TRACERS.into(),
             ProjectKey::RUNTIME.into(),
+            q.prefix.into(),
+            q.after.into(),
         ];
         let found = c.fetch_all(c.sql().projects, &params).await?;
         c.finish().await?;
@@ -36,6 +39,7 @@ impl<S: Scope> OperatorReads for S {
             let row = (
                 r.text("project")?,
                 r.int("base_revision")?,
+                r.int("slots")?,
                 r.int("open_sessions")?,
                 r.int("idle_sessions")?,
                 r.opt_int("last_active_micros")?,

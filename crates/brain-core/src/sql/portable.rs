@@ -121,6 +121,8 @@ const TABLES: &[Table] = &[
             ("close_result", Json),
             ("opened_by_role", Text),
             ("opened_by_credential", Text),
+            ("read_revision", Int),
+            ("relayed_from", Uuid),
         ],
     },
     Table {

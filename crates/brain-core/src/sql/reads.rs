@@ -7,7 +7,7 @@ use super::sessions::{ledger_size, load_document, load_focus, load_session, slot
 use super::{Conn, Finish, Param, Scope, rows};
 use crate::error::{DomainError, StoreError};
 use crate::focus_cache::{FocusWithSlots, Look};
-use crate::ids::{ProjectKey, SessionId, SlotName, TenantId};
+use crate::ids::{ClientKey, ProjectKey, SessionId, SlotName, TenantId};
 use crate::memory::RecallHit;
 use crate::memory::{Document, DocumentKind, HistoryEntry};
 use crate::model::{Artifact, Focus, Revision, now_micros};
@@ -137,6 +137,8 @@ impl<S: Scope> Reads for S {
             q.after.map(|a| a.0).into(),
             q.after.map(|a| a.1.as_uuid()).unwrap_or_default().into(),
             q.limit.into(),
+            q.slot.as_ref().map(SlotName::as_str).into(),
+            q.client_key.as_ref().map(ClientKey::as_str).into(),
         ];
         let found = c.fetch_all(c.sql().session_list, &params).await?;
         c.finish().await?;

@@ -25,6 +25,9 @@ pub fn session(row: &dyn Row) -> Result<(Session, Option<CloseRecord>), StoreErr
             .map(|s| SlotName::parse(&s).map_err(|_| corrupt("slot")))
             .transpose()?,
         started_focus_revision: row.int("started_focus_revision")?,
+        read_revision: row.opt_int("read_revision")?,
+        relayed_from: row.opt_uuid("relayed_from")?.map(SessionId::from_uuid),
+        relayed_to: None,
         status: SessionStatus::parse(&row.text("status")?).ok_or_else(|| corrupt("status"))?,
         opened_at: row.time("opened_at")?,
         last_activity_at: row.time("last_activity_at")?,
@@ -48,6 +51,16 @@ pub fn session(row: &dyn Row) -> Result<(Session, Option<CloseRecord>), StoreErr
         (Some(digest), Some(result)) => Some(CloseRecord { digest, result }),
         _ => None,
     };
+    let mut session = session;
+    // A relay's receiver is in its stored answer; an unbound session read
+    // the base revision it started at (rows before read_revision was kept).
+    session.relayed_to = close
+        .as_ref()
+        .and_then(|c| c.result.get("new_session")?.get("session_id")?.as_str())
+        .and_then(|id| SessionId::parse(id).ok());
+    if session.read_revision.is_none() && session.bound_slot.is_none() {
+        session.read_revision = Some(session.started_focus_revision);
+    }
     Ok((session, close))
 }
 

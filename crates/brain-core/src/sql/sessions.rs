@@ -7,7 +7,7 @@ use super::{Conn, Row, corrupt, rows};
 use crate::error::StoreError;
 use crate::ids::{ProjectKey, SessionId, SlotName, TenantId};
 use crate::memory::{Document, DocumentKind};
-use crate::model::{Focus, Session};
+use crate::model::{Focus, Revision, Session};
 use crate::rules::CloseRecord;
 
 /// The base focus's row key: slots are named, the base is the empty name.
@@ -72,6 +72,8 @@ pub async fn insert_session<C: Conn + ?Sized>(
         (&s.opened_by.subject).into(),
         s.opened_by.role.as_str().into(),
         (&s.opened_by.credential_id).into(),
+        s.read_revision.into(),
+        s.relayed_from.into(),
     ];
     c.execute(c.sql().session_insert, &params).await?;
     Ok(())
@@ -116,9 +118,16 @@ pub async fn set_binding<C: Conn + ?Sized>(
     tenant: &TenantId,
     id: SessionId,
     slot: &SlotName,
+    read_revision: Revision,
     now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
-    let params = [tenant.into(), id.into(), slot.into(), now.into()];
+    let params = [
+        tenant.into(),
+        id.into(),
+        slot.into(),
+        now.into(),
+        read_revision.into(),
+    ];
     c.execute(c.sql().session_bind, &params).await?;
     Ok(())
 }

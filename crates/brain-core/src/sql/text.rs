@@ -270,7 +270,8 @@ macro_rules! token_columns {
 #[macro_export]
 macro_rules! session_columns {
     () => {
-        "session_id, project, client_key, kind, bound_slot, started_focus_revision, status, \
+        "session_id, project, client_key, kind, bound_slot, started_focus_revision, \
+         read_revision, relayed_from, status, \
          opened_at, last_activity_at, ended_at, summary, next_focus, nothing_to_capture_reason, \
          focus_outcome, abandon_reason, opened_by_kind, opened_by_subject, opened_by_role, \
          opened_by_credential, close_digest, close_result"

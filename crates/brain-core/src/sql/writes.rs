@@ -96,6 +96,10 @@ pub async fn open_session<C: Conn + ?Sized>(
         }
         None => None,
     };
+    session.read_revision = Some(
+        slot.as_ref()
+            .map_or(session.started_focus_revision, |f| f.revision),
+    );
     insert_session(c, tenant, session).await?;
     Ok(slot)
 }

@@ -152,7 +152,12 @@ async fn projects(
     if let Some(Err(e)) = search.map(|s| brain_core::text::check("q", s)) {
         return domain_response(&e);
     }
-    let listed = state.store.projects(&p.tenant, search, 200).await;
+    let query = brain_core::store::ProjectQuery {
+        search,
+        limit: 200,
+        ..Default::default()
+    };
+    let listed = state.store.projects(&p.tenant, &query).await;
     let usage = state.store.tenant_usage(&p.tenant).await;
     match (listed, usage) {
         (Ok(list), Ok(usage)) => Json(json!({ "projects": list, "usage": usage })).into_response(),
@@ -204,7 +209,7 @@ async fn project(
                 &state,
                 &p,
                 "brain_document_get",
-                json!({"project": q.name, "document": d}),
+                json!({"project": q.name, "kind": d}),
             )
             .await?;
             documents.insert(d.to_owned(), doc);
@@ -221,7 +226,7 @@ async fn project(
                     &state,
                     &p,
                     "brain_document_get",
-                    json!({"project": q.name, "document": "mental_model", "name": name}),
+                    json!({"project": q.name, "kind": "mental_model", "name": name}),
                 )
                 .await?,
             );

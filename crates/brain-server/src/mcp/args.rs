@@ -98,6 +98,15 @@ pub fn parse_tool<T: DeserializeOwned + JsonSchema + 'static>(
     parse(args)
 }
 
+/// `args` with `old` spelled `new`: an argument renamed keeps its old name
+/// for clients written against it (the new one wins when both are given).
+pub fn renamed(mut args: JsonObject, old: &str, new: &str) -> JsonObject {
+    if let Some(v) = args.remove(old) {
+        args.entry(new.to_owned()).or_insert(v);
+    }
+    args
+}
+
 /// serde's wording, said plainly (it names types, never values).
 fn plain(msg: &str) -> String {
     let expected = msg.split("expected ").nth(1).unwrap_or("");
@@ -329,5 +338,42 @@ mod tests {
                 &[]
             )
         );
+    }
+}
+
+/// A JSON document's body: the text, or the object itself (an agent holding
+/// an object need not encode it into a string first).
+#[derive(Debug, Clone, serde::Deserialize, Serialize)]
+#[serde(untagged)]
+pub enum JsonBody {
+    Text(String),
+    Object(JsonObject),
+}
+
+impl JsonBody {
+    /// The body as stored: the text as given, an object as compact JSON.
+    pub fn into_text(self) -> String {
+        match self {
+            JsonBody::Text(t) => t,
+            JsonBody::Object(o) => Value::Object(o).to_string(),
+        }
+    }
+
+    pub fn is_object(&self) -> bool {
+        matches!(self, JsonBody::Object(_))
+    }
+}
+
+impl JsonSchema for JsonBody {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "JsonBody".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": ["string", "object"]})
     }
 }

@@ -41,7 +41,7 @@ still open), critique (review of the approach), sync_note (the current note to o
 server's per-connection session, not yours; roles: agent (every shared_token and stdio caller too), operator \
 (a human elevates its connection at /brain-admin for end's shrink override; an operator or relay JWT relays shrinking without one), relay (an orchestrator's JWT; any role may call brain_session_relay). Flow: brain_session_start, read the briefing, resume or \
 abandon its recovery; brain_remember with session_id as you learn; brain_session_end with a \
-summary, the WHOLE next focus and the revision you read. Sessions never close on their own. \
+summary, the WHOLE next focus and the revision you read; its focus_outcome conflict closes the session as status conflicted. Sessions never close on their own. \
 Every tool: a refusal is an isError result whose structuredContent is {error: {code, message, \
 status (HTTP-like), details}}; arguments that do not fit the schema, any argument a brain_* schema does not list, and a reserved project are refused and write nothing, every other refusal of a \
 write records only its receipt; a call acting on a session may answer session_not_found (404), tracer_session, \

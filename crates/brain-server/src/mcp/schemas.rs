@@ -40,6 +40,9 @@ pub fn session() -> Value {
             "kind": {"type": "string", "enum": ["agent", "tracer"]},
             "bound_slot": {"type": ["string", "null"]},
             "started_focus_revision": {"type": "integer", "description": "The base focus's, even if bound."},
+            "read_revision": {"type": ["integer", "null"], "description": "Of the focus its end writes, as last read: end's expected_focus_revision after a restart."},
+            "relayed_from": {"type": ["string", "null"]},
+            "relayed_to": {"type": ["string", "null"]},
             "status": {"type": "string", "enum": ["open", "ended", "conflicted", "relayed", "abandoned"]},
             "opened_at": timestamp(),
             "last_activity_at": timestamp(),
@@ -59,7 +62,7 @@ pub fn session() -> Value {
             }
         },
         "required": ["session_id", "project", "client_key", "kind", "bound_slot", "started_focus_revision",
-                     "status", "opened_at", "last_activity_at", "ended_at", "opened_by"]
+                     "read_revision", "relayed_from", "relayed_to", "status", "opened_at", "last_activity_at", "ended_at", "opened_by"]
     })
 }
 
@@ -149,7 +152,7 @@ pub fn briefing() -> Value {
             },
             "inbox_count": {"type": "integer"},
             "sync_note": {"type": ["string", "null"]},
-            "open_sessions": {"type": "integer", "description": "The project's, this one included."},
+            "open_sessions": {"type": "integer"},
             "recent_sessions": {
                 "type": "array",
                 "items": {
@@ -193,7 +196,7 @@ pub fn end_properties() -> serde_json::Map<String, Value> {
         "focus_diff": {"type": "string", "description": "Old to new; on conflict yours to current."},
         "unattributed_in_window": {
             "type": "object",
-            "description": "Artifacts recorded without session_id while it was open: fold what matters into your focus.",
+            "description": "Artifacts recorded without session_id while it was open: fold what matters in.",
             "properties": {
                 "count": {"type": "integer"},
                 "ids": {"type": "array", "items": {"type": "string"}, "maxItems": 20}

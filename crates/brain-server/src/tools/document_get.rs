@@ -18,8 +18,8 @@ pub struct Args {
     /// The document's project.
     pub project: String,
     /// Which to read.
-    pub document: DocName,
-    /// Required for, and only for, mental_model (names: briefing.mental_models); unknown names read as empty.
+    pub kind: DocName,
+    /// For mental_model only (names: briefing.mental_models); an unknown name reads as empty.
     #[serde(default)]
     pub name: Option<String>,
 }
@@ -42,9 +42,9 @@ pub fn definition() -> Tool {
 }
 
 pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
-    let a: Args = args::parse_tool(raw)?;
+    let a: Args = args::parse_tool(args::renamed(raw, "document", "kind"))?;
     let project = ProjectKey::parse_for_caller(&a.project)?;
-    let kind: brain_core::memory::DocumentKind = a.document.into();
+    let kind: brain_core::memory::DocumentKind = a.kind.into();
     // The same rule as brain_document_put: a name for mental models only.
     let name = match (kind, a.name) {
         (brain_core::memory::DocumentKind::MentalModel, Some(n)) if !n.trim().is_empty() => n,

@@ -7,11 +7,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::{Hints, ToolCtx, ToolResult, define, to_result};
+use crate::mcp::args::JsonBody;
 use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_document_put";
 
-const DESCRIPTION: &str = "Replace a whole project document under compare-and-swap. Standing aims go in executive_state, the next step in the focus (brain_session_end), decisions taken in brain_remember. A stale revision is refused (document_conflict, 409, details.current_revision), also on a retry whose answer was lost: reread; if the body is yours it landed, else merge and put again. A malformed executive_state is invalid_argument.";
+const DESCRIPTION: &str = "Replace a whole project document under compare-and-swap. Standing aims go in executive_state, the next step in the focus (brain_session_end), decisions in brain_remember. A stale revision is refused (document_conflict, 409, details.current_revision), also on a retry whose answer was lost: reread; if the body is yours it landed, else merge and put again.";
 
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -38,13 +39,13 @@ impl From<DocName> for DocumentKind {
 pub struct Args {
     /// The document's project.
     pub project: String,
-    /// Which document; mental_model needs an operator-role JWT (no elevation needed), else forbidden (403).
-    pub document: DocName,
-    /// Required for mental_model only; a name not in briefing.mental_models creates one (max 32 per project).
+    /// Which document; mental_model needs an operator-role JWT (no elevation), else forbidden (403).
+    pub kind: DocName,
+    /// For mental_model only; a name not in briefing.mental_models creates one (max 32 per project).
     #[serde(default)]
     pub name: Option<String>,
-    /// The whole new body; for executive_state a JSON object as a string, {"objective": string, "missions": [string or {"title": string}], "pending_decisions": [same]} (all required; other keys kept).
-    pub body: String,
+    /// The whole new body, text; executive_state's is a JSON object (or its text): objective (string), missions and pending_decisions (arrays of strings or {title}), all required, other keys kept.
+    pub body: JsonBody,
     /// The current revision (0 if never written), from brain_document_get or document_conflict.
     pub expected_revision: i64,
 }
@@ -86,9 +87,13 @@ pub fn definition() -> Tool {
 }
 
 pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
-    let a: Args = args::parse_tool(raw)?;
+    let a: Args = args::parse_tool(args::renamed(raw, "document", "kind"))?;
     let digest = args::digest(&a, &[]);
-    args::max_bytes("body", &a.body, limits::FOCUS_MAX_BYTES)?;
+    if a.body.is_object() && !matches!(a.kind, DocName::ExecutiveState) {
+        return Err(brain_core::DomainError::invalid_argument("body", "must be a string").into());
+    }
+    let body = a.body.into_text();
+    args::max_bytes("body", &body, limits::FOCUS_MAX_BYTES)?;
     if a.expected_revision < 0 {
         return Err(brain_core::DomainError::invalid_argument(
             "expected_revision",
@@ -98,9 +103,9 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
     }
     let put = DocumentPut {
         project: ProjectKey::parse_for_caller(&a.project)?,
-        kind: a.document.into(),
+        kind: a.kind.into(),
         name: a.name.unwrap_or_default(),
-        body: a.body,
+        body,
         expected_revision: a.expected_revision,
         digest,
     };

@@ -16,7 +16,7 @@ const DESCRIPTION: &str = "Read a project's base focus or one slot's body; witho
 pub struct Args {
     /// Project to read.
     pub project: String,
-    /// A slot name; omit for the base focus.
+    /// The slot; omit for the base focus.
     #[serde(default)]
     pub slot: Option<String>,
 }

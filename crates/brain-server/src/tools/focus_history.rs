@@ -10,14 +10,14 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_focus_history";
 
-const DESCRIPTION: &str = "List the revisions of a project's base focus or of one slot, newest first, each with its unified diff from the previous revision. Use it to see who changed the focus or recover dropped text; the current body is brain_focus_get's.";
+const DESCRIPTION: &str = "List the revisions of a project's base focus or of one slot, newest first, each with its unified diff from the one before. Use it to see who changed the focus or recover dropped text; the current body is brain_focus_get's.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
     /// Project to read.
     pub project: String,
-    /// A slot name; omit for the base focus.
+    /// The slot; omit for the base focus.
     #[serde(default)]
     pub slot: Option<String>,
     /// Revisions per page.

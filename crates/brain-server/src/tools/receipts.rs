@@ -10,7 +10,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_receipts";
 
-const DESCRIPTION: &str = "List your tenant's receipts, oldest first (newest with before_seq): one per mutating call that passed validation, refused or not (not resume, dry runs or replays). Audit who changed what (focus diffs: brain_focus_history). ledger_tip and prev_hash ignore the filters.";
+const DESCRIPTION: &str = "List your tenant's receipts, oldest first (or order newest): one per mutating call that passed validation, refused or not (not resume, dry runs or replays). Audit who changed what (focus diffs: brain_focus_history). ledger_tip and prev_hash ignore the filters.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -24,12 +24,22 @@ pub struct Args {
     /// Seq above this: next_since of the previous page.
     #[serde(default)]
     pub since_seq: Option<i64>,
-    /// Newest first, seq below this (and above since_seq): next_before; 9007199254740992 for the newest page.
+    /// Newest first, seq below this (and above since_seq): next_before of the previous page.
     #[serde(default)]
     pub before_seq: Option<i64>,
+    /// newest without before_seq: the newest page.
+    #[serde(default)]
+    pub order: Option<Order>,
     /// Receipts per page.
     #[serde(default)]
     pub limit: Option<i64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Order {
+    Oldest,
+    Newest,
 }
 
 pub fn definition() -> Tool {
@@ -49,13 +59,13 @@ pub fn definition() -> Tool {
                         "tool": {"type": "string"},
                         "project": {"type": ["string", "null"]},
                         "session_id": {"type": ["string", "null"], "description": "Else the connection's tracer session."},
-                        "credential_kind": {"type": "string", "enum": ["jwt", "shared_token", "stdio"]},
-                        "subject": {"type": "string", "description": "The caller credential's."},
+                        "credential_kind": {"type": "string", "enum": ["jwt", "shared_token", "stdio", "cli"]},
+                        "subject": {"type": "string"},
                         "token_id": {"type": ["string", "null"]},
                         "connection_id": {"type": ["string", "null"], "description": "Another connection's as fp_ fingerprint."},
                         "elevated": {"type": "boolean"},
                         "outcome": {"type": "string", "description": "ok, conflict or an error code."},
-                        "request_digest": {"type": "string", "description": "SHA-256 of the canonical JSON arguments."},
+                        "request_digest": {"type": "string"},
                         "prev_hash": {"type": "string"},
                         "hash": {"type": "string"}
                     },
@@ -67,8 +77,8 @@ pub fn definition() -> Tool {
                     "properties": {"seq": {"type": "integer"}, "hash": {"type": "string"}},
                     "required": ["seq", "hash"]
                 },
-                "next_since": {"type": ["integer", "null"], "description": "Oldest first; null at the end."},
-                "next_before": {"type": ["integer", "null"], "description": "Newest first; null at the end."}
+                "next_since": {"type": ["integer", "null"], "description": "Oldest first."},
+                "next_before": {"type": ["integer", "null"], "description": "Newest first."}
             })),
             &["receipts", "ledger_tip", "next_since", "next_before"],
         ),
@@ -111,6 +121,20 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
             n => n,
         },
         limit,
+    };
+    let q = match (a.order, q.before_seq) {
+        (Some(Order::Newest), None) => ReceiptQuery {
+            before_seq: Some(i64::MAX),
+            ..q
+        },
+        (Some(Order::Oldest), Some(_)) => {
+            return Err(brain_core::DomainError::invalid_argument(
+                "order",
+                "oldest pages with since_seq; before_seq pages newest first",
+            )
+            .into());
+        }
+        _ => q,
     };
     let mut receipts = ctx.store.receipts_page(&ctx.caller.tenant, &q).await?;
     // A connection id is a bearer capability: only the connection the call

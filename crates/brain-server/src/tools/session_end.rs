@@ -24,15 +24,15 @@ macro_rules! end_args {
             pub summary: String,
             /// The WHOLE next focus: carry over every durable decision, commitment and deadline.
             pub next_focus: String,
-            /// The revision next_focus builds on: briefing.base_focus.revision; when bound, the slot's (start, bind, resume, relay); or a merged brain_focus_get's.
+            /// The revision next_focus builds on: session.read_revision (start, bind, resume, relay) or a merged brain_focus_get's.
             pub expected_focus_revision: i64,
-            /// If the session produced nothing durable, why (stored only; next_focus is still required).
+            /// If the session produced nothing durable, why (stored; next_focus is still required).
             #[serde(default)]
             pub nothing_to_capture_reason: Option<String>,
             /// Lift the 70% guard: needs an operator-role JWT with an active elevation, else focus_shrink_override_refused (403).
             #[serde(default)]
             pub allow_focus_shrink: bool,
-            /// Run all checks, write nothing.
+            /// Check, but write nothing.
             #[serde(default)]
             pub dry_run: bool,
             $($extra)*

@@ -1,5 +1,5 @@
 use brain_core::DomainError;
-use brain_core::ids::{ProjectKey, SessionId};
+use brain_core::ids::{ClientKey, ProjectKey, SessionId, SlotName};
 use brain_core::model::SessionStatus;
 use brain_core::store::SessionListQuery;
 use chrono::DateTime;
@@ -13,7 +13,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_list";
 
-const DESCRIPTION: &str = "List a project's agent sessions, newest opened first, optionally by status. Use it to find open or idle work to resume or abandon, or what recent sessions concluded; one by id is brain_session_get.";
+const DESCRIPTION: &str = "List a project's agent sessions, newest opened first; status, slot and client_key filter together. Use it to find open or idle work to resume or abandon (a relay's receiver: its slot, client_key, status open) or what recent sessions concluded; one by id: brain_session_get.";
 
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -33,6 +33,12 @@ pub struct Args {
     /// Only this status (idle ones are open).
     #[serde(default)]
     pub status: Option<Status>,
+    /// Only this slot's.
+    #[serde(default)]
+    pub slot: Option<String>,
+    /// Only this client_key's.
+    #[serde(default)]
+    pub client_key: Option<String>,
     /// Sessions per page.
     #[serde(default)]
     pub limit: Option<i64>,
@@ -91,6 +97,12 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
             Status::Relayed => SessionStatus::Relayed,
             Status::Abandoned => SessionStatus::Abandoned,
         }),
+        slot: a.slot.as_deref().map(SlotName::parse).transpose()?,
+        client_key: a
+            .client_key
+            .as_deref()
+            .map(|k| ClientKey::parse("client_key", k))
+            .transpose()?,
         after: a.cursor.as_deref().map(parse_cursor).transpose()?,
         limit,
     };

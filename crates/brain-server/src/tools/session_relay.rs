@@ -7,7 +7,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_relay";
 
-const DESCRIPTION: &str = "Hand a bound session's slot to a successor: this session closes as relayed, writing next_focus into the slot under brain_session_end's checks, and a new session bound to the slot opens for to_client_key: give new_session.session_id to the receiver (e.g. in sync_note), who resumes it. Unbound: relay_requires_slot (409). A stale revision closes this session as conflicted and opens none (new_session null): start anew and merge into slot.body. No successor: brain_session_end.";
+const DESCRIPTION: &str = "Hand a bound session's slot to a successor: this session closes as relayed, writing next_focus into the slot under brain_session_end's checks, and a new session bound to the slot opens for to_client_key: give new_session.session_id to the receiver, who resumes it. Unbound: relay_requires_slot (409). A stale revision closes this session as conflicted and opens none (new_session null): start anew and merge into slot.body. No successor: brain_session_end.";
 
 session_end::end_args!(Args {
     /// The receiving client's client_key; the new session is opened for it.
@@ -43,37 +43,48 @@ const PARAMS: &[(&str, &str)] = &[
     ),
     (
         "expected_focus_revision",
-        "The slot revision from start, bind, resume, the previous relay or a merged brain_focus_get.",
+        "session.read_revision (the slot's) or a merged brain_focus_get's.",
     ),
     ("nothing_to_capture_reason", "As for brain_session_end."),
     (
         "allow_focus_shrink",
         "Lift the 70% guard: operator- or relay-role JWTs only, no elevation needed; else focus_shrink_override_refused (403).",
     ),
-    ("dry_run", "Run all checks, write nothing."),
+    ("dry_run", "Check, but write nothing."),
     ("to_client_key", "The receiver's client_key (may be yours)."),
 ];
 
 pub fn definition() -> Tool {
-    // SPEC §2.5's fields are typed here. End's fields ride along, typed once
-    // in brain_session_end's schema (tools/list has no room for a second
-    // copy), so they are neither typed nor required here; the slot carries
-    // the body and revision end's focus_at_end would, so that one is left out.
-    let props = schemas::props(json!({
-        "session": schemas::session_ref(),
-        "new_session": {"type": ["object", "null"]},
-        "slot": schemas::described(schemas::slot_view(), "As written, or current on conflict."),
-    }));
-    let mut output = (*schemas::output(props, &["session", "new_session", "slot"])).clone();
-    output.insert(
-        "description".into(),
-        json!("Also brain_session_end's fields except focus_at_end, typed there."),
+    // Every field it returns is typed: end's, but focus_at_end (the slot
+    // carries that body and revision), and the relay's own.
+    let mut props = schemas::end_properties();
+    props.remove("focus_at_end");
+    // brain_session_end's schema describes these; the types suffice here.
+    for v in props.values_mut() {
+        if let Some(o) = v.as_object_mut() {
+            o.remove("description");
+        }
+    }
+    props.insert(
+        "new_session".into(),
+        json!({"type": ["object", "null"], "description": "The receiver's session."}),
     );
+    props.insert(
+        "slot".into(),
+        schemas::described(schemas::slot_view(), "As written, or current on conflict."),
+    );
+    let required: Vec<&str> = schemas::END_REQUIRED
+        .iter()
+        .copied()
+        .filter(|f| *f != "focus_at_end")
+        .chain(["new_session", "slot"])
+        .collect();
+    let output = schemas::output(props, &required);
     let mut tool = define::<Args>(
         NAME,
         "Relay a slot",
         DESCRIPTION,
-        std::sync::Arc::new(output),
+        output,
         Hints {
             read_only: false,
             destructive: true,

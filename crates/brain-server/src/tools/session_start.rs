@@ -19,7 +19,7 @@ pub struct Args {
     pub project: String,
     /// A stable name you choose (e.g. agent@host) and rebuild after a restart, so briefing.recovery finds you; later expected_client_key. A guard, not authentication.
     pub client_key: String,
-    /// Slot to bind now (a new name creates it): the end then replaces its body, not the base focus.
+    /// Slot to bind now (a new name creates it); the end then writes it, not the base focus.
     #[serde(default)]
     pub slot: Option<String>,
 }

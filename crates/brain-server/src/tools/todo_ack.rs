@@ -11,14 +11,14 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_todo_ack";
 
-const DESCRIPTION: &str = "Acknowledge todos so they leave the inbox, after doing or dismissing them (brain_recall inbox: true); they stay searchable. Ids already acknowledged, or not todos of this project, come back untouched in already_acknowledged or not_todos.";
+const DESCRIPTION: &str = "Acknowledge todos so they leave the inbox, after doing or dismissing them (brain_recall inbox: true); they stay searchable. Ids already acknowledged or not todos of this project come back untouched (already_acknowledged, not_todos).";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
     /// The todos' project.
     pub project: String,
-    /// The todos' ids, from brain_remember or brain_recall.
+    /// From brain_remember or brain_recall.
     #[schemars(length(min = 1, max = 50))]
     pub artifact_ids: Vec<String>,
     /// What was done or why dismissed, kept as each todo's ack_note.

@@ -16,6 +16,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::mcp::args::JsonBody;
 use crate::mcp::{args, schemas};
 use crate::tools::{Hints, ToolCtx, ToolResult, define};
 
@@ -40,12 +41,12 @@ pub struct Args {
     /// Your session id (sess_ + 32 hex). Omit to use the one brain_session start opened on this connection; on another connection pass the id start returned.
     #[serde(default)]
     pub session_id: Option<String>,
-    /// start only: the project to work in (letters, digits, . _ / -; default "main").
+    /// start: the project to work in (letters, digits, . _ / -; default "main"); end: omit, or the session's own.
     #[serde(default)]
     pub project: Option<String>,
-    /// end only: full body that replaces executive_state — a JSON object {objective, missions[], pending_decisions[]}, or markdown (kept whole, its first line as the objective). Omit for a stub.
+    /// end only: full body that replaces executive_state — a JSON object {objective, missions[], pending_decisions[]} (or its text), or markdown (kept whole, its first line as the objective). Omit for a stub.
     #[serde(default)]
-    pub executive_state: Option<String>,
+    pub executive_state: Option<JsonBody>,
     /// end only: full markdown body that replaces the session critique (non-blank). Omit for a stub.
     #[serde(default)]
     pub critique: Option<String>,
@@ -152,15 +153,9 @@ async fn start(ctx: &ToolCtx<'_>, a: Args) -> ToolResult {
 }
 
 async fn end(ctx: &ToolCtx<'_>, a: Args) -> ToolResult {
-    if a.project.is_some() {
-        return Err(DomainError::invalid_argument(
-            "project",
-            "is for phase 'start' only; end finds the project from the session",
-        )
-        .into());
-    }
+    let exec_text = a.executive_state.clone().map(JsonBody::into_text);
     for (field, body) in [
-        ("executive_state", &a.executive_state),
+        ("executive_state", &exec_text),
         ("critique", &a.critique),
         ("sync", &a.sync),
     ] {
@@ -169,7 +164,7 @@ async fn end(ctx: &ToolCtx<'_>, a: Args) -> ToolResult {
             brain_core::rules::require_not_blank(field, b)?;
         }
     }
-    let exec_given = match &a.executive_state {
+    let exec_given = match &exec_text {
         Some(b) => Some(executive_state_body(b)?),
         None => None,
     };
@@ -195,6 +190,7 @@ async fn end(ctx: &ToolCtx<'_>, a: Args) -> ToolResult {
     if session.project.as_str() == ProjectKey::RUNTIME {
         return Err(DomainError::session_not_found().into());
     }
+
     if session.kind == brain_core::model::SessionKind::Tracer {
         return Err(DomainError::new(
             brain_core::ErrorCode::TracerSession,
@@ -211,6 +207,20 @@ async fn end(ctx: &ToolCtx<'_>, a: Args) -> ToolResult {
         return Err(DomainError::new(
             brain_core::ErrorCode::ClientKeyMismatch,
             "this session was not opened by your brain_session start; end your own session",
+        )
+        .into());
+    }
+    // end finds the project from the session; naming it is harmless, naming
+    // another is a mistake worth saying.
+    if let Some(p) = &a.project
+        && p != session.project.as_str()
+    {
+        return Err(DomainError::invalid_argument(
+            "project",
+            format!(
+                "names another project than the session's ({}); omit it on end",
+                session.project.as_str()
+            ),
         )
         .into());
     }
@@ -481,6 +491,8 @@ async fn signals_moved(
                 status: None,
                 after: None,
                 limit: 100,
+                slot: None,
+                client_key: None,
             },
         )
         .await?;
