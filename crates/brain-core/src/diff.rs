@@ -16,7 +16,7 @@ use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
 use similar::TextDiff;
-use tokio::sync::Semaphore;
+use tokio::sync::{Semaphore, SemaphorePermit};
 
 /// CPU one diff may take before it gives up.
 pub const DIFF_BUDGET: Duration = Duration::from_millis(25);
@@ -39,6 +39,21 @@ fn lane(tenant: &str) -> &'static Semaphore {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     tenant.hash(&mut h);
     &LANES[(h.finish() as usize) % TENANT_LANES]
+}
+
+/// The right to use the process's diff core: `tenant`'s lane, then the
+/// process's turn (held by the worker until it is done).
+pub type Turn = (SemaphorePermit<'static>, SemaphorePermit<'static>);
+
+/// Wait at most `wait` for `tenant`'s turn; None when it did not come.
+/// Shared by everything whose CPU grows with the bodies (diffs, merges).
+pub async fn take_turn(tenant: &str, wait: Duration) -> Option<Turn> {
+    let turn = async {
+        let mine = lane(tenant).acquire().await.ok()?;
+        let process = TURN.acquire().await.ok()?;
+        Some((mine, process))
+    };
+    tokio::time::timeout(wait, turn).await.ok().flatten()
 }
 
 /// One diff to compute: from `old` to `new`, with the labels of its header.
@@ -135,12 +150,7 @@ pub async fn unified_page(tenant: &str, jobs: Vec<DiffJob>, budget: Duration) ->
             })
             .collect::<Vec<_>>()
     };
-    let turn = async {
-        let mine = lane(tenant).acquire().await.ok()?;
-        let process = TURN.acquire().await.ok()?;
-        Some((mine, process))
-    };
-    let Ok(Some(permit)) = tokio::time::timeout(TURN_WAIT, turn).await else {
+    let Some(permit) = take_turn(tenant, TURN_WAIT).await else {
         metrics::counter!("brain_diffs_not_computed_total", "why" => "busy").increment(1);
         return fallback(&jobs);
     };

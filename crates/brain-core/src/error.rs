@@ -203,6 +203,20 @@ pub enum StoreError {
     Domain(#[from] DomainError),
     #[error("storage failure: {0}")]
     Backend(String),
+    /// A merging end found its revision stale, or the focus moved since its
+    /// merge: nothing was written. Never leaves the store: its caller merges
+    /// onto `current` and closes again (`SessionWrites::end_session`).
+    #[error("the focus moved; merge again")]
+    MergeNeeded(Box<MergeNeeded>),
+}
+
+/// What a merging end needs to merge again.
+#[derive(Debug)]
+pub struct MergeNeeded {
+    /// The body the session read (its expected revision's), on the first stop.
+    pub base: Option<String>,
+    /// The focus as it stands.
+    pub current: crate::model::Focus,
 }
 
 impl StoreError {

@@ -72,7 +72,9 @@ impl FocusChange {
     /// The change an end's or relay's stored outcome made, if it wrote a body:
     /// applied, not a dry run, not a replay.
     pub fn from_close(tenant: &TenantId, outcome: &Value) -> Option<Self> {
-        if outcome["focus_outcome"] != "applied"
+        if !outcome["focus_outcome"]
+            .as_str()
+            .is_some_and(crate::flow::wrote_body)
             || outcome["dry_run"] == true
             || outcome["replayed"] == true
         {

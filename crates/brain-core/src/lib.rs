@@ -32,6 +32,7 @@ pub mod flow;
 pub mod focus_cache;
 pub mod ids;
 pub mod memory;
+pub mod merge;
 pub mod model;
 pub mod operators;
 pub mod outcome;

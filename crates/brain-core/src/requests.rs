@@ -62,6 +62,31 @@ pub struct EndRequest {
     pub door: Door,
     /// Digest of the canonical arguments without `dry_run`: the replay key.
     pub digest: String,
+    /// `brain_session_end`'s `merge`, and how far it got.
+    pub merge: MergeStep,
+}
+
+/// Where a merging end stands. The merge itself runs between transactions
+/// (its CPU grows with the bodies): the close stops when it needs one, and
+/// is called again with the merged body.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum MergeStep {
+    /// Not asked for: a stale revision closes the session as conflicted.
+    #[default]
+    Off,
+    /// Asked for: a stale revision stops the close with
+    /// [`crate::error::StoreError::MergeNeeded`], writing nothing.
+    Asked,
+    /// The merged body, written if the focus is still at `onto` (else the
+    /// close stops again, to merge onto the newer body).
+    Onto {
+        base_revision: Revision,
+        onto: Revision,
+        text: String,
+    },
+    /// The merge did not come out clean: the close goes on as an end without
+    /// merge (conflicted on a stale revision), answering `note` as `merge`.
+    Failed(serde_json::Value),
 }
 
 #[derive(Debug, Clone)]

@@ -6,13 +6,15 @@
 use async_trait::async_trait;
 use serde_json::Value;
 
-use crate::error::StoreError;
+use crate::error::{MergeNeeded, StoreError};
 use crate::flow::{self, CloseTx};
 use crate::ids::{ElevationId, TenantId};
 use crate::memory::{Document, DocumentPut};
+use crate::merge::Merged;
 use crate::model::{Artifact, Caller};
 use crate::operators::{Elevation, ElevationRequest};
-use crate::requests::{AbandonRequest, BindRequest, EndRequest, RelayRequest, RememberRequest};
+use crate::requests::RememberRequest;
+use crate::requests::{AbandonRequest, BindRequest, EndRequest, MergeStep, RelayRequest};
 use crate::requests::{ResumeRequest, StartRequest, TodoAckOutcome, TodoAckRequest};
 use crate::store::ConnectionCaps;
 use crate::store::{BindOutcome, SessionBriefing};
@@ -128,7 +130,7 @@ impl<B: Backend> SessionWrites for B {
     }
 
     async fn end_session(&self, caller: &Caller, req: EndRequest) -> Result<Value, StoreError> {
-        let out = flow::close(self.write(&caller.tenant).await?, caller, &req, None).await?;
+        let out = end_merging(self, caller, req).await?;
         self.announce_close(&caller.tenant, &out);
         Ok(out)
     }
@@ -201,4 +203,72 @@ impl<B: Backend> SessionWrites for B {
             crate::model::now_micros() - chrono::Duration::seconds(self.connection_idle_secs());
         flow::connection_open(tx, caller, connection_id, init_params, caps, idle_since).await
     }
+}
+
+/// How many times a merging end merges again because others wrote first
+/// before it closes as an end without merge. Each round one of the racing
+/// closers wins, so this many closers racing on one focus all merge.
+pub const MERGE_ROUNDS: usize = 32;
+
+/// An end, merging when asked (`MergeStep`): each stop of the close is
+/// answered by a merge onto the body it found, outside any transaction,
+/// and the close is called again with the merged body.
+async fn end_merging<B: Backend + ?Sized>(
+    store: &B,
+    caller: &Caller,
+    mut req: EndRequest,
+) -> Result<Value, StoreError> {
+    let mut base: Option<(i64, String)> = None;
+    let mut onto = req.expected_focus_revision;
+    for _ in 0..MERGE_ROUNDS {
+        let tx = store.write(&caller.tenant).await?;
+        let need = match flow::close(tx, caller, &req, None).await {
+            Err(StoreError::MergeNeeded(need)) => need,
+            other => return other,
+        };
+        let MergeNeeded {
+            base: read,
+            current,
+        } = *need;
+        onto = current.revision;
+        if let Some(body) = read {
+            base = Some((req.expected_focus_revision, body));
+        }
+        let Some((base_revision, base_body)) = base.clone() else {
+            // The read body is gone from history: nothing to merge from.
+            req.merge = MergeStep::Failed(
+                Merged::NotMerged("the revision read is not in the focus history")
+                    .failure_note(req.expected_focus_revision, current.revision)
+                    .unwrap_or_default(),
+            );
+            continue;
+        };
+        let merged = crate::merge::three_way(
+            caller.tenant.as_str(),
+            base_body,
+            req.next_focus.clone(),
+            current.body,
+        )
+        .await;
+        req.merge = match merged {
+            Merged::Clean(text) => MergeStep::Onto {
+                base_revision,
+                onto: current.revision,
+                text,
+            },
+            other => MergeStep::Failed(
+                other
+                    .failure_note(base_revision, current.revision)
+                    .unwrap_or_default(),
+            ),
+        };
+    }
+    // Out of rounds: the close goes on without merging (conflicted).
+    req.merge = MergeStep::Failed(
+        Merged::NotMerged("others kept writing the focus first")
+            .failure_note(req.expected_focus_revision, onto)
+            .unwrap_or_default(),
+    );
+    let tx = store.write(&caller.tenant).await?;
+    flow::close(tx, caller, &req, None).await
 }

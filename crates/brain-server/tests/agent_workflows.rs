@@ -335,3 +335,51 @@ async fn documents_and_receipts_speak_one_vocabulary() {
     .await;
     assert_eq!(e["code"], "invalid_argument");
 }
+
+/// A new name creates a project: start and remember say so, so an agent
+/// that mistyped a name learns it at once; the next call to it does not.
+#[tokio::test]
+async fn a_call_that_creates_a_project_says_so() {
+    let app = spawn_app().await;
+    let a = app.client(&token("acme", "a")).await;
+    let first = ok(
+        &a,
+        "brain_session_start",
+        json!({"project": "payments", "client_key": "a"}),
+    )
+    .await;
+    assert_eq!(first["created_project"], true);
+    let again = ok(
+        &a,
+        "brain_session_start",
+        json!({"project": "payments", "client_key": "a"}),
+    )
+    .await;
+    assert_eq!(again["created_project"], false);
+
+    let note = json!({"project": "paymnets", "kind": "note", "text": "typo"});
+    let typo = ok(&a, "brain_remember", note.clone()).await;
+    assert_eq!(typo["created_project"], true);
+    assert_eq!(typo["artifact"]["project"], "paymnets");
+    assert_eq!(
+        ok(&a, "brain_remember", note).await["created_project"],
+        false
+    );
+    let known = ok(
+        &a,
+        "brain_remember",
+        json!({"project": "payments", "kind": "note", "text": "fine"}),
+    )
+    .await;
+    assert_eq!(known["created_project"], false);
+
+    // Another tenant's same name is its own new project.
+    let g = app.client(&token("globex", "g")).await;
+    let theirs = ok(
+        &g,
+        "brain_session_start",
+        json!({"project": "payments", "client_key": "g"}),
+    )
+    .await;
+    assert_eq!(theirs["created_project"], true);
+}

@@ -65,6 +65,7 @@ pub fn end_req(id: SessionId, key: &str, next_focus: &str, rev: i64) -> EndReque
         keep_focus: false,
         door: brain_core::rules::Door::Brain,
         digest: String::new(),
+        merge: Default::default(),
     };
     redigest(&mut r);
     r
@@ -87,6 +88,7 @@ pub fn code(e: StoreError) -> ErrorCode {
     match e {
         StoreError::Domain(d) => d.code,
         StoreError::Backend(b) => panic!("backend error: {b}"),
+        StoreError::MergeNeeded(_) => panic!("a merge stop left the store"),
     }
 }
 

@@ -1,14 +1,14 @@
 //! The calls that close a session: end and relay (SPEC §2.4), abandon (§2.6).
 
 use super::{CloseTx, FocusWrite, draft, refuse};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::diff::{self, DiffJob};
-use crate::error::{DomainError, StoreError};
+use crate::error::{DomainError, MergeNeeded, StoreError};
 use crate::ids::ClientKey;
-use crate::model::{Caller, FocusOutcome, Revision, Session, SessionStatus, now_micros};
+use crate::model::{Caller, Focus, FocusOutcome, Revision, Session, SessionStatus, now_micros};
 use crate::outcome::{AbandonResult, EndResult, RelayResult, as_replay, slot_after_relay};
-use crate::requests::{AbandonRequest, EndRequest, OverrideGrant};
+use crate::requests::{AbandonRequest, EndRequest, MergeStep, OverrideGrant};
 use crate::rules::{self, CloseDecision, CloseKind};
 use crate::store::{LockedClose, SlotView};
 
@@ -78,6 +78,24 @@ pub async fn close<T: CloseTx>(
         Ok(None) => {}
         Err(e) => return refuse(tx, caller, req.dry_run, draft(Err(&e)), e).await,
     }
+    // A merging end whose revision is stale, or whose merge the focus has
+    // moved past, stops here (nothing written) to merge outside the
+    // transaction, and comes back with the merged body.
+    if let Some(base_needed) = merge_needed(req, &found) {
+        let base = match base_needed {
+            true => {
+                let slot = session.bound_slot.as_ref();
+                let at = req.expected_focus_revision;
+                tx.focus_body_at(tenant, &session.project, slot, at).await?
+            }
+            false => None,
+        };
+        tx.finish_read().await?;
+        return Err(StoreError::MergeNeeded(Box::new(MergeNeeded {
+            base,
+            current: found,
+        })));
+    }
     // Steps 4–7 against the current body, locked by lock_close so that
     // concurrent closers serialize there.
     let target = session.bound_slot.clone();
@@ -86,6 +104,14 @@ pub async fn close<T: CloseTx>(
         kept = EndRequest {
             next_focus: found.body.clone(),
             expected_focus_revision: found.revision,
+            ..req.clone()
+        };
+        &kept
+    } else if let MergeStep::Onto { onto, text, .. } = &req.merge {
+        // The merged body, onto the revision it was merged onto (the one found).
+        kept = EndRequest {
+            next_focus: text.clone(),
+            expected_focus_revision: *onto,
             ..req.clone()
         };
         &kept
@@ -140,7 +166,9 @@ pub async fn close<T: CloseTx>(
             .as_ref()
             .filter(|_| kind == CloseKind::Relay)
             .map(|s| slot_after_relay(s, outcome, &found, &req.next_focus));
-        return finish(kind, end, None, slot);
+        let mut out = finish(kind, end, None, slot)?;
+        mark_merge(&mut out, &req.merge, outcome);
+        return Ok(out);
     }
 
     // Step 8: apply, with the receipt, in this transaction. The tenant's
@@ -190,7 +218,9 @@ pub async fn close<T: CloseTx>(
         unattributed,
         remaining,
     );
-    let result = finish(kind, end, new_session, slot)?;
+    let mut result = finish(kind, end, new_session, slot)?;
+    // Stored with the rest: a replay answers as this call did.
+    mark_merge(&mut result, &req.merge, outcome);
     let written = (outcome == FocusOutcome::Applied).then_some(FocusWrite {
         session: &session,
         body: &req.next_focus,
@@ -209,6 +239,55 @@ pub async fn close<T: CloseTx>(
     Ok(with_diff(tenant.as_str(), result, diff_job).await)
 }
 
+/// Whether a close must stop to merge (see [`MergeStep`]), and then whether
+/// it must read the body the session read (the first stop only).
+fn merge_needed(req: &EndRequest, found: &Focus) -> Option<bool> {
+    match &req.merge {
+        MergeStep::Asked if !req.keep_focus && req.expected_focus_revision < found.revision => {
+            Some(true)
+        }
+        MergeStep::Onto { onto, .. } if *onto != found.revision => Some(false),
+        _ => None,
+    }
+}
+
+/// A merging end's answer says so: `focus_outcome` is `merged` when the
+/// merged body was written, and `merge` names the revisions merged (or, when
+/// the merge did not come out clean, the text with its conflict markers).
+fn mark_merge(out: &mut Value, merge: &MergeStep, outcome: FocusOutcome) {
+    let Value::Object(m) = out else { return };
+    match merge {
+        MergeStep::Onto {
+            base_revision,
+            onto,
+            ..
+        } => {
+            if outcome == FocusOutcome::Applied {
+                m.insert("focus_outcome".into(), json!(MERGED));
+                if m.get("would").is_some_and(|w| !w.is_null()) {
+                    m.insert("would".into(), json!(MERGED));
+                }
+            }
+            m.insert(
+                "merge".into(),
+                json!({"base_revision": base_revision, "onto_revision": onto, "conflicts": false}),
+            );
+        }
+        MergeStep::Failed(note) => {
+            m.insert("merge".into(), note.clone());
+        }
+        MergeStep::Off | MergeStep::Asked => {}
+    }
+}
+
+/// The `focus_outcome` of an end whose merged body was written.
+pub const MERGED: &str = "merged";
+
+/// Whether a stored `focus_outcome` wrote a body (applied, or merged).
+pub fn wrote_body(focus_outcome: &str) -> bool {
+    focus_outcome == FocusOutcome::Applied.as_str() || focus_outcome == MERGED
+}
+
 /// `out` with its `focus_diff` computed from `job` (bounded: see [`diff`]).
 async fn with_diff(tenant: &str, mut out: Value, job: Option<DiffJob>) -> Value {
     if let Some(job) = job {
@@ -223,7 +302,7 @@ async fn with_diff(tenant: &str, mut out: Value, job: Option<DiffJob>) -> Value 
 /// The body a stored end or relay needs to compute its diff again: the
 /// previous revision's, when it applied.
 fn replay_needs_body_before(stored: &Value) -> Option<Revision> {
-    let applied = stored.get("focus_outcome")?.as_str()? == FocusOutcome::Applied.as_str();
+    let applied = wrote_body(stored.get("focus_outcome")?.as_str()?);
     let at_end = stored.get("focus_revision_at_end")?.as_i64()?;
     applied.then_some(at_end - 1)
 }
@@ -236,7 +315,7 @@ fn replay_diff_job(stored: &Value, before: Option<&str>) -> Option<DiffJob> {
         .or_else(|| text(stored.pointer("/slot/body")))?;
     let revision = stored.get("focus_revision_at_end")?.as_i64()?;
     match stored.get("focus_outcome")?.as_str()? {
-        o if o == FocusOutcome::Applied.as_str() => Some(DiffJob::new(
+        o if wrote_body(o) => Some(DiffJob::new(
             before?,
             &at_end,
             format!("revision {}", revision - 1),

@@ -14,7 +14,7 @@ mod projects;
 mod receipts;
 mod tx;
 
-pub use close::{abandon, close};
+pub use close::{MERGED, abandon, close, wrote_body};
 pub use connections::{connection_open, over_cap};
 pub use documents::document_put;
 pub use elevations::{elevation_grant, elevation_revoke};

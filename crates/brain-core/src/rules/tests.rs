@@ -34,6 +34,7 @@ fn end(next_focus: &str, rev: Revision) -> EndRequest {
         keep_focus: false,
         door: crate::rules::Door::Brain,
         digest: "d".into(),
+        merge: Default::default(),
     }
 }
 

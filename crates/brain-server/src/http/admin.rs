@@ -55,6 +55,7 @@ pub(super) fn store_response(e: StoreError) -> Response {
             tracing::error!(error = %detail, "admin call failed in the store");
             domain_response(&DomainError::internal())
         }
+        StoreError::MergeNeeded(_) => domain_response(&DomainError::internal()),
     }
 }
 

@@ -112,6 +112,7 @@ async fn tool(state: &AppState, p: &Principal, name: &str, args: Value) -> Resul
     let ctx = ToolCtx {
         store: state.store.as_ref(),
         caller: p.caller(None),
+        known: None,
     };
     let args = args.as_object().cloned().unwrap_or_default();
     match tools::call(name, &ctx, args).await {

@@ -50,5 +50,10 @@ pub fn store_error(tool: &str, e: StoreError) -> CallToolResult {
             tracing::error!(tool, error = %detail, "tool failed in the store");
             tool_error(&DomainError::internal())
         }
+        // Answered inside the store's end; reaching here is a bug.
+        StoreError::MergeNeeded(_) => {
+            tracing::error!(tool, "a merge stop left the store");
+            tool_error(&DomainError::internal())
+        }
     }
 }

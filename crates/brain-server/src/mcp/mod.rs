@@ -64,6 +64,7 @@ struct Inner {
     subscriptions: Arc<subscriptions::Subscriptions>,
     /// The caller when there is no HTTP request at all (`brain stdio`).
     local: Option<Principal>,
+    known_projects: tools::new_projects::KnownProjects,
 }
 
 impl BrainMcp {
@@ -79,6 +80,7 @@ impl BrainMcp {
                 tools: tools::definitions_for(profiles),
                 subscriptions: Default::default(),
                 local: None,
+                known_projects: Default::default(),
             }),
         }
     }
@@ -121,6 +123,7 @@ impl BrainMcp {
                 tools: tools::definitions(),
                 subscriptions: Default::default(),
                 local: Some(principal),
+                known_projects: Default::default(),
             }),
         }
     }
@@ -259,6 +262,7 @@ impl ServerHandler for BrainMcp {
         let ctx = ToolCtx {
             store: self.inner.store.as_ref(),
             caller,
+            known: Some(&self.inner.known_projects),
         };
         let started = std::time::Instant::now();
         let args = request.arguments.unwrap_or_default();

@@ -187,8 +187,12 @@ pub fn end_properties() -> serde_json::Map<String, Value> {
         "session": session_ref(),
         "replayed": {"type": "boolean"},
         "dry_run": {"type": "boolean"},
-        "would": {"type": ["string", "null"], "enum": ["applied", "unchanged", "conflict", null]},
-        "focus_outcome": {"type": "string", "enum": ["applied", "unchanged", "conflict"]},
+        "would": {"type": ["string", "null"], "enum": ["applied", "merged", "unchanged", "conflict", null]},
+        "focus_outcome": {"type": "string", "enum": ["applied", "merged", "unchanged", "conflict"]},
+        "merge": {
+            "type": "object",
+            "description": "merge on a stale revision: base_revision, onto_revision, conflicts, text (diff3-marked)."
+        },
         "focus_at_end": focus_ref(Some("As this end left it, or found it on conflict.")),
         "focus_revision_at_end": {"type": "integer"},
         "current_focus": {"type": ["string", "null"], "description": "The body now if a replay finds others wrote since, else null."},
@@ -196,14 +200,14 @@ pub fn end_properties() -> serde_json::Map<String, Value> {
         "focus_diff": {"type": "string", "description": "Old to new; on conflict yours to current."},
         "unattributed_in_window": {
             "type": "object",
-            "description": "Artifacts recorded without session_id while it was open: fold what matters in.",
+            "description": "Artifacts recorded without session_id meanwhile: fold what matters in.",
             "properties": {
                 "count": {"type": "integer"},
                 "ids": {"type": "array", "items": {"type": "string"}, "maxItems": 20}
             },
             "required": ["count", "ids"]
         },
-        "remaining_open_session_count": {"type": "integer", "description": "In the project."}
+        "remaining_open_session_count": {"type": "integer"}
     });
     match v {
         Value::Object(m) => m,

@@ -14,6 +14,7 @@ mod document_get;
 mod document_put;
 mod focus_get;
 mod focus_history;
+pub mod new_projects;
 pub mod profiles;
 mod project_list;
 mod recall;
@@ -33,6 +34,8 @@ mod todo_ack;
 pub struct ToolCtx<'a> {
     pub store: &'a dyn Store,
     pub caller: Caller,
+    /// Projects this handler has seen written (`created_project`); None: ask the store.
+    pub known: Option<&'a new_projects::KnownProjects>,
 }
 
 pub type ToolResult = Result<Value, StoreError>;
@@ -105,21 +108,21 @@ fn constraint(tool: &str, property: &str) -> Option<Value> {
         }
         "session_id" | "id" => serde_json::json!({"pattern": id}),
         "client_key" | "expected_client_key" | "to_client_key" => {
-            serde_json::json!({"minLength": 1, "maxLength": limits::CLIENT_KEY_MAX_CHARS})
+            serde_json::json!({"maxLength": limits::CLIENT_KEY_MAX_CHARS})
         }
-        "summary" => serde_json::json!({"minLength": 1, "maxLength": limits::SUMMARY_MAX_BYTES}),
+        "summary" => serde_json::json!({"maxLength": limits::SUMMARY_MAX_BYTES}),
         "next_focus" | "body" | "executive_state" | "critique" | "sync" => {
             serde_json::json!({"maxLength": limits::FOCUS_MAX_BYTES})
         }
         "reason" | "nothing_to_capture_reason" | "note" => {
-            serde_json::json!({"minLength": 1, "maxLength": limits::REASON_MAX_BYTES})
+            serde_json::json!({"maxLength": limits::REASON_MAX_BYTES})
         }
-        "name" => serde_json::json!({"minLength": 1, "maxLength": 128}),
+        "name" => serde_json::json!({"maxLength": 128}),
         "prefix" => serde_json::json!({"pattern": "^[A-Za-z0-9_./-]{0,128}$"}),
-        "text" => serde_json::json!({"minLength": 1, "maxLength": limits::ARTIFACT_TEXT_MAX_BYTES}),
-        "query" => serde_json::json!({"minLength": 1, "maxLength": 1000}),
+        "text" => serde_json::json!({"maxLength": limits::ARTIFACT_TEXT_MAX_BYTES}),
+        "query" => serde_json::json!({"maxLength": 1000}),
         "tags" => serde_json::json!({"maxItems": limits::TAGS_MAX,
-            "items": {"type": "string", "minLength": 1, "maxLength": limits::TAG_MAX_CHARS}}),
+            "items": {"type": "string", "maxLength": limits::TAG_MAX_CHARS}}),
         "artifact_ids" => serde_json::json!({"minItems": 1, "maxItems": 50,
             "items": {"type": "string", "pattern": "^art_[0-9a-f]{32}$"}}),
         "expected_focus_revision" | "expected_revision" | "since_seq" => {
@@ -389,6 +392,9 @@ mod tests {
         // it sits in every model's context on every connection.
         let list = serde_json::json!({ "tools": definitions() });
         let text = serde_json::to_string(&list).unwrap_or_default();
+        if let Ok(path) = std::env::var("BRAIN_DUMP_TOOLS_LIST") {
+            let _ = std::fs::write(path, &text);
+        }
         assert!(text.len() <= 32_000, "tools/list is {} bytes", text.len());
         // Also as a client that escapes non-ASCII (Python's json.dumps) counts it.
         let escaped: usize = text

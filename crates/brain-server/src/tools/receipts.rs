@@ -24,7 +24,7 @@ pub struct Args {
     /// Seq above this: next_since of the previous page.
     #[serde(default)]
     pub since_seq: Option<i64>,
-    /// Newest first, seq below this (and above since_seq): next_before of the previous page.
+    /// Newest first, seq below this: next_before of the previous page.
     #[serde(default)]
     pub before_seq: Option<i64>,
     /// newest without before_seq: the newest page.

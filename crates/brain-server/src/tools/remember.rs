@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::{Hints, ToolCtx, ToolResult, define, to_result};
+use super::{Hints, ToolCtx, ToolResult, define, new_projects, to_result};
 use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_remember";
@@ -76,7 +76,10 @@ pub fn definition() -> Tool {
         NAME,
         "Remember an artifact",
         DESCRIPTION,
-        schemas::output(schemas::props(json!({"artifact": artifact})), &["artifact"]),
+        schemas::output(
+            schemas::props(json!({"artifact": artifact, "created_project": {"type": "boolean"}})),
+            &["artifact", "created_project"],
+        ),
         Hints {
             read_only: false,
             destructive: false,
@@ -137,6 +140,9 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
         session,
         digest,
     };
+    let project = req.project.clone();
+    let existed = new_projects::existed(ctx, &project).await?;
     let artifact = ctx.store.remember(&ctx.caller, req).await?;
-    to_result(&json!({ "artifact": artifact }))
+    new_projects::note(ctx, &project);
+    to_result(&json!({ "artifact": artifact, "created_project": !existed }))
 }

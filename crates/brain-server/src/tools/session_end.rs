@@ -7,7 +7,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_end";
 
-const DESCRIPTION: &str = "End a session with a summary and the next focus. If expected_focus_revision is current, next_focus replaces the base focus, or the bound slot's body (identical text: unchanged). If not, the session closes as conflicted (a result, not an error): start anew (same slot) and merge your text into focus_at_end.body. A next_focus under 70% of the current body's characters is refused first, whatever the revision (base_focus_shrink or slot_focus_shrink, 409, details.floor), and the session stays open: restore what was dropped and call again. Hand a slot on: brain_session_relay; close without writing: brain_session_abandon.";
+const DESCRIPTION: &str = "End a session with a summary and the next focus. If expected_focus_revision is current, next_focus replaces the base focus, or the bound slot's body (identical text: unchanged). If stale, the session closes as conflicted (a result, not an error): start anew (same slot) and merge your text into focus_at_end.body, or let brain: merge: true (focus_outcome merged; overlapping edits conflict, merge.text marked). A next_focus under 70% of the current body's characters is refused first, whatever the revision (base_focus_shrink or slot_focus_shrink, 409, details.floor), and the session stays open: restore what was dropped and call again. Hand a slot on: brain_session_relay; close without writing: brain_session_abandon.";
 
 /// The arguments of an end; relay adds its own fields to the same list, so the
 /// two tools cannot drift apart.
@@ -24,7 +24,7 @@ macro_rules! end_args {
             pub summary: String,
             /// The WHOLE next focus: carry over every durable decision, commitment and deadline.
             pub next_focus: String,
-            /// The revision next_focus builds on: session.read_revision (start, bind, resume, relay) or a merged brain_focus_get's.
+            /// The revision next_focus builds on: session.read_revision, or a merged brain_focus_get's.
             pub expected_focus_revision: i64,
             /// If the session produced nothing durable, why (stored; next_focus is still required).
             #[serde(default)]
@@ -41,7 +41,11 @@ macro_rules! end_args {
 }
 pub(crate) use end_args;
 
-end_args!(Args {});
+end_args!(Args {
+    /// On a stale revision, three-way merge next_focus into the current body.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub merge: bool,
+});
 
 impl Args {
     /// Validate lengths and ids and build the request with the given replay digest.
@@ -74,6 +78,11 @@ impl Args {
             keep_focus: false,
             door: brain_core::rules::Door::Brain,
             digest,
+            merge: if self.merge {
+                brain_core::requests::MergeStep::Asked
+            } else {
+                brain_core::requests::MergeStep::Off
+            },
         })
     }
 }

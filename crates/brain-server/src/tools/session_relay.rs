@@ -26,6 +26,7 @@ impl Args {
             nothing_to_capture_reason: self.nothing_to_capture_reason,
             allow_focus_shrink: self.allow_focus_shrink,
             dry_run: self.dry_run,
+            merge: false,
         };
         (end, self.to_client_key)
     }
@@ -59,6 +60,16 @@ pub fn definition() -> Tool {
     // carries that body and revision), and the relay's own.
     let mut props = schemas::end_properties();
     props.remove("focus_at_end");
+    // A relay does not merge.
+    props.remove("merge");
+    props.insert(
+        "focus_outcome".into(),
+        json!({"type": "string", "enum": ["applied", "unchanged", "conflict"]}),
+    );
+    props.insert(
+        "would".into(),
+        json!({"type": ["string", "null"], "enum": ["applied", "unchanged", "conflict", null]}),
+    );
     // brain_session_end's schema describes these; the types suffice here.
     for v in props.values_mut() {
         if let Some(o) = v.as_object_mut() {

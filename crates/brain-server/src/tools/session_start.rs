@@ -5,19 +5,19 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::{Hints, ToolCtx, ToolResult, define, to_result};
+use super::{Hints, ToolCtx, ToolResult, define, new_projects, to_result};
 use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_start";
 
-const DESCRIPTION: &str = "Open a new working session in a project and get its briefing. If you hold an open session, resume it: start always opens another. If briefing.recovery is set, your newest other open session here is waiting (older ones: brain_session_list): resume the one to keep and abandon the other (this or recovery's).";
+const DESCRIPTION: &str = "Open a new working session in a project and get its briefing. If you hold an open session, resume it: start always opens another. If briefing.recovery is set, your newest other open session here is waiting: resume the one to keep and abandon the other (this or recovery's).";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// Project to work in; a new name creates it (_mcp, _runtime reserved: invalid_argument).
+    /// Project to work in; a new name creates it: created_project true (_mcp, _runtime reserved).
     pub project: String,
-    /// A stable name you choose (e.g. agent@host) and rebuild after a restart, so briefing.recovery finds you; later expected_client_key. A guard, not authentication.
+    /// A stable name you choose (e.g. agent@host) and rebuild after a restart, so briefing.recovery finds you. A guard, not authentication.
     pub client_key: String,
     /// Slot to bind now (a new name creates it); the end then writes it, not the base focus.
     #[serde(default)]
@@ -29,6 +29,7 @@ pub fn definition() -> Tool {
         "session": schemas::session_ref(),
         "briefing": schemas::briefing(),
     }));
+    props.insert("created_project".into(), json!({"type": "boolean"}));
     props.insert("slot".into(), {
         let mut s = schemas::slot_view();
         s["type"] = json!(["object", "null"]);
@@ -38,7 +39,7 @@ pub fn definition() -> Tool {
         NAME,
         "Start a session",
         DESCRIPTION,
-        schemas::output(props, &["session", "briefing", "slot"]),
+        schemas::output(props, &["session", "briefing", "slot", "created_project"]),
         Hints {
             read_only: false,
             destructive: false,
@@ -55,5 +56,10 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
         slot: a.slot.as_deref().map(SlotName::parse).transpose()?,
         digest: args::digest(&a, &[]),
     };
-    to_result(&ctx.store.start_session(&ctx.caller, req).await?)
+    let project = req.project.clone();
+    let existed = new_projects::existed(ctx, &project).await?;
+    let mut out = to_result(&ctx.store.start_session(&ctx.caller, req).await?)?;
+    new_projects::note(ctx, &project);
+    out["created_project"] = json!(!existed);
+    Ok(out)
 }

@@ -294,6 +294,7 @@ pub async fn close(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
         keep_focus: true,
         door: brain_core::rules::Door::Profile,
         digest: args::digest(&json!({"tool": CLOSE, "session_id": session_id}), &[]),
+        merge: Default::default(),
     };
     // Only the session's own identity may seal it (brain's client-key guard).
     if !brain_core::rules::opened_by_caller(&detail.session, &ctx.caller) {

@@ -296,6 +296,7 @@ async fn end(ctx: &ToolCtx<'_>, a: Args) -> ToolResult {
             keep_focus: true,
             door: brain_core::rules::Door::Profile,
             digest: args::digest(&json!({"phase": "end", "session_id": session_id}), &[]),
+            merge: Default::default(),
         };
         closed_now = match ctx.store.end_session(&ctx.caller, req).await {
             Ok(ended) => ended["replayed"] != json!(true),
