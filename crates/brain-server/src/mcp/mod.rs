@@ -21,9 +21,9 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
     ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
-    SubscribeRequestParams, Tool, UnsubscribeRequestParams,
+    SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use crate::auth::{Principal, Tracer};
@@ -41,7 +41,7 @@ still open), critique (review of the approach), sync_note (the current note to o
 server's per-connection session, not yours; roles: agent (every shared_token and stdio caller too), operator \
 (a human elevates its connection at /brain-admin for end's shrink override; an operator or relay JWT relays shrinking without one), relay (an orchestrator's JWT; any role may call brain_session_relay). Flow: brain_session_start, read the briefing, resume or \
 abandon its recovery; brain_remember with session_id as you learn; brain_session_end with a \
-summary, the WHOLE next focus and the revision you read; its focus_outcome conflict closes the session as status conflicted. Sessions never close on their own. \
+summary, the WHOLE next focus and the revision you read; its focus_outcome conflict closes the session as status conflicted (merge: true merges a stale end instead). Sessions never close on their own. \
 Every tool: a refusal is an isError result whose structuredContent is {error: {code, message, \
 status (HTTP-like), details}}; arguments that do not fit the schema, any argument a brain_* schema does not list, and a reserved project are refused and write nothing, every other refusal of a \
 write records only its receipt; a call acting on a session may answer session_not_found (404), tracer_session, \
@@ -49,7 +49,7 @@ client_key_mismatch or session_closed (each 409); another session's client_key i
 stored result with replayed: true; lists page with the next_* value they return and their filters combine (AND); a dry_run writes nothing and answers as the call would, with its outcome in would; idempotentHint means no further effect on data, a \
 receipt or activity time aside; resume only marks activity and, like reads, dry runs and replays, writes no receipt; a result's session \
 object is brain_session_get's; times are RFC 3339 UTC; a focus, slot or document never written reads as empty at revision 0. The focus and each \
-slot are resources (brain://projects/{project}/focus, .../slots/{slot}): subscribe to hear \
+slot are resources (brain://projects/{project}/focus, .../slots/{slot}): subscribe (at 2026-07-28: subscriptions/listen) to hear \
 when another agent changes them.";
 
 #[derive(Clone)]
@@ -210,6 +210,20 @@ impl ServerHandler for BrainMcp {
             self.inner.local.is_some(),
         )
         .await
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(resources::listen_filter(requested))
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let caller = self
+            .caller(context.request_context())
+            .ok_or_else(unauthenticated)?;
+        resources::listen(&self.inner.subscriptions, &caller, context).await
     }
 
     #[allow(deprecated)]

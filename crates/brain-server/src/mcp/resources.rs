@@ -12,12 +12,12 @@ use brain_core::store::{FocusResource, Store};
 use rmcp::ErrorData;
 use rmcp::model::{
     ListResourceTemplatesResult, ListResourcesResult, MetaObject, ReadResourceResult, Resource,
-    ResourceContents, ResourceTemplate,
+    ResourceContents, ResourceTemplate, SubscriptionFilter,
 };
-use rmcp::service::{Peer, RoleServer};
+use rmcp::service::{Peer, RoleServer, SubscriptionContext};
 use serde_json::json;
 
-use super::subscriptions::{MAX_PER_CONNECTION, Subscriptions};
+use super::subscriptions::{MAX_LISTENS_PER_CREDENTIAL, MAX_PER_CONNECTION, Subscriptions};
 
 /// Resources per `resources/list` page.
 pub const PAGE: i64 = 100;
@@ -173,6 +173,80 @@ pub async fn subscribe(
                 None,
             )
         })
+}
+
+/// The part of a `subscriptions/listen` filter brain honours: focus and slot
+/// URIs in their canonical spelling (the one notifications carry), not of the
+/// server's own projects, at most [`MAX_PER_CONNECTION`]. Whether each exists
+/// is not asked (the acknowledgment goes out before the caller is known); a
+/// URI names a resource of the caller's tenant only, and one never written
+/// simply stays quiet until it is.
+pub fn listen_filter(requested: &SubscriptionFilter) -> SubscriptionFilter {
+    let honoured = requested
+        .resource_subscriptions
+        .iter()
+        .flatten()
+        .filter(|uri| match feed::parse_uri(uri) {
+            Some((project, slot)) => {
+                project.as_str() != ProjectKey::TRACERS
+                    && project.as_str() != ProjectKey::RUNTIME
+                    && feed::uri(&project, slot.as_ref()) == **uri
+            }
+            None => false,
+        })
+        .take(MAX_PER_CONNECTION)
+        .cloned()
+        .collect::<Vec<_>>();
+    SubscriptionFilter::builder()
+        .resource_subscriptions(honoured)
+        .build()
+}
+
+/// Serve one `subscriptions/listen` stream until its request ends: its URIs
+/// join this replica's registry (the same deliveries as `resources/subscribe`,
+/// fed from every replica's writes), scoped to the caller's tenant.
+pub async fn listen(
+    subs: &Arc<Subscriptions>,
+    caller: &Caller,
+    context: SubscriptionContext,
+) -> Result<(), ErrorData> {
+    let uris = context
+        .accepted()
+        .resource_subscriptions
+        .clone()
+        .unwrap_or_default();
+    if uris.is_empty() {
+        return Ok(());
+    }
+    let _listening = subs
+        .listen(
+            &caller.tenant,
+            &caller.credential_id,
+            &uris,
+            context.sink().clone(),
+        )
+        .map_err(|_| {
+            ErrorData::invalid_request(
+                format!(
+                    "at most {MAX_LISTENS_PER_CREDENTIAL} subscriptions/listen streams per credential; close one first"
+                ),
+                None,
+            )
+        })?;
+    let peer = context.request_context().peer.clone();
+    // The request's token is cancelled when the client cancels it or the
+    // server shuts down; a connection that vanished is noticed here too.
+    loop {
+        tokio::select! {
+            _ = context.cancelled() => break,
+            _ = tokio::time::sleep(std::time::Duration::from_secs(15)) => {
+                if peer.is_transport_closed() {
+                    break;
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 pub fn unsubscribe(subs: &Subscriptions, caller: &Caller, uri: &str, local: bool) {

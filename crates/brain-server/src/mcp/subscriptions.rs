@@ -1,10 +1,14 @@
 //! Who listens to which focus resource, on this replica (SPEC §2.11).
 //!
-//! A subscription belongs to one MCP connection and one tenant; it dies with
-//! the connection (the registry forgets it on close and expiry, and a failed
-//! send drops it). At most `MAX_PER_CONNECTION` per connection, and the
-//! connections themselves are capped per credential, so memory is bounded per
-//! credential.
+//! Two kinds of holder, one registry. A `resources/subscribe` subscription
+//! (protocol 2025-11-25) belongs to one MCP connection and one tenant and
+//! dies with the connection (the registry forgets it on close and expiry,
+//! and a failed send drops it): at most [`MAX_PER_CONNECTION`] per
+//! connection, and the connections themselves are capped per credential. A
+//! `subscriptions/listen` stream (2026-07-28) is its own holder, alive while
+//! its request is: at most [`MAX_PER_CONNECTION`] URIs each and
+//! [`MAX_LISTENS_PER_CREDENTIAL`] streams per credential on a replica. So
+//! memory is bounded per credential either way.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -12,9 +16,12 @@ use std::time::Duration;
 
 use brain_core::feed::FocusChange;
 use brain_core::ids::TenantId;
-use rmcp::service::{Peer, RoleServer};
+use rmcp::service::{Peer, RoleServer, SubscriptionSink};
 
 pub const MAX_PER_CONNECTION: usize = 64;
+
+/// `subscriptions/listen` streams one credential may hold open on a replica.
+pub const MAX_LISTENS_PER_CREDENTIAL: usize = 8;
 
 /// A notification that cannot be queued within this long (a client that
 /// stopped reading its stream) ends that subscription instead of a task.
@@ -22,12 +29,50 @@ const SEND_WITHIN: Duration = Duration::from_secs(5);
 
 type Key = (TenantId, String);
 
+/// Where a holder's notifications go.
+#[derive(Clone)]
+enum Target {
+    /// A connection's peer (`resources/subscribe`).
+    Connection(Peer<RoleServer>),
+    /// A listen request's stream (`subscriptions/listen`).
+    Stream(SubscriptionSink),
+}
+
+impl Target {
+    fn closed(&self) -> bool {
+        match self {
+            Target::Connection(p) => p.is_transport_closed(),
+            // Its handler removes it when the request ends.
+            Target::Stream(_) => false,
+        }
+    }
+
+    async fn notify(&self, uri: String) -> bool {
+        let sent = match self {
+            Target::Connection(peer) => {
+                let param = rmcp::model::ResourceUpdatedNotificationParam::new(uri);
+                tokio::time::timeout(SEND_WITHIN, peer.notify_resource_updated(param))
+                    .await
+                    .map(|r| r.is_ok())
+            }
+            Target::Stream(sink) => {
+                tokio::time::timeout(SEND_WITHIN, sink.notify_resource_updated(uri))
+                    .await
+                    .map(|r| r.is_ok())
+            }
+        };
+        sent.unwrap_or(false)
+    }
+}
+
 #[derive(Default)]
 struct State {
-    /// (tenant, uri) → connection id → the connection's peer.
-    by_uri: HashMap<Key, HashMap<String, Peer<RoleServer>>>,
-    /// connection id → its (tenant, uri) keys.
+    /// (tenant, uri) → holder id (a connection id, or a listen stream's) → target.
+    by_uri: HashMap<Key, HashMap<String, Target>>,
+    /// holder id → its (tenant, uri) keys.
     by_connection: HashMap<String, HashSet<Key>>,
+    /// credential → its open listen streams.
+    listens: HashMap<String, usize>,
 }
 
 #[derive(Default)]
@@ -38,6 +83,27 @@ pub struct Subscriptions {
 /// A connection already holds `MAX_PER_CONNECTION` subscriptions.
 #[derive(Debug)]
 pub struct Full;
+
+/// A listen stream, registered until it is dropped.
+pub struct Listening {
+    subs: Arc<Subscriptions>,
+    holder: String,
+    credential: String,
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        self.subs.forget(&self.holder);
+        self.subs.with(|s| {
+            if let Some(n) = s.listens.get_mut(&self.credential) {
+                *n = n.saturating_sub(1);
+                if *n == 0 {
+                    s.listens.remove(&self.credential);
+                }
+            }
+        });
+    }
+}
 
 impl Subscriptions {
     fn with<R>(&self, f: impl FnOnce(&mut State) -> R) -> R {
@@ -69,8 +135,45 @@ impl Subscriptions {
             s.by_uri
                 .entry(key)
                 .or_default()
-                .insert(connection.to_owned(), peer);
+                .insert(connection.to_owned(), Target::Connection(peer));
             Ok(())
+        })
+    }
+
+    /// Register a listen stream of `credential` (of `tenant`) for `uris`
+    /// (canonical, at most [`MAX_PER_CONNECTION`] taken); `Full` when the
+    /// credential already holds [`MAX_LISTENS_PER_CREDENTIAL`] streams here.
+    pub fn listen(
+        self: &Arc<Self>,
+        tenant: &TenantId,
+        credential: &str,
+        uris: &[String],
+        sink: SubscriptionSink,
+    ) -> Result<Listening, Full> {
+        let holder = format!("listen:{}", uuid::Uuid::new_v4());
+        self.with(|s| {
+            let open = s.listens.entry(credential.to_owned()).or_default();
+            if *open >= MAX_LISTENS_PER_CREDENTIAL {
+                return Err(Full);
+            }
+            *open += 1;
+            for uri in uris.iter().take(MAX_PER_CONNECTION) {
+                let key = (tenant.clone(), uri.clone());
+                s.by_connection
+                    .entry(holder.clone())
+                    .or_default()
+                    .insert(key.clone());
+                s.by_uri
+                    .entry(key)
+                    .or_default()
+                    .insert(holder.clone(), Target::Stream(sink.clone()));
+            }
+            Ok(())
+        })?;
+        Ok(Listening {
+            subs: Arc::clone(self),
+            holder,
+            credential: credential.to_owned(),
         })
     }
 
@@ -104,7 +207,7 @@ impl Subscriptions {
                 .flat_map(|(k, peers)| {
                     peers
                         .iter()
-                        .filter(|(_, p)| p.is_transport_closed())
+                        .filter(|(_, p)| p.closed())
                         .map(move |(c, _)| (c.clone(), k.clone()))
                 })
                 .collect();
@@ -129,22 +232,19 @@ impl Subscriptions {
     pub fn deliver(self: &Arc<Self>, change: FocusChange) {
         let uri = change.uri();
         let key = (change.tenant, uri.clone());
-        let peers: Vec<(String, Peer<RoleServer>)> = self.with(|s| {
+        let targets: Vec<(String, Target)> = self.with(|s| {
             s.by_uri
                 .get(&key)
-                .map(|m| m.iter().map(|(c, p)| (c.clone(), p.clone())).collect())
+                .map(|m| m.iter().map(|(c, t)| (c.clone(), t.clone())).collect())
                 .unwrap_or_default()
         });
-        for (connection, peer) in peers {
+        for (holder, target) in targets {
             let this = Arc::clone(self);
             let key = key.clone();
             let uri = uri.clone();
             tokio::spawn(async move {
-                let param = rmcp::model::ResourceUpdatedNotificationParam::new(uri);
-                let sent =
-                    tokio::time::timeout(SEND_WITHIN, peer.notify_resource_updated(param)).await;
-                if !matches!(sent, Ok(Ok(()))) {
-                    this.with(|s| remove(s, &connection, &key));
+                if !target.notify(uri).await {
+                    this.with(|s| remove(s, &holder, &key));
                 }
             });
         }
