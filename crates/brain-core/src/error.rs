@@ -217,6 +217,8 @@ pub struct MergeNeeded {
     pub base: Option<String>,
     /// The focus as it stands.
     pub current: crate::model::Focus,
+    /// Which focus that is: the session's bound slot, or the base focus.
+    pub target: Option<crate::ids::SlotName>,
 }
 
 impl StoreError {

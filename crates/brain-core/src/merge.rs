@@ -47,6 +47,14 @@ impl Merged {
     pub fn failure_note(&self, base_revision: i64, onto: i64) -> Option<Value> {
         match self {
             Merged::Clean(_) => None,
+            // Stored with the close's answer, which no quota counts: a text
+            // with its markers over one body's bound is not kept.
+            Merged::Conflicts(text) if text.len() > crate::requests::limits::FOCUS_MAX_BYTES => {
+                Merged::NotMerged(
+                    "the merged text with its conflict markers is over the focus size bound",
+                )
+                .failure_note(base_revision, onto)
+            }
             Merged::Conflicts(text) => Some(json!({
                 "base_revision": base_revision,
                 "onto_revision": onto,

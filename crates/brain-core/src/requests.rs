@@ -77,11 +77,13 @@ pub enum MergeStep {
     /// Asked for: a stale revision stops the close with
     /// [`crate::error::StoreError::MergeNeeded`], writing nothing.
     Asked,
-    /// The merged body, written if the focus is still at `onto` (else the
-    /// close stops again, to merge onto the newer body).
+    /// The merged body, written if the session still ends on `target` (its
+    /// bound slot, or the base focus) and that focus is still at `onto`;
+    /// else the close stops again, to merge onto what it finds.
     Onto {
         base_revision: Revision,
         onto: Revision,
+        target: Option<crate::ids::SlotName>,
         text: String,
     },
     /// The merge did not come out clean: the close goes on as an end without

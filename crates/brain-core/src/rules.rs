@@ -268,14 +268,15 @@ pub fn decide_close(
     }
 }
 
-fn decide_close_inner(
+/// Steps 4–5 of an end or relay (and the relay's slot): what the request
+/// itself must satisfy, whatever the focus holds.
+pub fn check_close_request(
     session: &Session,
     req: &EndRequest,
     kind: CloseKind,
     to_client_key: Option<&str>,
     override_authority: bool,
-    current: &Focus,
-) -> Result<CloseDecision, DomainError> {
+) -> Result<(), DomainError> {
     if kind == CloseKind::Relay && session.bound_slot.is_none() {
         return Err(DomainError::new(
             ErrorCode::RelayRequiresSlot,
@@ -300,6 +301,18 @@ fn decide_close_inner(
             "allow_focus_shrink needs an active /brain-admin elevation for this credential and connection; call again without it and carry the durable content over",
         ));
     }
+    Ok(())
+}
+
+fn decide_close_inner(
+    session: &Session,
+    req: &EndRequest,
+    kind: CloseKind,
+    to_client_key: Option<&str>,
+    override_authority: bool,
+    current: &Focus,
+) -> Result<CloseDecision, DomainError> {
+    check_close_request(session, req, kind, to_client_key, override_authority)?;
     // Step 6.
     let override_in_force = req.allow_focus_shrink && override_authority;
     if !override_in_force && let Some(s) = shrink_guard(&current.body, &req.next_focus) {

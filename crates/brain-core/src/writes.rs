@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::error::{MergeNeeded, StoreError};
 use crate::flow::{self, CloseTx};
-use crate::ids::{ElevationId, TenantId};
+use crate::ids::{ElevationId, SlotName, TenantId};
 use crate::memory::{Document, DocumentPut};
 use crate::merge::Merged;
 use crate::model::{Artifact, Caller};
@@ -218,7 +218,8 @@ async fn end_merging<B: Backend + ?Sized>(
     caller: &Caller,
     mut req: EndRequest,
 ) -> Result<Value, StoreError> {
-    let mut base: Option<(i64, String)> = None;
+    // The body read, and which focus it was read from.
+    let mut base: Option<(i64, String, Option<SlotName>)> = None;
     let mut onto = req.expected_focus_revision;
     for _ in 0..MERGE_ROUNDS {
         let tx = store.write(&caller.tenant).await?;
@@ -229,19 +230,26 @@ async fn end_merging<B: Backend + ?Sized>(
         let MergeNeeded {
             base: read,
             current,
+            target,
         } = *need;
         onto = current.revision;
         if let Some(body) = read {
-            base = Some((req.expected_focus_revision, body));
+            base = Some((req.expected_focus_revision, body, target.clone()));
         }
-        let Some((base_revision, base_body)) = base.clone() else {
-            // The read body is gone from history: nothing to merge from.
-            req.merge = MergeStep::Failed(
-                Merged::NotMerged("the revision read is not in the focus history")
-                    .failure_note(req.expected_focus_revision, current.revision)
-                    .unwrap_or_default(),
-            );
-            continue;
+        let (base_revision, base_body) = match &base {
+            Some((revision, body, read_from)) if *read_from == target => (*revision, body.clone()),
+            other => {
+                let why = match other {
+                    None => "the revision read is not in the focus history",
+                    Some(_) => "the session was bound to another focus while merging",
+                };
+                req.merge = MergeStep::Failed(
+                    Merged::NotMerged(why)
+                        .failure_note(req.expected_focus_revision, current.revision)
+                        .unwrap_or_default(),
+                );
+                continue;
+            }
         };
         let merged = crate::merge::three_way(
             caller.tenant.as_str(),
@@ -254,6 +262,7 @@ async fn end_merging<B: Backend + ?Sized>(
             Merged::Clean(text) => MergeStep::Onto {
                 base_revision,
                 onto: current.revision,
+                target,
                 text,
             },
             other => MergeStep::Failed(
@@ -263,7 +272,12 @@ async fn end_merging<B: Backend + ?Sized>(
             ),
         };
     }
-    // Out of rounds: the close goes on without merging (conflicted).
+    // Out of rounds: the close goes on without merging (conflicted). A
+    // failure found in the last round keeps its own note.
+    if matches!(req.merge, MergeStep::Failed(_)) {
+        let tx = store.write(&caller.tenant).await?;
+        return flow::close(tx, caller, &req, None).await;
+    }
     req.merge = MergeStep::Failed(
         Merged::NotMerged("others kept writing the focus first")
             .failure_note(req.expected_focus_revision, onto)

@@ -66,6 +66,7 @@ async fn the_python_sdk_hears_changes_made_on_another_replica() {
                 token("acme", "alice"),
                 token("acme", "bob"),
                 token("other", "eve"),
+                token("acme", "eve"),
             ])
             .output(),
     )
@@ -82,6 +83,7 @@ async fn the_python_sdk_hears_changes_made_on_another_replica() {
         "the slot's change too",
         "another tenant listening to the same URI heard nothing",
         "a ninth stream of one credential is refused",
+        "the same subject in another tenant keeps its own budget",
     ] {
         assert!(stdout.contains(line), "missing {line:?} in\n{stdout}");
     }

@@ -10,12 +10,16 @@ use brain_testkit::app::{Client, TestApp, ok, refused, spawn_app, token};
 use serde_json::{Value, json};
 
 async fn start(c: &Client, key: &str) -> String {
-    let s = ok(
-        c,
-        "brain_session_start",
-        json!({"project": "p", "client_key": key}),
-    )
-    .await;
+    start_on(c, key, None).await
+}
+
+/// A session of `key` on the base focus, or bound to `slot`.
+async fn start_on(c: &Client, key: &str, slot: Option<&str>) -> String {
+    let mut args = json!({"project": "p", "client_key": key});
+    if let Some(slot) = slot {
+        args["slot"] = json!(slot);
+    }
+    let s = ok(c, "brain_session_start", args).await;
     s["session"]["session_id"].as_str().unwrap().to_owned()
 }
 
@@ -43,17 +47,26 @@ fn body(change: &[(usize, &str)]) -> String {
 /// The focus at revision 1 (the five lines), then two agents that read it:
 /// `a` ends first with its change (revision 2); `b` is left to end.
 async fn two_readers(app: &TestApp, a_change: (usize, &str)) -> (Client, String) {
+    two_readers_on(app, a_change, None).await
+}
+
+/// [`two_readers`] on the base focus, or on `slot` (every session bound to it).
+async fn two_readers_on(
+    app: &TestApp,
+    a_change: (usize, &str),
+    slot: Option<&str>,
+) -> (Client, String) {
     let a = app.client(&token("acme", "a")).await;
     let b = app.client(&token("acme", "b")).await;
-    let first = start(&a, "a").await;
+    let first = start_on(&a, "a", slot).await;
     ok(
         &a,
         "brain_session_end",
         end(&first, "a", &body(&[]), 0, false),
     )
     .await;
-    let sa = start(&a, "a").await;
-    let sb = start(&b, "b").await;
+    let sa = start_on(&a, "a", slot).await;
+    let sb = start_on(&b, "b", slot).await;
     let done = ok(
         &a,
         "brain_session_end",
@@ -236,4 +249,107 @@ async fn twenty_racing_merges_lose_no_change() {
         .unwrap();
     let n = receipts.len();
     assert_eq!(verify_chain(&receipts), Ok(n), "linear and gap-free");
+}
+
+/// A session bound to a slot merges into the slot's focus; the base focus
+/// is not touched.
+#[tokio::test]
+async fn a_bound_session_merges_into_its_slot() {
+    let app = spawn_app().await;
+    let (b, sb) = two_readers_on(&app, (0, "goal: ship the importer by v2"), Some("ui")).await;
+    let out = ok(
+        &b,
+        "brain_session_end",
+        end(&sb, "b", &body(&[(3, "deadline: monday")]), 1, true),
+    )
+    .await;
+    assert_eq!(out["focus_outcome"], "merged", "{out}");
+    assert_eq!(out["focus_revision_at_end"], 3);
+    let slot = ok(&b, "brain_focus_get", json!({"project": "p", "slot": "ui"})).await;
+    let want = body(&[
+        (0, "goal: ship the importer by v2"),
+        (3, "deadline: monday"),
+    ]);
+    assert_eq!(
+        (slot["revision"].clone(), slot["body"].clone()),
+        (json!(3), json!(want))
+    );
+    let base = ok(&b, "brain_focus_get", json!({"project": "p"})).await;
+    assert_eq!(base["revision"], 0, "the base focus is not written: {base}");
+}
+
+/// A blank proposal is refused before any merge, as without merge: the
+/// merge must not make a body out of nothing.
+#[tokio::test]
+async fn a_blank_proposal_with_merge_is_refused_before_merging() {
+    let app = spawn_app().await;
+    let (b, sb) = two_readers(&app, (0, "goal: ship the importer by v2")).await;
+    for blank in ["", "  \n "] {
+        let e = refused(&b, "brain_session_end", end(&sb, "b", blank, 1, true)).await;
+        assert_eq!(e["code"], "invalid_argument", "{e}");
+    }
+    let s = ok(&b, "brain_session_get", json!({"session_id": sb})).await;
+    assert_eq!(s["session"]["status"], "open", "{s}");
+    let f = ok(&b, "brain_focus_get", json!({"project": "p"})).await;
+    assert_eq!(f["revision"], 2);
+}
+
+/// A conflicted merge is answered again, as stored, to the same call.
+#[tokio::test]
+async fn a_conflicted_merge_replays_its_answer() {
+    let app = spawn_app().await;
+    let (b, sb) = two_readers(&app, (2, "owner: bo")).await;
+    let args = end(&sb, "b", &body(&[(2, "owner: cy")]), 1, true);
+    let out = ok(&b, "brain_session_end", args.clone()).await;
+    assert_eq!(out["focus_outcome"], "conflict", "{out}");
+    let again = ok(&b, "brain_session_end", args).await;
+    assert_eq!(again["replayed"], true, "{again}");
+    assert_eq!(again["focus_outcome"], "conflict");
+    assert_eq!(again["merge"], out["merge"]);
+    let f = ok(&b, "brain_focus_get", json!({"project": "p"})).await;
+    assert_eq!(f["revision"], 2);
+}
+
+/// Bodies over the merge's line bound are not merged (its cost is bounded):
+/// the end conflicts, says why, and writes nothing.
+#[tokio::test]
+async fn a_body_over_the_merge_bound_conflicts_without_merging() {
+    let app = spawn_app().await;
+    let a = app.client(&token("acme", "a")).await;
+    let b = app.client(&token("acme", "b")).await;
+    let long = |changed: Option<(usize, &str)>| -> String {
+        (0..=brain_core::merge::MERGE_MAX_LINES)
+            .map(|i| match changed {
+                Some((at, text)) if at == i => format!("{text}\n"),
+                _ => format!("line {i}\n"),
+            })
+            .collect()
+    };
+    let first = start(&a, "a").await;
+    ok(
+        &a,
+        "brain_session_end",
+        end(&first, "a", &long(None), 0, false),
+    )
+    .await;
+    let sa = start(&a, "a").await;
+    let sb = start(&b, "b").await;
+    ok(
+        &a,
+        "brain_session_end",
+        end(&sa, "a", &long(Some((0, "first line, by a"))), 1, false),
+    )
+    .await;
+    let out = ok(
+        &b,
+        "brain_session_end",
+        end(&sb, "b", &long(Some((900, "late line, by b"))), 1, true),
+    )
+    .await;
+    assert_eq!(out["focus_outcome"], "conflict", "{out}");
+    assert_eq!(out["merge"]["text"], Value::Null);
+    let why = out["merge"]["not_merged"].as_str().unwrap();
+    assert!(why.contains("size bound"), "{why}");
+    let f = ok(&b, "brain_focus_get", json!({"project": "p"})).await;
+    assert_eq!(f["revision"], 2);
 }

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use crate::diff::{self, DiffJob};
 use crate::error::{DomainError, MergeNeeded, StoreError};
-use crate::ids::ClientKey;
+use crate::ids::{ClientKey, SlotName};
 use crate::model::{Caller, Focus, FocusOutcome, Revision, Session, SessionStatus, now_micros};
 use crate::outcome::{AbandonResult, EndResult, RelayResult, as_replay, slot_after_relay};
 use crate::requests::{AbandonRequest, EndRequest, MergeStep, OverrideGrant};
@@ -78,10 +78,24 @@ pub async fn close<T: CloseTx>(
         Ok(None) => {}
         Err(e) => return refuse(tx, caller, req.dry_run, draft(Err(&e)), e).await,
     }
-    // A merging end whose revision is stale, or whose merge the focus has
-    // moved past, stops here (nothing written) to merge outside the
-    // transaction, and comes back with the merged body.
-    if let Some(base_needed) = merge_needed(req, &found) {
+    // Steps 4–5 on the request as the agent sent it, before any merge: a
+    // merge must not turn a blank proposal into a body, nor run for a
+    // request whose override would be refused anyway. Looked up only when
+    // asked for, inside this transaction: an elevation revoked or expired
+    // before this point never counts.
+    let grant = OverrideGrant {
+        elevation_active: req.allow_focus_shrink
+            && rules::elevation_can_count(caller)
+            && tx.elevation_active(caller, req.session_id).await?,
+    };
+    let authority = rules::may_override(caller, kind == CloseKind::Relay, grant);
+    if let Err(e) = rules::check_close_request(&session, req, kind, relay_to, authority) {
+        return refuse(tx, caller, req.dry_run, draft(Err(&e)), e).await;
+    }
+    // A merging end whose revision is stale, or whose merge the focus (or
+    // the session's binding) has moved past, stops here (nothing written) to
+    // merge outside the transaction, and comes back with the merged body.
+    if let Some(base_needed) = merge_needed(req, &found, session.bound_slot.as_ref()) {
         let base = match base_needed {
             true => {
                 let slot = session.bound_slot.as_ref();
@@ -94,6 +108,7 @@ pub async fn close<T: CloseTx>(
         return Err(StoreError::MergeNeeded(Box::new(MergeNeeded {
             base,
             current: found,
+            target: session.bound_slot.clone(),
         })));
     }
     // Steps 4–7 against the current body, locked by lock_close so that
@@ -118,14 +133,6 @@ pub async fn close<T: CloseTx>(
     } else {
         req
     };
-    // Looked up only when asked for, inside this transaction: an elevation
-    // revoked or expired before this point never counts.
-    let grant = OverrideGrant {
-        elevation_active: req.allow_focus_shrink
-            && rules::elevation_can_count(caller)
-            && tx.elevation_active(caller, req.session_id).await?,
-    };
-    let authority = rules::may_override(caller, kind == CloseKind::Relay, grant);
     let decision = rules::decide_close(&session, req, kind, relay_to, authority, &found);
     let outcome = match (decision.outcome(), decision) {
         (Some(o), _) => o,
@@ -240,13 +247,18 @@ pub async fn close<T: CloseTx>(
 }
 
 /// Whether a close must stop to merge (see [`MergeStep`]), and then whether
-/// it must read the body the session read (the first stop only).
-fn merge_needed(req: &EndRequest, found: &Focus) -> Option<bool> {
+/// it must read the body the session read (the first stop only). `bound` is
+/// the focus the session ends on now: a bind since the merge moved it.
+fn merge_needed(req: &EndRequest, found: &Focus, bound: Option<&SlotName>) -> Option<bool> {
     match &req.merge {
         MergeStep::Asked if !req.keep_focus && req.expected_focus_revision < found.revision => {
             Some(true)
         }
-        MergeStep::Onto { onto, .. } if *onto != found.revision => Some(false),
+        MergeStep::Onto { onto, target, .. }
+            if *onto != found.revision || target.as_ref() != bound =>
+        {
+            Some(false)
+        }
         _ => None,
     }
 }

@@ -179,10 +179,17 @@ impl Limits {
 /// role — so a leaked agent token of an operator's subject cannot spend the
 /// operator's requests or connections.
 pub fn credential_key(p: &Principal) -> String {
-    format!(
-        "{}\u{1f}{}\u{1f}{}\u{1f}{}",
-        p.tenant, p.kind, p.credential_id, p.role
-    )
+    key_of(&p.tenant, &p.kind, &p.credential_id, &p.role)
+}
+
+/// [`credential_key`] from its parts, for a caller already past the door.
+pub fn key_of(
+    tenant: &impl std::fmt::Display,
+    kind: &impl std::fmt::Display,
+    credential_id: &str,
+    role: &impl std::fmt::Display,
+) -> String {
+    format!("{tenant}\u{1f}{kind}\u{1f}{credential_id}\u{1f}{role}")
 }
 
 pub fn too_many(message: &str, retry_after: Duration) -> Response {

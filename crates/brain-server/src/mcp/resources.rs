@@ -218,10 +218,10 @@ pub async fn listen(
     if uris.is_empty() {
         return Ok(());
     }
-    let _listening = subs
+    let listening = subs
         .listen(
             &caller.tenant,
-            &caller.credential_id,
+            &listener_key(caller),
             &uris,
             context.sink().clone(),
         )
@@ -239,6 +239,12 @@ pub async fn listen(
     loop {
         tokio::select! {
             _ = context.cancelled() => break,
+            _ = listening.deaf().cancelled() => {
+                return Err(ErrorData::internal_error(
+                    "a notification could not be delivered to this stream within 5 s; listen again",
+                    None,
+                ));
+            }
             _ = tokio::time::sleep(std::time::Duration::from_secs(15)) => {
                 if peer.is_transport_closed() {
                     break;
@@ -247,6 +253,18 @@ pub async fn listen(
         }
     }
     Ok(())
+}
+
+/// The listen budget's key: the same parts as every per-credential limit
+/// (tenant, kind, id, role), so one subject in two tenants, or an agent
+/// token of an operator's subject, cannot spend the other's streams.
+pub fn listener_key(caller: &Caller) -> String {
+    crate::http::limits::key_of(
+        &caller.tenant,
+        &caller.kind,
+        &caller.credential_id,
+        &caller.role,
+    )
 }
 
 pub fn unsubscribe(subs: &Subscriptions, caller: &Caller, uri: &str, local: bool) {

@@ -50,7 +50,7 @@ pub fn session() -> Value {
             "summary": {"type": ["string", "null"]},
             "next_focus": {"type": ["string", "null"]},
             "nothing_to_capture_reason": {"type": ["string", "null"]},
-            "focus_outcome": {"type": ["string", "null"], "enum": ["applied", "unchanged", "conflict", null]},
+            "focus_outcome": {"type": ["string", "null"], "enum": ["applied", "unchanged", "conflict", null], "description": "A merged end's is applied."},
             "abandon_reason": {"type": ["string", "null"]},
             "opened_by": {
                 "type": "object",
@@ -126,11 +126,10 @@ pub fn briefing() -> Value {
             "base_focus": focus_ref(None),
             "slot": {
                 "type": ["object", "null"],
-                "description": "Body is in slot.",
                 "properties": {"name": {"type": "string"}, "revision": {"type": "integer"}},
                 "required": ["name", "revision"]
             },
-            "executive_state": {"type": ["object", "null"], "description": "Parsed."},
+            "executive_state": {"type": ["object", "null"]},
             "brief": {
                 "type": ["object", "null"],
                 "description": "Daily digest, stale after 26h.",
@@ -200,7 +199,7 @@ pub fn end_properties() -> serde_json::Map<String, Value> {
         "focus_diff": {"type": "string", "description": "Old to new; on conflict yours to current."},
         "unattributed_in_window": {
             "type": "object",
-            "description": "Artifacts recorded without session_id meanwhile: fold what matters in.",
+            "description": "Artifacts recorded meanwhile without session_id.",
             "properties": {
                 "count": {"type": "integer"},
                 "ids": {"type": "array", "items": {"type": "string"}, "maxItems": 20}

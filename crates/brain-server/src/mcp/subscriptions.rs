@@ -17,6 +17,7 @@ use std::time::Duration;
 use brain_core::feed::FocusChange;
 use brain_core::ids::TenantId;
 use rmcp::service::{Peer, RoleServer, SubscriptionSink};
+use tokio_util::sync::CancellationToken;
 
 pub const MAX_PER_CONNECTION: usize = 64;
 
@@ -34,8 +35,10 @@ type Key = (TenantId, String);
 enum Target {
     /// A connection's peer (`resources/subscribe`).
     Connection(Peer<RoleServer>),
-    /// A listen request's stream (`subscriptions/listen`).
-    Stream(SubscriptionSink),
+    /// A listen request's stream (`subscriptions/listen`), and the token
+    /// that ends the request when a send to it fails: a stream that can no
+    /// longer hear must not stay open and counted against its credential.
+    Stream(SubscriptionSink, CancellationToken),
 }
 
 impl Target {
@@ -43,7 +46,7 @@ impl Target {
         match self {
             Target::Connection(p) => p.is_transport_closed(),
             // Its handler removes it when the request ends.
-            Target::Stream(_) => false,
+            Target::Stream(_, _) => false,
         }
     }
 
@@ -55,13 +58,17 @@ impl Target {
                     .await
                     .map(|r| r.is_ok())
             }
-            Target::Stream(sink) => {
+            Target::Stream(sink, _) => {
                 tokio::time::timeout(SEND_WITHIN, sink.notify_resource_updated(uri))
                     .await
                     .map(|r| r.is_ok())
             }
         };
-        sent.unwrap_or(false)
+        let sent = sent.unwrap_or(false);
+        if let (false, Target::Stream(_, deaf)) = (sent, self) {
+            deaf.cancel();
+        }
+        sent
     }
 }
 
@@ -71,7 +78,7 @@ struct State {
     by_uri: HashMap<Key, HashMap<String, Target>>,
     /// holder id → its (tenant, uri) keys.
     by_connection: HashMap<String, HashSet<Key>>,
-    /// credential → its open listen streams.
+    /// per-credential key → its open listen streams.
     listens: HashMap<String, usize>,
 }
 
@@ -89,6 +96,14 @@ pub struct Listening {
     subs: Arc<Subscriptions>,
     holder: String,
     credential: String,
+    deaf: CancellationToken,
+}
+
+impl Listening {
+    /// Cancelled when a notification to this stream could not be sent.
+    pub fn deaf(&self) -> &CancellationToken {
+        &self.deaf
+    }
 }
 
 impl Drop for Listening {
@@ -143,6 +158,8 @@ impl Subscriptions {
     /// Register a listen stream of `credential` (of `tenant`) for `uris`
     /// (canonical, at most [`MAX_PER_CONNECTION`] taken); `Full` when the
     /// credential already holds [`MAX_LISTENS_PER_CREDENTIAL`] streams here.
+    /// `credential` is the whole per-credential key (tenant, kind, id, role):
+    /// one subject's token in two tenants holds two separate budgets.
     pub fn listen(
         self: &Arc<Self>,
         tenant: &TenantId,
@@ -151,6 +168,7 @@ impl Subscriptions {
         sink: SubscriptionSink,
     ) -> Result<Listening, Full> {
         let holder = format!("listen:{}", uuid::Uuid::new_v4());
+        let deaf = CancellationToken::new();
         self.with(|s| {
             let open = s.listens.entry(credential.to_owned()).or_default();
             if *open >= MAX_LISTENS_PER_CREDENTIAL {
@@ -166,7 +184,7 @@ impl Subscriptions {
                 s.by_uri
                     .entry(key)
                     .or_default()
-                    .insert(holder.clone(), Target::Stream(sink.clone()));
+                    .insert(holder.clone(), Target::Stream(sink.clone(), deaf.clone()));
             }
             Ok(())
         })?;
@@ -174,6 +192,7 @@ impl Subscriptions {
             subs: Arc::clone(self),
             holder,
             credential: credential.to_owned(),
+            deaf,
         })
     }
 

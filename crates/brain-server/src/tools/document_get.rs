@@ -10,7 +10,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_document_get";
 
-const DESCRIPTION: &str = "Read one project document with its revision. Use it for the revision brain_document_put needs, after document_conflict, or for the critique, which briefings leave out.";
+const DESCRIPTION: &str = "Read one project document with its revision (executive_state's body is its JSON text). Use it for the revision brain_document_put needs, after document_conflict, or for the critique, which briefings leave out.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -23,7 +23,7 @@ pub struct Args {
     /// Revisions per page.
     #[serde(default)]
     pub limit: Option<i64>,
-    /// Revisions below this: next_before of the previous page.
+    /// Revisions below this (next_before).
     #[serde(default)]
     pub before_revision: Option<i64>,
 }

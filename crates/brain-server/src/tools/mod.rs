@@ -68,7 +68,7 @@ pub fn define<A: JsonSchema + 'static>(
         tracing::error!(tool = name, error = %e, "input schema is not an object");
         rmcp::handler::server::common::schema_for_empty_input()
     });
-    let input = Arc::new(constrained(name, (*input).clone()));
+    let input = Arc::new(constrained(name, hints.read_only, (*input).clone()));
     Tool::new(name, description, input)
         .with_title(title)
         .with_raw_output_schema(output)
@@ -94,8 +94,16 @@ const PAGES: &[(&str, i64, i64)] = &[
 /// The limits the handlers enforce, written into the input schema as JSON
 /// Schema keywords so clients can validate before calling (SPEC §3.2). Keyed
 /// by property name: one table, the same meaning wherever a name appears.
-fn constraint(tool: &str, property: &str) -> Option<Value> {
+///
+/// A read's `project` and `session_id` name something that already exists, and
+/// a malformed one is refused like an unknown one: their patterns are written
+/// only where a call creates or writes (tools/list's budget is better spent on
+/// words there).
+fn constraint(tool: &str, read_only: bool, property: &str) -> Option<Value> {
     use brain_core::requests::limits;
+    if read_only && matches!(property, "project" | "session_id") {
+        return None;
+    }
     // The form brain hands out. The server also takes an id's hyphenated UUID
     // spelling, but no answer ever shows one, so the schema names only this.
     let id = "^sess_[0-9a-f]{32}$";
@@ -164,7 +172,7 @@ fn inline_defs(v: &mut Value, defs: &JsonObject) {
     }
 }
 
-fn constrained(tool: &str, mut schema: JsonObject) -> JsonObject {
+fn constrained(tool: &str, read_only: bool, mut schema: JsonObject) -> JsonObject {
     // tools/list is read by every model on every connection: no meta-schema
     // URL, no Rust integer formats, no `$defs` indirection, nothing that goes
     // without saying (flags default to false, lists to empty). Unknown
@@ -220,7 +228,9 @@ fn constrained(tool: &str, mut schema: JsonObject) -> JsonObject {
                     p.remove("default");
                 }
             }
-            if let (Some(Value::Object(extra)), Value::Object(p)) = (constraint(tool, name), prop) {
+            if let (Some(Value::Object(extra)), Value::Object(p)) =
+                (constraint(tool, read_only, name), prop)
+            {
                 for (k, v) in extra {
                     p.insert(k, v);
                 }

@@ -21,13 +21,13 @@ pub struct Args {
     /// Only this session's (a tracer's too).
     #[serde(default)]
     pub session_id: Option<String>,
-    /// Seq above this: next_since of the previous page.
+    /// Seq above this (next_since).
     #[serde(default)]
     pub since_seq: Option<i64>,
-    /// Newest first, seq below this: next_before of the previous page.
+    /// With order newest: seq below this (next_before); none: the newest page.
     #[serde(default)]
     pub before_seq: Option<i64>,
-    /// newest without before_seq: the newest page.
+    /// oldest (default; page on with since_seq) or newest (page back with before_seq).
     #[serde(default)]
     pub order: Option<Order>,
     /// Receipts per page.

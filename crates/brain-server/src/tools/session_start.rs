@@ -10,14 +10,14 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_start";
 
-const DESCRIPTION: &str = "Open a new working session in a project and get its briefing. If you hold an open session, resume it: start always opens another. If briefing.recovery is set, your newest other open session here is waiting: resume the one to keep and abandon the other (this or recovery's).";
+const DESCRIPTION: &str = "Open a new working session in a project and get its briefing. If you hold an open session, resume it (after a restart: brain_session_list by client_key, status open): start always opens another. If briefing.recovery is set, your newest other open session here is waiting: resume the one to keep and abandon the other (this or recovery's).";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
     /// Project to work in; a new name creates it: created_project true (_mcp, _runtime reserved).
     pub project: String,
-    /// A stable name you choose (e.g. agent@host) and rebuild after a restart, so briefing.recovery finds you. A guard, not authentication.
+    /// A stable name you choose (e.g. agent@host) and reuse after a restart, so briefing.recovery finds you; not authentication.
     pub client_key: String,
     /// Slot to bind now (a new name creates it); the end then writes it, not the base focus.
     #[serde(default)]

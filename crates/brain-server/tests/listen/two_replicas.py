@@ -1,8 +1,9 @@
 """subscriptions/listen (protocol 2026-07-28) with the official Python SDK's
 Client.listen(), against two brain replicas on one PostgreSQL.
 
-Usage: two_replicas.py URL_A URL_B ALICE_TOKEN BOB_TOKEN EVE_TOKEN
-(alice and bob are one tenant, eve another). Exits 0 when every check holds,
+Usage: two_replicas.py URL_A URL_B ALICE_TOKEN BOB_TOKEN EVE_TOKEN EVE_AT_ALICES
+(alice and bob are one tenant, eve another; EVE_AT_ALICES is eve's subject
+in alice's tenant). Exits 0 when every check holds,
 printing one line per check; any failure raises.
 """
 
@@ -14,7 +15,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import ResourceUpdated
 
-URL_A, URL_B, ALICE, BOB, EVE = sys.argv[1:6]
+URL_A, URL_B, ALICE, BOB, EVE, EVE_AT_ALICES = sys.argv[1:7]
 FOCUS = "brain://projects/p/focus"
 SLOT = "brain://projects/p/slots/ui"
 
@@ -101,6 +102,15 @@ async def main() -> None:
                 print("ninth stream:", type(err).__name__)
             assert refused, "a ninth listen stream stayed open"
             print("a ninth stream of one credential is refused")
+
+            # The same subject in another tenant is another credential: its
+            # budget is its own, so it still listens and hears its tenant.
+            async with client(URL_A, EVE_AT_ALICES) as elsewhere, \
+                    elsewhere.listen(resource_subscriptions=[FOCUS]) as own:
+                await end_on(bob, "p", None, "heard by eve's subject in acme")
+                event = await next_event(own, 5)
+                assert isinstance(event, ResourceUpdated) and event.uri == FOCUS, event
+                print("the same subject in another tenant keeps its own budget")
 
 
 asyncio.run(main())
