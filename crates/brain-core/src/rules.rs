@@ -15,7 +15,7 @@ use crate::model::{
     Caller, CredentialKind, Focus, FocusOutcome, Revision, Role, Session, SessionKind,
     SessionStatus,
 };
-use crate::requests::{EndRequest, OverrideGrant};
+use crate::requests::{EndRequest, MergeStep, OverrideGrant};
 
 /// What a closed session remembers of the call that closed it (SPEC §3.5).
 #[derive(Debug, Clone, PartialEq)]
@@ -324,16 +324,22 @@ fn decide_close_inner(
         // The common two-agent case: a shorter body written on a stale
         // revision. Carrying content over needs the current body, which the
         // agent has not seen: say so, and which revision is current.
-        let stale = req.expected_focus_revision != current.revision;
-        let message = if stale {
+        // A merged body stands on the revision merged onto; the agent read
+        // the merge's base, which is what it must hear is stale.
+        let (read, merged) = match &req.merge {
+            MergeStep::Onto { base_revision, .. } => (*base_revision, true),
+            _ => (req.expected_focus_revision, false),
+        };
+        let stale = read != current.revision;
+        let message = if merged {
+            format!(
+                "next_focus merged into revision {} has {} characters, the floor is {} of {}: it drops content the current body has; read it (brain_focus_get), carry its durable content over and call again with revision {} ({what})",
+                current.revision, s.proposed, s.floor, s.current, current.revision
+            )
+        } else if stale {
             format!(
                 "next_focus has {} characters, the floor is {} of {}, and expected_focus_revision {} is stale (the current revision is {}); read the current body first (brain_focus_get), carry its durable content over and call again with revision {} ({what})",
-                s.proposed,
-                s.floor,
-                s.current,
-                req.expected_focus_revision,
-                current.revision,
-                current.revision
+                s.proposed, s.floor, s.current, read, current.revision, current.revision
             )
         } else {
             format!(

@@ -159,6 +159,11 @@ async fn a_shrink_through_a_merge_is_refused() {
     let short = format!("{}\n{}\n", LINES[0], LINES[1]);
     let e = refused(&b, "brain_session_end", end(&sb, "b", &short, 1, true)).await;
     assert_eq!(e["code"], "base_focus_shrink", "{e}");
+    // The revision b read is stale: it hears so, and which one is current.
+    assert_eq!(e["details"]["stale"], true, "{e}");
+    assert_eq!(e["details"]["current_revision"], 2, "{e}");
+    let message = e["message"].as_str().unwrap();
+    assert!(message.contains("merged into revision 2"), "{message}");
     let s = ok(&b, "brain_session_get", json!({"session_id": sb})).await;
     assert_eq!(s["session"]["status"], "open", "{s}");
     let f = ok(&b, "brain_focus_get", json!({"project": "p"})).await;

@@ -29,28 +29,55 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use crate::auth::{Principal, Tracer};
 use crate::tools::{self, ToolCtx};
 
-pub const INSTRUCTIONS: &str = "brain keeps durable working sessions over a project's shared, revisioned focus. Words: tenant = your credential's organisation, whose data alone you see; focus = \
-the project's base text of what matters next, with a revision; slot = a named sub-focus with \
-its own body and revision (names are case-sensitive; a new name creates an empty slot, a new \
-project is created on first write); session = one unit of work, guarded by your client_key (expected_client_key; a relayed session's is the relay's to_client_key); idle = open but with no start, bind, resume, relay or remember on it past the \
-server's threshold (6 h by default), still open; artifact = \
-one record (fact, note, decision, todo, link); ledger = a session's artifacts (its ledger_size); inbox = todos not \
-yet acknowledged; documents (free text but executive_state): executive_state (objective, missions, pending_decisions = choices \
-still open), critique (review of the approach), sync_note (the current note to other agents, replaced whole; a lasting remark is a note artifact), mental_model \
-(operator-set background); receipt = hash-chained audit record of a mutation (the tenant's chain, whose newest is the ledger_tip: ledger's second sense; hash = hex SHA-256 of the receipt minus hash as compact sorted-key JSON, UTF-8 unescaped, with connection_id raw, so only your own connection's (or a connectionless) receipts re-hash, others check by their links; token_id = the JWT's jti or the shared token's id, null for stdio; prev_hash = the previous receipt's, 64 zeros for the first); tracer = the \
-server's per-connection session, not yours; roles: agent (every shared_token and stdio caller too), operator \
-(a human elevates its connection at /brain-admin for end's shrink override; an operator or relay JWT relays shrinking without one), relay (an orchestrator's JWT; any role may call brain_session_relay). Flow: brain_session_start, read the briefing, resume or \
-abandon its recovery; brain_remember with session_id as you learn; brain_session_end with a \
-summary, the WHOLE next focus and the revision you read; its focus_outcome conflict closes the session as status conflicted (merge: true merges a stale end instead). Sessions never close on their own. \
+pub const INSTRUCTIONS: &str =
+    "brain keeps durable working sessions over a project's shared, revisioned focus.
+
+Words: tenant = your credential's organisation, whose data alone you see; focus = the \
+project's base text of what matters next, with a revision; slot = a named sub-focus with its \
+own body and revision; project and slot names are case-sensitive, a new slot name creates an \
+empty slot and a new project name a project on first write; session = one unit of work, \
+guarded by your client_key (expected_client_key; a relayed session's is the relay's \
+to_client_key); idle = open but with no start, bind, resume, relay or remember on it past the \
+server's threshold (6 h by default), still open; artifact = one record (fact, note, decision, \
+todo, link); ledger = a session's artifacts (its ledger_size); inbox = todos not yet \
+acknowledged; documents (free text, except executive_state): executive_state (objective, \
+missions, pending_decisions = choices still open), critique (review of the approach), \
+sync_note (the current note to other agents, replaced whole; a lasting remark is a note \
+artifact), mental_model (operator-set background); receipt = hash-chained audit record of a \
+mutation, in the tenant's receipt chain (its newest is ledger_tip; token_id = the JWT's jti or \
+the shared token's id, null for stdio); tracer = the server's per-connection session, not \
+yours; roles: agent (every shared_token and stdio caller too), operator (a human who elevates \
+its connection at /brain-admin to lift end's 70% guard), relay (an orchestrator's JWT); \
+operator and relay JWTs may lift relay's guard without an elevation, and any role may relay.
+
+Flow: brain_session_start, read the briefing, resume or abandon its recovery; brain_remember \
+with session_id as you learn; brain_session_end with a summary, the WHOLE next focus and the \
+revision you read; its focus_outcome conflict closes the session as status conflicted (merge: \
+true merges a stale end instead). Sessions never close on their own.
+
 Every tool: a refusal is an isError result whose structuredContent is {error: {code, message, \
-status (HTTP-like), details}}; arguments that do not fit the schema, any argument a brain_* schema does not list, and a reserved project are refused and write nothing, every other refusal of a \
-write records only its receipt; a call acting on a session may answer session_not_found (404), tracer_session, \
-client_key_mismatch or session_closed (each 409); another session's client_key is in brain_session_get's session; an exact repeat of end, relay or abandon returns the \
-stored result with replayed: true; lists page with the next_* value they return and their filters combine (AND); a dry_run writes nothing and answers as the call would, with its outcome in would; idempotentHint means no further effect on data, a \
-receipt or activity time aside; resume only marks activity and, like reads, dry runs and replays, writes no receipt; a result's session \
-object is brain_session_get's; times are RFC 3339 UTC; a focus, slot or document never written reads as empty at revision 0. The focus and each \
-slot are resources (brain://projects/{project}/focus, .../slots/{slot}): subscribe (at 2026-07-28: subscriptions/listen) to hear \
-when another agent changes them.";
+status (HTTP-like), details}}; arguments that do not fit the schema, any argument a brain_* \
+schema does not list, and a reserved project are refused and write nothing, every other \
+refusal of a write records only its receipt; a call acting on a session may answer \
+session_not_found (404), tracer_session, client_key_mismatch or session_closed (each 409); \
+another session's client_key is in brain_session_get's session; an exact repeat of end, relay \
+or abandon returns the stored result with replayed: true; lists page with the next_* value \
+they return and their filters combine (AND); a dry_run writes nothing and answers as the call \
+would, with its outcome in would; idempotentHint means no further effect on data, a receipt or \
+activity time aside; resume only marks activity and, like reads, dry runs and replays, writes \
+no receipt; a result's session object is brain_session_get's; a result holds every field its \
+output schema lists, null when empty (only end's merge, focus_get's slots and a mental \
+model's truncated may be absent); times are RFC 3339 UTC; a focus, slot or document never \
+written reads as empty at revision 0.
+
+Changes: the focus and each slot are resources (brain://projects/{project}/focus, \
+.../slots/{slot}); resources/subscribe to them (or, on protocol 2026-07-28, \
+subscriptions/listen) to hear when another agent changes them.
+
+Verifying receipts: hash = hex SHA-256 of the receipt without hash, as compact sorted-key \
+JSON, UTF-8 unescaped, with connection_id raw, so only your own connection's (or a \
+connectionless) receipts re-hash, others check by their links; prev_hash = the previous \
+receipt's, 64 zeros for the first.";
 
 #[derive(Clone)]
 pub struct BrainMcp {

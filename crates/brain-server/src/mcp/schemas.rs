@@ -70,7 +70,7 @@ pub fn session() -> Value {
 /// the one `brain_session_get` declares, as the instructions say (one full
 /// copy in tools/list instead of nine).
 pub fn session_ref() -> Value {
-    json!({"type": "object"})
+    json!({"type": "object", "description": "brain_session_get's session (read_revision: what end expects)."})
 }
 
 /// The briefing where a second tool returns it (brain_session_start declares it whole).

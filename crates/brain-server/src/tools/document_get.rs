@@ -19,7 +19,7 @@ pub struct Args {
     pub project: String,
     /// Which to read.
     pub kind: DocName,
-    /// For mental_model only (names: briefing.mental_models); an unknown name reads as empty.
+    /// Required for mental_model (names: briefing.mental_models), else omit; an unknown name reads as empty.
     #[serde(default)]
     pub name: Option<String>,
 }

@@ -12,7 +12,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_document_put";
 
-const DESCRIPTION: &str = "Replace a whole project document under compare-and-swap. Standing aims go in executive_state, the next step in the focus (brain_session_end), decisions in brain_remember. A stale revision is refused (document_conflict, 409, details.current_revision), also on a retry whose answer was lost: reread; if the body is yours it landed, else merge and put again.";
+const DESCRIPTION: &str = "Replace a whole project document under compare-and-swap. Standing aims go in executive_state, a note to other agents in sync_note, a review in critique; the next step in the focus (brain_session_end), decisions in brain_remember. A stale revision is refused (document_conflict, 409, details.current_revision), also on a retry whose answer was lost: reread; if the body is yours it landed, else merge and put again.";
 
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -41,7 +41,7 @@ pub struct Args {
     pub project: String,
     /// Which document; mental_model needs an operator-role JWT (no elevation), else forbidden (403).
     pub kind: DocName,
-    /// For mental_model only; a name not in briefing.mental_models creates one (max 32 per project).
+    /// Required for mental_model, else omit; a name not in briefing.mental_models creates one (max 32 per project, else invalid_argument).
     #[serde(default)]
     pub name: Option<String>,
     /// The whole new body, text; executive_state's is a JSON object (or its text): objective (string), missions and pending_decisions (arrays of strings or {title}), all required (else invalid_argument), other keys stored as given.

@@ -9,12 +9,12 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_focus_get";
 
-const DESCRIPTION: &str = "Read a project's base focus or one slot's body; without slot it also lists the slots. Use it to re-read before ending (merge, then pass its revision).";
+const DESCRIPTION: &str = "Read a project's base focus or one slot's body; without slot it also lists the slots. Use it to re-read before ending (merge, then pass its revision as end's expected_focus_revision).";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// Project to read.
+    /// Project to read; an unknown one reads as empty at revision 0.
     pub project: String,
     /// The slot; omit for the base focus.
     #[serde(default)]

@@ -10,7 +10,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_focus_history";
 
-const DESCRIPTION: &str = "List the revisions of a project's base focus or of one slot, newest first, each with its unified diff from the one before. Use it to see who changed the focus or recover dropped text; the current body is brain_focus_get's.";
+const DESCRIPTION: &str = "List the revisions of a project's base focus or of one slot, newest first, each with its unified diff from the one before. Use it to see which session changed the focus or recover dropped text from the diffs; the current body is brain_focus_get's.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

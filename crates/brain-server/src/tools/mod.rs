@@ -69,9 +69,14 @@ pub fn define<A: JsonSchema + 'static>(
         rmcp::handler::server::common::schema_for_empty_input()
     });
     let input = Arc::new(constrained(name, hints.read_only, (*input).clone()));
+    let mut output = (*output).clone();
+    output
+        .values_mut()
+        .filter(|v| v.is_object())
+        .for_each(without_required);
     Tool::new(name, description, input)
         .with_title(title)
-        .with_raw_output_schema(output)
+        .with_raw_output_schema(Arc::new(output))
         .with_annotations(
             // The title is the tool's own field; annotations need not repeat it.
             ToolAnnotations::new()
@@ -80,6 +85,22 @@ pub fn define<A: JsonSchema + 'static>(
                 .idempotent(hints.idempotent)
                 .open_world(false),
         )
+}
+
+/// Remove `required` from the objects nested in an output schema (the top
+/// level's, which tells a result from a refusal, stays). Every field a nested
+/// object lists is present in every result, null when empty, but for the few
+/// the instructions name: the rule is said there once instead of in ~1,900
+/// bytes of lists that every model reads on every connection.
+fn without_required(v: &mut Value) {
+    match v {
+        Value::Object(o) => {
+            o.remove("required");
+            o.values_mut().for_each(without_required);
+        }
+        Value::Array(a) => a.iter_mut().for_each(without_required),
+        _ => {}
+    }
 }
 
 /// Page sizes per tool: `(default, max)`, as the handlers enforce them.

@@ -9,7 +9,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_project_list";
 
-const DESCRIPTION: &str = "List your tenant's projects by name with base focus revision, slots, open sessions and last activity. Find the project to start in: a new name would create an empty one.";
+const DESCRIPTION: &str = "List your tenant's projects, sorted by name, with base focus revision, slots, open sessions and last activity. Find the project to start in: a new name would create an empty one.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

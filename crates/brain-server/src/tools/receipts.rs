@@ -10,7 +10,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_receipts";
 
-const DESCRIPTION: &str = "List your tenant's receipts, oldest first (or order newest): one per mutating call that passed validation, refused or not (not resume, dry runs or replays). Audit who changed what (focus diffs: brain_focus_history). ledger_tip and prev_hash ignore the filters.";
+const DESCRIPTION: &str = "List your tenant's receipts: one per mutating call that passed validation, refused or not (not resume, dry runs or replays). Audit who changed what (focus diffs: brain_focus_history). ledger_tip (the tenant's newest) and prev_hash link the whole chain, whatever the filters.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -21,7 +21,7 @@ pub struct Args {
     /// Only this session's (a tracer's too).
     #[serde(default)]
     pub session_id: Option<String>,
-    /// Seq above this (next_since).
+    /// With order oldest: seq above this (next_since).
     #[serde(default)]
     pub since_seq: Option<i64>,
     /// With order newest: seq below this (next_before); none: the newest page.

@@ -39,7 +39,7 @@ impl From<Kind> for ArtifactKind {
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// With session_id, the session's project (else invalid_argument).
+    /// A new name creates it; with session_id, the session's project (else invalid_argument).
     pub project: String,
     /// fact (verified), note (context), decision (a choice, with why), todo (for later; in the inbox until brain_todo_ack), link (a URL or path).
     pub kind: Kind,
@@ -48,7 +48,7 @@ pub struct Args {
     /// Labels; brain_recall's tags filter matches them exactly.
     #[serde(default)]
     pub tags: Vec<String>,
-    /// Your open session, whose ledger it joins; omitted, unattributed_in_window counts it.
+    /// Your open session, whose ledger it joins; omitted, the artifact is unattributed.
     #[serde(default)]
     pub session_id: Option<String>,
     /// The session's client_key; required with session_id.

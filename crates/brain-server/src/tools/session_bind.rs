@@ -10,7 +10,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_bind";
 
-const DESCRIPTION: &str = "Bind an open session to a slot, for a strand of work the base focus should not absorb: its end or relay then replaces the slot's body instead (no unbind). Returns the slot's body and revision, which your end expects; the same slot again returns them as now and marks it read; another is already_bound (409). Sessions may share a slot: the revision guard arbitrates.";
+const DESCRIPTION: &str = "Bind an open session to a slot, for a strand of work the base focus should not absorb: its end or relay then replaces the slot's body instead (no unbind). Returns the slot's body and revision, which your end expects; binding it again returns the current ones and sets read_revision to that revision; a different slot is already_bound (409). Or pass slot to brain_session_start. Sessions may share a slot: the revision guard arbitrates.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -37,7 +37,7 @@ pub fn definition() -> Tool {
         Hints {
             read_only: false,
             destructive: false,
-            idempotent: true,
+            idempotent: false,
         },
     )
 }

@@ -13,7 +13,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_list";
 
-const DESCRIPTION: &str = "List a project's agent sessions, newest opened first; status, slot and client_key filter together. Use it to find open or idle work to resume or abandon (a relay's receiver: its slot, client_key, status open) or what recent sessions concluded; one by id: brain_session_get.";
+const DESCRIPTION: &str = "List a project's agent sessions, newest opened first. Use it to find open or idle work to resume or abandon (a relay's receiver: filter by slot, your client_key and status open) or what recent sessions concluded; one by id: brain_session_get.";
 
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]

@@ -15,7 +15,7 @@ const DESCRIPTION: &str = "Open a new working session in a project and get its b
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// Project to work in; a new name creates it: created_project true (_mcp, _runtime reserved).
+    /// Project to work in; a new name creates it: created_project true (_mcp, _runtime refused).
     pub project: String,
     /// A stable name you choose (e.g. agent@host) and reuse after a restart, so briefing.recovery finds you; not authentication.
     pub client_key: String,

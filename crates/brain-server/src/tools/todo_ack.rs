@@ -11,7 +11,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_todo_ack";
 
-const DESCRIPTION: &str = "Acknowledge todos so they leave the inbox, after doing or dismissing them (brain_recall inbox: true); they stay searchable. Ids already acknowledged or not todos of this project come back untouched (already_acknowledged, not_todos).";
+const DESCRIPTION: &str = "Acknowledge todos so they leave the inbox, after doing or dismissing them (find them: brain_recall inbox: true); no undo; they stay searchable. Ids already acknowledged or not todos of this project come back untouched (already_acknowledged, not_todos).";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
