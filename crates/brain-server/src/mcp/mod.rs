@@ -38,7 +38,7 @@ own body and revision; project and slot names are case-sensitive, a new slot nam
 empty slot and a new project name a project on first write; session = one unit of work, \
 guarded by your client_key (expected_client_key; a relayed session's is the relay's \
 to_client_key); idle = open but with no start, bind, resume, relay or remember on it past the \
-server's threshold (6 h by default), still open; artifact = one record (fact, note, decision, \
+server's threshold (6 h by default); artifact = one record (fact, note, decision, \
 todo, link); ledger = a session's artifacts (its ledger_size); inbox = todos not yet \
 acknowledged; documents (free text, except executive_state): executive_state (objective, \
 missions, pending_decisions = choices still open), critique (review of the approach), \
@@ -46,18 +46,20 @@ sync_note (the current note to other agents, replaced whole; a lasting remark is
 artifact), mental_model (operator-set background); receipt = hash-chained audit record of a \
 mutation, in the tenant's receipt chain (its newest is ledger_tip; token_id = the JWT's jti or \
 the shared token's id, null for stdio); tracer = the server's per-connection session, not \
-yours; roles: agent (every shared_token and stdio caller too), operator (a human who elevates \
-its connection at /brain-admin to lift end's 70% guard), relay (an orchestrator's JWT); \
-operator and relay JWTs may lift relay's guard without an elevation, and any role may relay.
+yours; roles: agent (every shared_token and stdio caller too), operator (a JWT role for humans; \
+elevating the connection at /brain-admin also lifts end's 70% guard), relay (an \
+orchestrator's JWT); operator and relay JWTs may lift relay's guard without an elevation, and \
+any role may relay; credential_kind cli = the operator's command line.
 
-Flow: brain_session_start, read the briefing, resume or abandon its recovery; brain_remember \
+Flow: brain_session_start, read the briefing; if briefing.recovery is set, either resume it and \
+abandon the new session, or abandon it; brain_remember \
 with session_id as you learn; brain_session_end with a summary, the WHOLE next focus and the \
 revision you read; its focus_outcome conflict closes the session as status conflicted (merge: \
-true merges a stale end instead). Sessions never close on their own.
+true merges disjoint edits instead). Sessions never close on their own.
 
 Every tool: a refusal is an isError result whose structuredContent is {error: {code, message, \
-status (HTTP-like), details}}; arguments that do not fit the schema, any argument a brain_* \
-schema does not list, and a reserved project are refused and write nothing, every other \
+status (HTTP-like), details}}; arguments that do not fit the schema, any argument a schema does \
+not list, and a reserved project (_mcp, _runtime) are refused (invalid_argument, 422) and write nothing, every other \
 refusal of a write records only its receipt; a call acting on a session may answer \
 session_not_found (404), tracer_session, client_key_mismatch or session_closed (each 409); \
 another session's client_key is in brain_session_get's session; an exact repeat of end, relay \
@@ -74,7 +76,8 @@ Changes: the focus and each slot are resources (brain://projects/{project}/focus
 .../slots/{slot}); resources/subscribe to them (or, on protocol 2026-07-28, \
 subscriptions/listen) to hear when another agent changes them.
 
-Verifying receipts: hash = hex SHA-256 of the receipt without hash, as compact sorted-key \
+Verifying receipts: request_digest = hex SHA-256 of the call's arguments as compact \
+sorted-key JSON (the replay key); hash = hex SHA-256 of the receipt without hash, as compact sorted-key \
 JSON, UTF-8 unescaped, with connection_id raw, so only your own connection's (or a \
 connectionless) receipts re-hash, others check by their links; prev_hash = the previous \
 receipt's, 64 zeros for the first.";

@@ -40,7 +40,7 @@ pub fn session() -> Value {
             "kind": {"type": "string", "enum": ["agent", "tracer"]},
             "bound_slot": {"type": ["string", "null"]},
             "started_focus_revision": {"type": "integer", "description": "The base focus's, even if bound."},
-            "read_revision": {"type": ["integer", "null"], "description": "Of the focus its end writes, as last read: end's expected_focus_revision after a restart."},
+            "read_revision": {"type": ["integer", "null"], "description": "Of the focus its end writes, as last read: end's expected_focus_revision after a restart; null for tracers."},
             "relayed_from": {"type": ["string", "null"]},
             "relayed_to": {"type": ["string", "null"]},
             "status": {"type": "string", "enum": ["open", "ended", "conflicted", "relayed", "abandoned"]},
@@ -199,7 +199,7 @@ pub fn end_properties() -> serde_json::Map<String, Value> {
         "focus_diff": {"type": "string", "description": "Old to new; on conflict yours to current."},
         "unattributed_in_window": {
             "type": "object",
-            "description": "Artifacts recorded meanwhile without session_id.",
+            "description": "Artifacts recorded meanwhile without session_id (pass it to brain_remember).",
             "properties": {
                 "count": {"type": "integer"},
                 "ids": {"type": "array", "items": {"type": "string"}, "maxItems": 20}

@@ -19,7 +19,7 @@ pub struct Args {
     pub session_id: String,
     /// The session's client_key.
     pub expected_client_key: String,
-    /// Kept as abandon_reason.
+    /// Why; kept as abandon_reason.
     pub reason: String,
     /// Must be true unless dry_run, else confirm_required (428).
     #[serde(default)]

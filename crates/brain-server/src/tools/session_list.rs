@@ -62,7 +62,7 @@ pub fn definition() -> Tool {
             "session": schemas::session_ref(),
             "idle": {"type": "boolean"},
             "ledger_size": {"type": "integer"},
-            "next_focus_chars": {"type": ["integer", "null"], "description": "Its next_focus's; null if open."}
+            "next_focus_chars": {"type": ["integer", "null"], "description": "Its next_focus's length (next_focus itself is null here); null if open."}
         },
         "required": ["session", "idle", "ledger_size", "next_focus_chars"]
     });
