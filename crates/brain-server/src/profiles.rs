@@ -56,6 +56,15 @@ impl Profiles {
         Self { on: [true; 3] }
     }
 
+    /// `p` alone.
+    pub fn only(p: Profile) -> Self {
+        let mut on = [false; 3];
+        if let Some(i) = Profile::ALL.iter().position(|x| *x == p) {
+            on[i] = true;
+        }
+        Self { on }
+    }
+
     pub fn has(&self, p: Profile) -> bool {
         Profile::ALL
             .iter()

@@ -919,19 +919,23 @@ async fn raw_http(addr: std::net::SocketAddr, bytes: &[u8], wait: Duration) -> S
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// The second attack review (against this change): each finding, closed.
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn second_review_findings_are_closed() {
-    let app = app_with(LimitSettings {
+/// An app whose credentials may hold two connections each.
+async fn limited_app() -> TestApp {
+    app_with(LimitSettings {
         rate_per_sec: 1_000,
         max_connections_per_credential: 2,
         ..Default::default()
     })
-    .await;
+    .await
+}
+
+/// An agent token of an operator's subject cannot revoke that operator's elevation, and the refusal names no connection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_agent_token_cannot_revoke_its_operators_elevation() {
+    let app = limited_app().await;
     let base = format!("http://{}", app.addr);
     let http = reqwest::Client::new();
     let (op, ag) = (operator("alice"), agent("alice"));
-
     // An agent token of the operator's subject cannot revoke its elevation.
     let conn = raw_connect(&base, &op).await;
     let (st, e) = grant(&app, &op, json!({"mcp_session_id": conn, "reason": "r"})).await;
@@ -962,7 +966,15 @@ async fn second_review_findings_are_closed() {
         1,
         "still active"
     );
+}
 
+/// Connection limits count each role apart: an agent token at its cap leaves the same subject's operator connections alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn connection_limits_count_each_role_apart() {
+    let app = limited_app().await;
+    let base = format!("http://{}", app.addr);
+    let http = reqwest::Client::new();
+    let (op, ag) = (operator("alice"), agent("alice"));
     // Limits are per role too: an agent at its cap leaves the operator's alone.
     raw_connect(&base, &ag).await;
     raw_connect(&base, &ag).await;
@@ -978,7 +990,13 @@ async fn second_review_findings_are_closed() {
         .unwrap();
     assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS);
     raw_connect(&base, &op).await;
+}
 
+/// A NUL in initialize parameters is 422 on both stores, and no connection is recorded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_nul_in_initialize_is_refused_and_records_nothing() {
+    let app = limited_app().await;
+    let http = reqwest::Client::new();
     // A NUL in initialize parameters is 422 on both stores, nothing recorded.
     let before = count_rows(&app, "mcp_connections").await;
     let r = http
@@ -995,7 +1013,16 @@ async fn second_review_findings_are_closed() {
         .unwrap();
     assert_eq!(r.status(), StatusCode::UNPROCESSABLE_ENTITY);
     assert_eq!(count_rows(&app, "mcp_connections").await, before);
+}
 
+/// A huge method name, a body that is not JSON and a made-up protocol version are refused in the error envelope, echoing nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn malformed_requests_are_refused_without_echoing_them() {
+    let app = limited_app().await;
+    let base = format!("http://{}", app.addr);
+    let http = reqwest::Client::new();
+    let op = operator("alice");
+    let conn = raw_connect(&base, &op).await;
     // A huge method name is refused, not echoed.
     let r = http
         .post(app.mcp_url())
@@ -1036,7 +1063,12 @@ async fn second_review_findings_are_closed() {
         assert!(v["error"]["code"].is_string(), "{text}");
         assert!(!text.contains("evil-version-echo"));
     }
+}
 
+/// Two Host headers, or an absolute-form target naming another host, are refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_second_host_or_an_absolute_target_is_refused() {
+    let app = limited_app().await;
     // Two Host headers, or an absolute-form target naming another host: 403.
     let t = token("acme", "a");
     let dup = format!(
@@ -1057,14 +1089,26 @@ async fn second_review_findings_are_closed() {
         answer.starts_with("HTTP/1.1 403") || answer.starts_with("HTTP/1.1 400"),
         "{answer}"
     );
+}
 
-    // An unauthenticated request is answered without its (slow) body being read.
-    let started = Instant::now();
+/// An unauthenticated request is answered without its (slow) body being read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_unauthenticated_request_is_answered_before_its_body() {
+    let app = limited_app().await;
+    // An unauthenticated request is answered without its (slow) body being
+    // read: the body never completes, so any answer at all was given first.
     let slow = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100000\r\n\r\n{";
     let answer = raw_http(app.addr, slow, Duration::from_secs(3)).await;
     assert!(answer.starts_with("HTTP/1.1 401"), "{answer}");
-    assert!(started.elapsed() < Duration::from_secs(3));
+}
 
+/// C1 controls in text, bidi overrides in a client key and a newline in a JWT subject are refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn control_characters_in_text_keys_and_subjects_are_refused() {
+    let app = limited_app().await;
+    let http = reqwest::Client::new();
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "0"}}});
     // C1 controls in text, bidi overrides in a client key, a newline in sub.
     let c = app.client(&token("acme", "a")).await;
     let e = brain_testkit::app::refused(
@@ -1122,9 +1166,17 @@ async fn initialize_at(url: String, token: String) -> (StatusCode, Value, bool) 
 /// every lookup hang, so the test sees which requests asked the database.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn made_up_shared_tokens_cannot_take_the_pool() {
-    let app = spawn_app().await;
+    // PostgreSQL's pool is what is at stake: SQLite has none to take.
+    let app = spawn_app_opts(
+        jwt_config(),
+        TestOptions {
+            postgres: true,
+            ..TestOptions::default()
+        },
+    )
+    .await;
     let TestBackend::Postgres(db) = &app.db else {
-        return; // SQLite has no pool of server connections to take.
+        unreachable!("TestOptions::postgres opens PostgreSQL");
     };
     let tenant = brain_core::ids::TenantId::parse("acme").unwrap();
     let (_, good) = app

@@ -45,6 +45,11 @@ pub(crate) struct FocusMemory {
 type Subscribers = Arc<std::sync::Mutex<Vec<FocusListener>>>;
 
 impl FocusMemory {
+    /// Reads that waited out their fence instead of hearing their marker.
+    pub(crate) fn fences_waited_out(&self) -> u64 {
+        self.fence.waited_out.load(Ordering::Relaxed)
+    }
+
     /// Tell `listener` of every change announced on `brain_focus` from now
     /// on; answers once the listener listens (or after 5 s: it keeps trying).
     pub(crate) async fn subscribe(&self, listener: FocusListener) {
@@ -69,6 +74,7 @@ pub(crate) fn start(pool: &PgPool) -> FocusMemory {
         kick: Notify::new(),
         heard: watch::Sender::new(Heard::default()),
         timeouts: AtomicU32::new(0),
+        waited_out: AtomicU64::new(0),
         relisten: watch::Sender::new(0),
     });
     let cache = Arc::new(FocusCache::new(fence.clone()));
@@ -99,6 +105,9 @@ struct PgFence {
     heard: watch::Sender<Heard>,
     /// Reads in a row whose marker was not heard in time.
     timeouts: AtomicU32,
+    /// Reads whose marker was not heard in time, ever (for tests: a read
+    /// answered after waiting out its fence, not by a marker).
+    waited_out: AtomicU64,
     /// Bumped to make the listener drop its connection and listen anew.
     relisten: watch::Sender<u64>,
 }
@@ -133,6 +142,7 @@ impl Fence for PgFence {
         )
         .await;
         if waited.is_err() {
+            self.waited_out.fetch_add(1, Ordering::Relaxed);
             if self.timeouts.fetch_add(1, Ordering::SeqCst) + 1 >= TIMEOUTS_BEFORE_RELISTEN {
                 self.timeouts.store(0, Ordering::SeqCst);
                 self.relisten.send_modify(|n| *n += 1);

@@ -102,6 +102,12 @@ impl Groups {
         })
     }
 
+    /// Writes of `tenant` waiting for the batch after the running one (for
+    /// tests that need a write queued before they go on).
+    pub(crate) fn queued(&self, tenant: &str) -> usize {
+        self.lock().get(tenant).map_or(0, Vec::len)
+    }
+
     /// Batches committed with more than one write in them, and batches
     /// rolled back for a failed statement.
     pub(crate) fn counts(&self) -> (u64, u64) {

@@ -142,6 +142,19 @@ impl PgStore {
         self.groups.counts()
     }
 
+    /// One-call writes of `tenant` queued behind its running group commit.
+    pub fn group_queued(&self, tenant: &TenantId) -> usize {
+        self.groups.queued(tenant.as_str())
+    }
+
+    /// Focus reads that waited out their fence (its marker unheard in time)
+    /// and asked the database.
+    pub fn focus_fences_waited_out(&self) -> u64 {
+        self.focus_memory
+            .as_ref()
+            .map_or(0, focus_memory::FocusMemory::fences_waited_out)
+    }
+
     /// Projects and bytes in the memory of focus reads (none when off).
     pub fn focus_memory_size(&self) -> (usize, usize) {
         self.focus_memory

@@ -351,38 +351,36 @@ fn upstream(fx: &Fixture) -> String {
 /// reads of unheard changes are right and none hangs (each waits out its
 /// fence, 2 s at most, and asks the database); then, once the replica
 /// remembers again and `settle` has passed, five reads of new changes are
-/// right and come back below the fence's limit (answered by a marker heard
-/// on a working connection, not after waiting one out).
+/// right and none waits out its fence (each is answered by a marker heard
+/// on a working connection).
 async fn reads_stay_right_through_the_hole(
     fx: &mut Fixture,
     a: &PgStore,
     settle: std::time::Duration,
 ) {
-    use std::time::{Duration, Instant};
     for i in 0..3 {
         let body = format!("while black-holed {i}");
         let revision = fx.write(&body).await;
-        let t = Instant::now();
-        assert_eq!(fx.read(a).await, (body, revision), "read {i}");
-        assert!(
-            t.elapsed() < Duration::from_secs(5),
-            "read {i} took {:?}",
-            t.elapsed()
-        );
+        // A liveness guard, not a speed claim: a read that never answers
+        // fails here instead of hanging the suite.
+        let read = tokio::time::timeout(std::time::Duration::from_secs(60), fx.read(a))
+            .await
+            .unwrap_or_else(|_| panic!("read {i} hangs"));
+        assert_eq!(read, (body, revision), "read {i}");
     }
     warm(fx, a).await;
     tokio::time::sleep(settle).await;
+    let before = a.focus_fences_waited_out();
     for i in 0..5 {
         let body = format!("after {i}");
         let revision = fx.write(&body).await;
-        let t = Instant::now();
         assert_eq!(fx.read(a).await, (body, revision), "read {i} after");
-        assert!(
-            t.elapsed() < Duration::from_millis(1500),
-            "read {i} after took {:?}",
-            t.elapsed()
-        );
     }
+    assert_eq!(
+        a.focus_fences_waited_out(),
+        before,
+        "reads after the replica listens again are answered by markers heard, not by waiting"
+    );
     assert!(a.focus_memory_size().0 > 0, "remembered again");
 }
 

@@ -16,6 +16,22 @@ use brain_core::store::Reads;
 use brain_core::writes::Backend;
 use brain_store_postgres::PgStore;
 
+/// Wait until `holds` is true (checked every 10 ms, for at most 30 s): tasks
+/// are ordered by what the test can see, not by sleeping.
+async fn until<F, Fut>(what: &str, holds: F)
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    for _ in 0..3_000 {
+        if holds().await {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("never true: {what}");
+}
+
 async fn remember(store: &PgStore, who: &Caller, a: &Artifact) -> Result<(), String> {
     let mut tx = store.write(&who.tenant).await.map_err(|e| e.to_string())?;
     let d = draft("brain_remember", Some(&a.project), None, "r", Ok(()));
@@ -196,10 +212,25 @@ async fn a_write_whose_caller_left_before_its_batch_is_not_written() {
         tokio::spawn(async move { remember(&store, &who, &a).await })
     };
     let leader = spawn("leader");
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    // The leader has taken its own write and waits on the tip...
+    until("the leader waits on the tenant's tip", || async {
+        sqlx::query_scalar::<_, i64>(
+            "SELECT count(*) FROM pg_stat_activity \
+             WHERE wait_event_type = 'Lock' AND datname = current_database()",
+        )
+        .fetch_one(&admin)
+        .await
+        .unwrap()
+            >= 1
+    })
+    .await;
+    // ...and the two others are queued for the batch after it.
     let gone = spawn("gone");
     let kept = spawn("kept");
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    until("two writes queued", || async {
+        store.group_queued(&acme) == 2
+    })
+    .await;
     gone.abort();
     assert!(gone.await.unwrap_err().is_cancelled());
     holder.rollback().await.unwrap();

@@ -96,6 +96,9 @@ pub struct TestOptions {
     pub profiles: brain_server::profiles::Profiles,
     /// What the front door allows each socket.
     pub sockets: brain_server::serve::SocketLimits,
+    /// Run on PostgreSQL whatever `BRAIN_TEST_STORE` says: for a test of
+    /// PostgreSQL's own resources (its pool), which SQLite does not have.
+    pub postgres: bool,
 }
 
 impl Default for TestOptions {
@@ -105,6 +108,7 @@ impl Default for TestOptions {
             connection_idle_secs: 600,
             profiles: Default::default(),
             sockets: Default::default(),
+            postgres: false,
         }
     }
 }
@@ -124,7 +128,11 @@ pub async fn spawn_app_limited(jwt: JwtConfig, limits: LimitSettings) -> TestApp
 /// Start the real server with the given JWT settings and options.
 pub async fn spawn_app_opts(jwt: JwtConfig, opts: TestOptions) -> TestApp {
     let limits = opts.limits;
-    let db = TestBackend::create().await;
+    let db = if opts.postgres {
+        TestBackend::Postgres(TestDb::create().await.expect("test database"))
+    } else {
+        TestBackend::create().await
+    };
     let settings = StoreSettings {
         connection_idle_secs: i64::try_from(opts.connection_idle_secs).unwrap_or(i64::MAX),
         // As `brain serve` runs.

@@ -32,27 +32,31 @@ use crate::tools::{self, ToolCtx};
 pub const INSTRUCTIONS: &str =
     "brain keeps durable working sessions over a project's shared, revisioned focus.
 
-Words: tenant = your credential's organisation, whose data alone you see; focus = the \
-project's base text of what matters next, with a revision; slot = a named sub-focus with its \
-own body and revision; project and slot names are case-sensitive, a new slot name creates an \
-empty slot and a new project name a project on first write; session = one unit of work, \
-guarded by your client_key (expected_client_key; a relayed session's is the relay's \
-to_client_key); idle = open but with no start, bind, resume, relay or remember on it past the \
-server's threshold (6 h by default); artifact = one record (fact, note, decision, \
-todo, link); ledger = a session's artifacts (its ledger_size); inbox = todos not yet \
-acknowledged; documents (free text, except executive_state): executive_state (objective, \
-missions, pending_decisions = choices still open), critique (review of the approach), \
-sync_note (the current note to other agents, replaced whole; a lasting remark is a note \
-artifact), mental_model (operator-set background); receipt = hash-chained audit record of a \
-mutation, in the tenant's receipt chain (its newest is ledger_tip; token_id = the JWT's jti or \
-the shared token's id, null for stdio); tracer = the server's per-connection session, not \
-yours; roles: agent (every shared_token and stdio caller too), operator (a JWT role for humans; \
-elevating the connection at /brain-admin also lifts end's 70% guard), relay (an \
-orchestrator's JWT); operator and relay JWTs may lift relay's guard without an elevation, and \
-any role may relay; credential_kind cli = the operator's command line.
+Words:
+- tenant = your credential's organisation, whose data alone you see.
+- focus = the project's base text of what matters next, with a revision; slot = a named \
+sub-focus with its own body and revision. Project and slot names are case-sensitive; a new \
+slot name creates an empty slot, a new project name a project on first write.
+- session = one unit of work, guarded by your client_key (expected_client_key; a session a \
+relay opens has the relay's to_client_key); idle = open but with no start, bind, resume, relay \
+or remember on it past the server's threshold (6 h by default).
+- artifact = one record (fact, note, decision, todo, link); ledger = a session's artifacts \
+(its ledger_size); inbox = todos not yet acknowledged.
+- documents (free text, except executive_state): executive_state (objective, missions, \
+pending_decisions = choices still open), critique (review of the approach), sync_note (the \
+current note to other agents, replaced whole; a lasting remark is a note artifact), \
+mental_model (operator-set background).
+- receipt = hash-chained audit record of a mutation, in the tenant's receipt chain (its newest \
+is ledger_tip); token_id = the JWT's jti or the shared token's id, null for stdio; \
+credential_kind cli = the operator's command line.
+- tracer = the server's per-connection session, not yours.
+- roles: agent (every shared_token and stdio caller too), operator (a JWT role for humans; an \
+operator connection elevated at /brain-admin may pass end's allow_focus_shrink), relay (an \
+orchestrator's JWT); operator and relay JWTs may pass relay's allow_focus_shrink without an \
+elevation, and any role may relay.
 
 Flow: brain_session_start, read the briefing; if briefing.recovery is set, either resume it and \
-abandon the new session, or abandon it; brain_remember \
+abandon the new session, or abandon the old one; brain_remember \
 with session_id as you learn; brain_session_end with a summary, the WHOLE next focus and the \
 revision you read; its focus_outcome conflict closes the session as status conflicted (merge: \
 true merges disjoint edits instead). Sessions never close on their own.
@@ -61,14 +65,15 @@ Every tool: a refusal is an isError result whose structuredContent is {error: {c
 status (HTTP-like), details}}; arguments that do not fit the schema, any argument a schema does \
 not list, and a reserved project (_mcp, _runtime) are refused (invalid_argument, 422) and write nothing, every other \
 refusal of a write records only its receipt; a call acting on a session may answer \
-session_not_found (404), tracer_session, client_key_mismatch or session_closed (each 409); \
+session_not_found (404), tracer_session (the id is a connection's tracer), client_key_mismatch \
+or session_closed (each 409); \
 another session's client_key is in brain_session_get's session; an exact repeat of end, relay \
 or abandon returns the stored result with replayed: true; lists page with the next_* value \
 they return and their filters combine (AND); a dry_run writes nothing and answers as the call \
 would, with its outcome in would; idempotentHint means no further effect on data, a receipt or \
 activity time aside; resume only marks activity and, like reads, dry runs and replays, writes \
 no receipt; a result's session object is brain_session_get's; a result holds every field its \
-output schema lists, null when empty (only end's merge, focus_get's slots and a mental \
+output schema lists, the nullable ones null when empty (only end's merge, focus_get's slots and a mental \
 model's truncated may be absent); times are RFC 3339 UTC; a focus, slot or document never \
 written reads as empty at revision 0.
 

@@ -10,14 +10,14 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_document_get";
 
-const DESCRIPTION: &str = "Read one project document with its revision (executive_state's body is its JSON text). Use it for the revision brain_document_put needs, after document_conflict, or for the critique, which briefings leave out.";
+const DESCRIPTION: &str = "Read one project document with its revision (executive_state's body is its JSON text). Use it for the revision brain_document_put needs, after document_conflict, or for the critique and a mental model's full text, which briefings leave out or cut.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
     /// The document's project.
     pub project: String,
-    /// Which to read.
+    /// Which document (the instructions say what each holds).
     pub kind: DocName,
     /// Required for mental_model (names: briefing.mental_models), else omit; an unknown name reads as empty.
     #[serde(default)]

@@ -261,71 +261,67 @@ fn constrained(tool: &str, read_only: bool, mut schema: JsonObject) -> JsonObjec
     schema
 }
 
-/// The definitions of the profiles turned on, built once at start-up.
-pub fn definitions_for(on: crate::profiles::Profiles) -> Vec<Tool> {
-    use crate::profiles::Profile;
-    let mut tools = Vec::new();
-    if on.has(Profile::Brain) {
-        tools.extend(definitions());
-    }
-    if on.has(Profile::BrainCore) {
-        tools.push(profiles::brain_core::definition());
-    }
-    if on.has(Profile::Aziel) {
-        tools.push(profiles::aziel::open_definition());
-        tools.push(profiles::aziel::close_definition());
-    }
-    tools
+/// Every tool, once: the profile that offers it, its name, definition,
+/// handler and argument type, and whether those arguments are closed (brain's
+/// own refuse unknown ones; a seed profile ignores them, as its seed says).
+/// tools/list, dispatch and the tests all read this table, so a tool is
+/// added in one place.
+macro_rules! registry {
+    ($( $profile:ident $name:path => $definition:path, $call:path, $args:ty, $closed:literal; )*) => {
+        /// The definitions of the profiles turned on, in the table's order
+        /// (built once at start-up).
+        pub fn definitions_for(on: crate::profiles::Profiles) -> Vec<Tool> {
+            use crate::profiles::Profile;
+            let mut tools = Vec::new();
+            $( if on.has(Profile::$profile) { tools.push($definition()); } )*
+            tools
+        }
+
+        /// Run the named tool; `None` when no such tool exists.
+        pub async fn call(name: &str, ctx: &ToolCtx<'_>, args: JsonObject) -> Option<ToolResult> {
+            Some(match name {
+                $( $name => $call(ctx, args).await, )*
+                _ => return None,
+            })
+        }
+
+        /// Each tool's name, and whether its argument type refuses unknown
+        /// arguments as the table says it does.
+        #[cfg(test)]
+        fn arguments_as_declared() -> Vec<(&'static str, bool)> {
+            vec![$( ($name, crate::mcp::args::refuses_unknown::<$args>() == $closed), )*]
+        }
+    };
+}
+
+registry! {
+    Brain session_start::NAME => session_start::definition, session_start::call, session_start::Args, true;
+    Brain session_bind::NAME => session_bind::definition, session_bind::call, session_bind::Args, true;
+    Brain session_resume::NAME => session_resume::definition, session_resume::call, session_resume::Args, true;
+    Brain session_end::NAME => session_end::definition, session_end::call, session_end::Args, true;
+    Brain session_relay::NAME => session_relay::definition, session_relay::call, session_relay::Args, true;
+    Brain session_abandon::NAME => session_abandon::definition, session_abandon::call, session_abandon::Args, true;
+    Brain remember::NAME => remember::definition, remember::call, remember::Args, true;
+    Brain focus_get::NAME => focus_get::definition, focus_get::call, focus_get::Args, true;
+    Brain session_get::NAME => session_get::definition, session_get::call, session_get::Args, true;
+    Brain recall::NAME => recall::definition, recall::call, recall::Args, true;
+    Brain document_get::NAME => document_get::definition, document_get::call, document_get::Args, true;
+    Brain document_put::NAME => document_put::definition, document_put::call, document_put::Args, true;
+    Brain focus_history::NAME => focus_history::definition, focus_history::call, focus_history::Args, true;
+    Brain session_list::NAME => session_list::definition, session_list::call, session_list::Args, true;
+    Brain receipts::NAME => receipts::definition, receipts::call, receipts::Args, true;
+    Brain todo_ack::NAME => todo_ack::definition, todo_ack::call, todo_ack::Args, true;
+    Brain project_list::NAME => project_list::definition, project_list::call, project_list::Args, true;
+    BrainCore profiles::brain_core::NAME => profiles::brain_core::definition, profiles::brain_core::call, profiles::brain_core::Args, true;
+    Aziel profiles::aziel::OPEN => profiles::aziel::open_definition, profiles::aziel::open, profiles::aziel::OpenArgs, false;
+    Aziel profiles::aziel::CLOSE => profiles::aziel::close_definition, profiles::aziel::close, profiles::aziel::CloseArgs, false;
 }
 
 /// brain's own tools' definitions (profile `brain`).
 pub fn definitions() -> Vec<Tool> {
-    vec![
-        session_start::definition(),
-        session_bind::definition(),
-        session_resume::definition(),
-        session_end::definition(),
-        session_relay::definition(),
-        session_abandon::definition(),
-        remember::definition(),
-        focus_get::definition(),
-        session_get::definition(),
-        recall::definition(),
-        document_get::definition(),
-        document_put::definition(),
-        focus_history::definition(),
-        session_list::definition(),
-        receipts::definition(),
-        todo_ack::definition(),
-        project_list::definition(),
-    ]
-}
-
-/// Run the named tool; `None` when no such tool exists.
-pub async fn call(name: &str, ctx: &ToolCtx<'_>, args: JsonObject) -> Option<ToolResult> {
-    Some(match name {
-        session_start::NAME => session_start::call(ctx, args).await,
-        session_bind::NAME => session_bind::call(ctx, args).await,
-        session_resume::NAME => session_resume::call(ctx, args).await,
-        session_end::NAME => session_end::call(ctx, args).await,
-        session_relay::NAME => session_relay::call(ctx, args).await,
-        session_abandon::NAME => session_abandon::call(ctx, args).await,
-        remember::NAME => remember::call(ctx, args).await,
-        focus_get::NAME => focus_get::call(ctx, args).await,
-        session_get::NAME => session_get::call(ctx, args).await,
-        recall::NAME => recall::call(ctx, args).await,
-        document_get::NAME => document_get::call(ctx, args).await,
-        document_put::NAME => document_put::call(ctx, args).await,
-        focus_history::NAME => focus_history::call(ctx, args).await,
-        session_list::NAME => session_list::call(ctx, args).await,
-        receipts::NAME => receipts::call(ctx, args).await,
-        todo_ack::NAME => todo_ack::call(ctx, args).await,
-        project_list::NAME => project_list::call(ctx, args).await,
-        profiles::brain_core::NAME => profiles::brain_core::call(ctx, args).await,
-        profiles::aziel::OPEN => profiles::aziel::open(ctx, args).await,
-        profiles::aziel::CLOSE => profiles::aziel::close(ctx, args).await,
-        _ => return None,
-    })
+    definitions_for(crate::profiles::Profiles::only(
+        crate::profiles::Profile::Brain,
+    ))
 }
 
 #[cfg(test)]
@@ -389,32 +385,16 @@ mod tests {
     }
 
     #[test]
-    fn every_tool_refuses_unknown_arguments() {
+    fn every_tool_refuses_unknown_arguments_as_declared() {
         // The input schemas leave `additionalProperties: false` out (tools/list's
-        // budget); the refusal lives in each argument type, checked here.
-        use crate::mcp::args::refuses_unknown as closed;
-        let all = [
-            closed::<session_start::Args>(),
-            closed::<session_bind::Args>(),
-            closed::<session_resume::Args>(),
-            closed::<session_end::Args>(),
-            closed::<session_relay::Args>(),
-            closed::<session_abandon::Args>(),
-            closed::<remember::Args>(),
-            closed::<focus_get::Args>(),
-            closed::<session_get::Args>(),
-            closed::<recall::Args>(),
-            closed::<document_get::Args>(),
-            closed::<document_put::Args>(),
-            closed::<focus_history::Args>(),
-            closed::<session_list::Args>(),
-            closed::<receipts::Args>(),
-            closed::<todo_ack::Args>(),
-            closed::<project_list::Args>(),
-            closed::<profiles::brain_core::Args>(),
-        ];
-        assert_eq!(all.len(), definitions().len() + 1);
-        assert!(all.iter().all(|c| *c), "{all:?}");
+        // budget); the refusal lives in each argument type, checked here
+        // against the registry, which lists every tool of every profile.
+        let all = arguments_as_declared();
+        assert_eq!(
+            all.len(),
+            definitions_for(crate::profiles::Profiles::all()).len()
+        );
+        assert!(all.iter().all(|(_, as_declared)| *as_declared), "{all:?}");
     }
 
     #[test]

@@ -21,13 +21,13 @@ pub struct Args {
     /// Only this session's (a tracer's too).
     #[serde(default)]
     pub session_id: Option<String>,
-    /// Seq above this (next_since), in either order.
+    /// Seq above this (next_since); either order.
     #[serde(default)]
     pub since_seq: Option<i64>,
-    /// Seq below this (next_before), newest first; with order oldest, invalid_argument.
+    /// Only with order newest: seq below this (next_before).
     #[serde(default)]
     pub before_seq: Option<i64>,
-    /// oldest (default; page on with since_seq) or newest: the newest page, then back with before_seq.
+    /// oldest (default): forward from since_seq. newest: the newest page first, then back with before_seq.
     #[serde(default)]
     pub order: Option<Order>,
     /// Receipts per page.

@@ -10,7 +10,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_start";
 
-const DESCRIPTION: &str = "Open a new working session in a project and get its briefing. If you hold an open session, resume it (after a restart: brain_session_list by client_key, status open): start always opens another. If briefing.recovery is set, another open session of your client_key here is waiting: keep it (resume it, abandon this one) or abandon it.";
+const DESCRIPTION: &str = "Open a new working session in a project and get its briefing. If you hold an open session, resume it (after a restart: brain_session_list by client_key, status open): start always opens another. If briefing.recovery is set, your newest other open session here (same client_key) is waiting: resume it and abandon this new one, or abandon the old one.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
