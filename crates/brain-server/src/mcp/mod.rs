@@ -61,20 +61,24 @@ with session_id as you learn; brain_session_end with a summary, the WHOLE next f
 revision you read; its focus_outcome conflict closes the session as status conflicted (merge: \
 true merges disjoint edits instead). Sessions never close on their own.
 
-Every tool: a refusal is an isError result whose structuredContent is {error: {code, message, \
-status (HTTP-like), details}}; arguments that do not fit the schema, any argument a schema does \
-not list, and a reserved project (_mcp, _runtime) are refused (invalid_argument, 422) and write nothing, every other \
-refusal of a write records only its receipt; a call acting on a session may answer \
-session_not_found (404), tracer_session (the id is a connection's tracer), client_key_mismatch \
-or session_closed (each 409); \
-another session's client_key is in brain_session_get's session; an exact repeat of end, relay \
-or abandon returns the stored result with replayed: true; lists page with the next_* value \
-they return and their filters combine (AND); a dry_run writes nothing and answers as the call \
-would, with its outcome in would; idempotentHint means no further effect on data, a receipt or \
-activity time aside; resume only marks activity and, like reads, dry runs and replays, writes \
-no receipt; a result's session object is brain_session_get's; a result holds every field its \
-output schema lists, the nullable ones null when empty (only end's merge, focus_get's slots and a mental \
-model's truncated may be absent); times are RFC 3339 UTC; a focus, slot or document never \
+Every tool:
+- A refusal is an isError result whose structuredContent is {error: {code, message, status \
+(HTTP-like), details}}. Arguments that do not fit the schema, any argument a schema does not \
+list, and a reserved project (_mcp, _runtime) are refused (invalid_argument, 422) and write \
+nothing; every other refusal of a write records only its receipt.
+- A call acting on a session may answer session_not_found (404), or tracer_session (the id is \
+a connection's tracer), client_key_mismatch or session_closed (each 409); another session's \
+client_key is in brain_session_get's session.
+- An exact repeat (same arguments, same request_digest) of end, relay or abandon returns the \
+stored result with replayed: true; a dry_run writes nothing and answers as the call would, \
+with its outcome in would.
+- Lists page with the next_* value they return, and their filters combine (AND).
+- idempotentHint means no further effect on data, a receipt or activity time aside; resume \
+only marks activity and, like reads, dry runs and replays, writes no receipt.
+- A result's session object is brain_session_get's; a result holds every field its output \
+schema lists, the nullable ones null when empty (only end's merge, focus_get's slots and a \
+mental model's truncated may be absent); times are RFC 3339 UTC.
+- Only writes, start and bind create a project or slot: a focus, slot or document never \
 written reads as empty at revision 0.
 
 Changes: the focus and each slot are resources (brain://projects/{project}/focus, \
@@ -83,9 +87,10 @@ subscriptions/listen) to hear when another agent changes them.
 
 Verifying receipts: request_digest = hex SHA-256 of the call's arguments as compact \
 sorted-key JSON (the replay key); hash = hex SHA-256 of the receipt without hash, as compact sorted-key \
-JSON, UTF-8 unescaped, with connection_id raw, so only your own connection's (or a \
-connectionless) receipts re-hash, others check by their links; prev_hash = the previous \
-receipt's, 64 zeros for the first.";
+JSON, UTF-8 unescaped, with connection_id raw. Other connections' ids are shown as fp_ \
+fingerprints, so only your own connection's (or a connectionless) receipts re-hash; check the \
+others by their prev_hash links. prev_hash = the previous receipt's hash, 64 zeros for the \
+first.";
 
 #[derive(Clone)]
 pub struct BrainMcp {

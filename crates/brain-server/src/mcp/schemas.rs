@@ -50,7 +50,7 @@ pub fn session() -> Value {
             "summary": {"type": ["string", "null"]},
             "next_focus": {"type": ["string", "null"]},
             "nothing_to_capture_reason": {"type": ["string", "null"]},
-            "focus_outcome": {"type": ["string", "null"], "enum": ["applied", "unchanged", "conflict", null], "description": "A merged end's is applied."},
+            "focus_outcome": {"type": ["string", "null"], "enum": ["applied", "unchanged", "conflict", null], "description": "A merged end's reads applied, not merged."},
             "abandon_reason": {"type": ["string", "null"]},
             "opened_by": {
                 "type": "object",
@@ -70,7 +70,7 @@ pub fn session() -> Value {
 /// the one `brain_session_get` declares, as the instructions say (one full
 /// copy in tools/list instead of nine).
 pub fn session_ref() -> Value {
-    json!({"type": "object", "description": "brain_session_get's session (read_revision: what end expects)."})
+    json!({"type": "object"})
 }
 
 /// The briefing where a second tool returns it (brain_session_start declares it whole).

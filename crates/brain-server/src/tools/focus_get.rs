@@ -16,7 +16,7 @@ const DESCRIPTION: &str = "Read a project's base focus or one slot's body; witho
 pub struct Args {
     /// Project to read; an unknown one reads as empty at revision 0.
     pub project: String,
-    /// The slot; omit for the base focus.
+    /// The slot (unknown: empty at revision 0, not created); omit for the base focus.
     #[serde(default)]
     pub slot: Option<String>,
 }

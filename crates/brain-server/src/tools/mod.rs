@@ -462,6 +462,7 @@ mod tests {
                     | "brain_session_relay"
                     | "brain_session_abandon"
                     | "brain_document_put"
+                    | "brain_todo_ack"
             );
             assert_eq!(a.destructive_hint, Some(closes), "{name}");
         }

@@ -19,7 +19,7 @@ const DESCRIPTION: &str = "Search a project's artifacts by full text, best first
 pub struct Args {
     /// Project to search.
     pub project: String,
-    /// Over artifact text, as in a web search: all words must match, x OR y (any case) matches either, -word excludes, "quotes" a phrase; whole words, no stemming.
+    /// Over artifact text, as in a web search: all words must match, x OR y (or x or y) matches either, -word excludes, "quotes" a phrase; whole words, no stemming.
     #[serde(default)]
     pub query: Option<String>,
     /// Results per page.

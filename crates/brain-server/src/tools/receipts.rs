@@ -21,10 +21,10 @@ pub struct Args {
     /// Only this session's (a tracer's too).
     #[serde(default)]
     pub session_id: Option<String>,
-    /// Seq above this (next_since); either order.
+    /// Only seq above this (either order); order oldest pages on with next_since.
     #[serde(default)]
     pub since_seq: Option<i64>,
-    /// Only with order newest: seq below this (next_before).
+    /// Order newest only: seq below this; page on with next_before.
     #[serde(default)]
     pub before_seq: Option<i64>,
     /// oldest (default): forward from since_seq. newest: the newest page first, then back with before_seq.
@@ -77,8 +77,8 @@ pub fn definition() -> Tool {
                     "properties": {"seq": {"type": "integer"}, "hash": {"type": "string"}},
                     "required": ["seq", "hash"]
                 },
-                "next_since": {"type": ["integer", "null"], "description": "Oldest first."},
-                "next_before": {"type": ["integer", "null"], "description": "Newest first."}
+                "next_since": {"type": ["integer", "null"], "description": "For order oldest."},
+                "next_before": {"type": ["integer", "null"], "description": "For order newest."}
             })),
             &["receipts", "ledger_tip", "next_since", "next_before"],
         ),

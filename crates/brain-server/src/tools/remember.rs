@@ -39,7 +39,7 @@ impl From<Kind> for ArtifactKind {
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// A new name creates it; with session_id, the session's project (else invalid_argument).
+    /// A new name creates it; with session_id, must be the session's project (else invalid_argument).
     pub project: String,
     /// fact (verified), note (context), decision (a choice, with why), todo (for later; in the inbox until brain_todo_ack), link (a URL or path).
     pub kind: Kind,

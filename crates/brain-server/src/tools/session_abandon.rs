@@ -10,7 +10,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_abandon";
 
-const DESCRIPTION: &str = "Close an open session for good, keeping its artifacts, without writing any focus: for dropped work, a mistaken start, or a briefing.recovery you will not resume. To write a summary or focus: brain_session_end.";
+const DESCRIPTION: &str = "Close an open session for good (confirm: true), keeping its artifacts, without writing any focus: for dropped work, a mistaken start, or a briefing.recovery you will not resume. To write a summary or focus: brain_session_end.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -48,7 +48,7 @@ pub fn definition() -> Tool {
         ),
         Hints {
             read_only: false,
-            destructive: false,
+            destructive: true,
             idempotent: true,
         },
     )
