@@ -35,10 +35,11 @@ pub const INSTRUCTIONS: &str =
 Words:
 - tenant = your credential's organisation, whose data alone you see.
 - focus = the project's base text of what matters next, with a revision; slot = a named \
-sub-focus with its own body and revision. Project and slot names are case-sensitive; a new \
-slot name creates an empty slot, a new project name a project on first write.
-- session = one unit of work, guarded by your client_key (expected_client_key; a session a \
-relay opens has the relay's to_client_key); idle = open but with no start, bind, resume, relay \
+sub-focus with its own body and revision. Project and slot names are case-sensitive; start \
+or bind with a new slot name creates an empty slot, start or a first write with a new project \
+name creates the project.
+- session = one unit of work, guarded by your client_key (pass it as expected_client_key; the \
+session a relay opens is guarded by the relay's to_client_key); idle = open but with no start, bind, resume, relay \
 or remember on it past the server's threshold (6 h by default).
 - artifact = one record (fact, note, decision, todo, link); ledger = a session's artifacts \
 (its ledger_size); inbox = todos not yet acknowledged.
@@ -49,11 +50,11 @@ mental_model (operator-set background).
 - receipt = hash-chained audit record of a mutation, in the tenant's receipt chain (its newest \
 is ledger_tip); token_id = the JWT's jti or the shared token's id, null for stdio; \
 credential_kind cli = the operator's command line.
-- tracer = the server's per-connection session, not yours.
+- tracer = the server's per-connection session, not yours (you cannot resume or end it).
 - roles: agent (every shared_token and stdio caller too), operator (a JWT role for humans; an \
 operator connection elevated at /brain-admin may pass end's allow_focus_shrink), relay (an \
 orchestrator's JWT); operator and relay JWTs may pass relay's allow_focus_shrink without an \
-elevation, and any role may relay.
+elevation, and every role may call brain_session_relay.
 
 Flow: brain_session_start, read the briefing; if briefing.recovery is set, either resume it and \
 abandon the new session, or abandon the old one; brain_remember \
@@ -66,18 +67,19 @@ Every tool:
 (HTTP-like), details}}. Arguments that do not fit the schema, any argument a schema does not \
 list, and a reserved project (_mcp, _runtime) are refused (invalid_argument, 422) and write \
 nothing; every other refusal of a write records only its receipt.
-- A call acting on a session may answer session_not_found (404), or tracer_session (the id is \
-a connection's tracer), client_key_mismatch or session_closed (each 409); another session's \
+- A call acting on a session may answer session_not_found (404), or (each 409) tracer_session (the \
+id is a connection's tracer), client_key_mismatch or session_closed; another session's \
 client_key is in brain_session_get's session.
 - An exact repeat (same arguments, same request_digest) of end, relay or abandon returns the \
 stored result with replayed: true; a dry_run writes nothing and answers as the call would, \
 with its outcome in would.
 - Lists page with the next_* value they return, and their filters combine (AND).
-- idempotentHint means no further effect on data, a receipt or activity time aside; resume \
+- idempotentHint means no further effect on data, a receipt or activity time aside (a repeat \
+may be refused, e.g. document_conflict); resume \
 only marks activity and, like reads, dry runs and replays, writes no receipt.
 - A result's session object is brain_session_get's; a result holds every field its output \
-schema lists, the nullable ones null when empty (only end's merge, focus_get's slots and a \
-mental model's truncated may be absent); times are RFC 3339 UTC.
+schema lists, the nullable ones null when empty (only end's merge and a mental model's \
+truncated may be absent); times are RFC 3339 UTC.
 - Only writes, start and bind create a project or slot: a focus, slot or document never \
 written reads as empty at revision 0.
 

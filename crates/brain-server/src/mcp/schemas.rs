@@ -50,7 +50,7 @@ pub fn session() -> Value {
             "summary": {"type": ["string", "null"]},
             "next_focus": {"type": ["string", "null"]},
             "nothing_to_capture_reason": {"type": ["string", "null"]},
-            "focus_outcome": {"type": ["string", "null"], "enum": ["applied", "unchanged", "conflict", null], "description": "A merged end's reads applied, not merged."},
+            "focus_outcome": {"type": ["string", "null"], "enum": ["applied", "unchanged", "conflict", null], "description": "A merged end shows applied."},
             "abandon_reason": {"type": ["string", "null"]},
             "opened_by": {
                 "type": "object",

@@ -21,10 +21,10 @@ pub struct Args {
     /// Only this session's (a tracer's too).
     #[serde(default)]
     pub session_id: Option<String>,
-    /// Only seq above this (either order); order oldest pages on with next_since.
+    /// Only seq above this (with order newest, a floor); order oldest pages on with next_since.
     #[serde(default)]
     pub since_seq: Option<i64>,
-    /// Order newest only: seq below this; page on with next_before.
+    /// Only with order newest (with oldest: invalid_argument): seq below this; page on with next_before.
     #[serde(default)]
     pub before_seq: Option<i64>,
     /// oldest (default): forward from since_seq. newest: the newest page first, then back with before_seq.

@@ -48,7 +48,7 @@ pub struct Args {
     /// Labels; brain_recall's tags filter matches them exactly.
     #[serde(default)]
     pub tags: Vec<String>,
-    /// Your open session, whose ledger it joins; omitted, the artifact is unattributed.
+    /// Your open session (pass it whenever you have one), whose ledger it joins; omitted: unattributed.
     #[serde(default)]
     pub session_id: Option<String>,
     /// The session's client_key; required with session_id.

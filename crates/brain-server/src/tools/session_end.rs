@@ -7,7 +7,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_end";
 
-const DESCRIPTION: &str = "End a session with a summary and the next focus. If expected_focus_revision is current, next_focus replaces the base focus, or the bound slot's body (identical text: unchanged). If stale, the session closes as conflicted (a final result, not an error; merge: true avoids it for disjoint edits): start anew (same slot) and merge your text into focus_at_end.body. A next_focus under 70% of the current body's characters is refused first, whatever the revision (base_focus_shrink or slot_focus_shrink, 409, details.floor), and the session stays open: restore what was dropped and call again. Hand a slot on: brain_session_relay; close without writing: brain_session_abandon.";
+const DESCRIPTION: &str = "End a session with a summary and the next focus. If expected_focus_revision is current, next_focus replaces the base focus, or the bound slot's body (identical text: unchanged). If stale, the session closes as conflicted (a final result, not an error; merge: true avoids it for disjoint edits): start anew (with the slot, if bound), merge your text into focus_at_end.body and end with the new read_revision. A next_focus under 70% of the current body's characters is refused first, whatever the revision (base_focus_shrink or slot_focus_shrink, 409, details.floor), and the session stays open: restore what was dropped and call again. Hand a slot on: brain_session_relay; close without writing: brain_session_abandon.";
 
 /// The arguments of an end; relay adds its own fields to the same list, so the
 /// two tools cannot drift apart.
@@ -26,7 +26,7 @@ macro_rules! end_args {
             pub next_focus: String,
             /// The revision next_focus builds on: session.read_revision, or a merged brain_focus_get's.
             pub expected_focus_revision: i64,
-            /// If the session produced nothing durable, why (stored); summary is still required, and next_focus: the current body unchanged.
+            /// Why the session produced nothing durable (stored); still pass summary, and the current body unchanged as next_focus.
             #[serde(default)]
             pub nothing_to_capture_reason: Option<String>,
             /// Lift the 70% guard: needs an operator-role JWT with an active elevation, else focus_shrink_override_refused (403).
