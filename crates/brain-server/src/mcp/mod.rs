@@ -42,7 +42,8 @@ name creates the project.
 session a relay opens is guarded by the relay's to_client_key); idle = open but with no start, bind, resume, relay \
 or remember on it past the server's threshold (6 h by default).
 - artifact = one record (fact, note, decision, todo, link); ledger = a session's artifacts \
-(its ledger_size); inbox = todos not yet acknowledged.
+(its ledger_size); one recorded without session_id is unattributed (a receipt's session_id is \
+another matter: the connection's tracer); inbox = todos not yet acknowledged.
 - documents (free text, except executive_state): executive_state (objective, missions, \
 pending_decisions = choices still open), critique (review of the approach), sync_note (the \
 current note to other agents, replaced whole; a lasting remark is a note artifact), \
@@ -70,7 +71,7 @@ nothing; every other refusal of a write records only its receipt.
 - A call acting on a session may answer session_not_found (404), or (each 409) tracer_session (the \
 id is a connection's tracer), client_key_mismatch or session_closed; another session's \
 client_key is in brain_session_get's session.
-- An exact repeat (same arguments, same request_digest) of end, relay or abandon returns the \
+- An exact repeat (the same arguments) of end, relay or abandon returns the \
 stored result with replayed: true; a dry_run writes nothing and answers as the call would, \
 with its outcome in would.
 - Lists page with the next_* value they return, and their filters combine (AND).
@@ -80,8 +81,8 @@ only marks activity and, like reads, dry runs and replays, writes no receipt.
 - A result's session object is brain_session_get's; a result holds every field its output \
 schema lists, the nullable ones null when empty (only end's merge and a mental model's \
 truncated may be absent); times are RFC 3339 UTC.
-- Only writes, start and bind create a project or slot: a focus, slot or document never \
-written reads as empty at revision 0.
+- A focus, slot or document never written reads as empty at revision 0 (a read creates \
+nothing).
 
 Changes: the focus and each slot are resources (brain://projects/{project}/focus, \
 .../slots/{slot}); resources/subscribe to them (or, on protocol 2026-07-28, \

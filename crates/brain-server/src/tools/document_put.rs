@@ -12,7 +12,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_document_put";
 
-const DESCRIPTION: &str = "Replace a whole project document under compare-and-swap, when its content changes (e.g. executive_state's missions). The next step belongs in the focus (brain_session_end), decisions in brain_remember. A stale revision is refused (document_conflict, 409, details.current_revision), also on a retry whose answer was lost: reread; if the body is yours it landed, else merge and put again.";
+const DESCRIPTION: &str = "Replace a whole project document under compare-and-swap (e.g. to update executive_state's missions). The next step belongs in the focus (brain_session_end), decisions in brain_remember. A stale revision is refused (document_conflict, 409, details.current_revision), also on a retry whose answer was lost: reread; if the body is yours it landed, else merge and put again.";
 
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]

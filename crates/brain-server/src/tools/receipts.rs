@@ -10,7 +10,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_receipts";
 
-const DESCRIPTION: &str = "List your tenant's receipts: one per mutating call that passed validation, refused or not (not resume, dry runs or replays). Audit who changed what (focus diffs: brain_focus_history). ledger_tip (the tenant's newest) and prev_hash link the whole chain, whatever the filters.";
+const DESCRIPTION: &str = "List your tenant's receipts: one per mutating call that passed validation, refused or not (not resume, dry runs or replays). Audit who changed what (focus diffs: brain_focus_history). prev_hash links each to the tenant chain's previous receipt, even one the filters hide; ledger_tip is the newest.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -21,13 +21,13 @@ pub struct Args {
     /// Only this session's (a tracer's too).
     #[serde(default)]
     pub session_id: Option<String>,
-    /// Only seq above this (with order newest, a floor); order oldest pages on with next_since.
+    /// Only seq above this (either order).
     #[serde(default)]
     pub since_seq: Option<i64>,
-    /// Only with order newest (with oldest: invalid_argument): seq below this; page on with next_before.
+    /// Order newest only (else invalid_argument): seq below this.
     #[serde(default)]
     pub before_seq: Option<i64>,
-    /// oldest (default): forward from since_seq. newest: the newest page first, then back with before_seq.
+    /// oldest (default): ascending after since_seq, paged by next_since. newest: descending, paged by before_seq = next_before.
     #[serde(default)]
     pub order: Option<Order>,
     /// Receipts per page.
@@ -58,7 +58,7 @@ pub fn definition() -> Tool {
                         "at": schemas::timestamp(),
                         "tool": {"type": "string"},
                         "project": {"type": ["string", "null"]},
-                        "session_id": {"type": ["string", "null"], "description": "Else the connection's tracer session."},
+                        "session_id": {"type": ["string", "null"], "description": "Else the connection's tracer; null if neither (e.g. cli)."},
                         "credential_kind": {"type": "string", "enum": ["jwt", "shared_token", "stdio", "cli"]},
                         "subject": {"type": "string"},
                         "token_id": {"type": ["string", "null"]},

@@ -12,7 +12,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_remember";
 
-const DESCRIPTION: &str = "Record one artifact whenever you verify a fact, make a decision or defer work. Text is never edited: correct with a new one; a retry adds another (check brain_recall). Not for the focus (brain_session_end) or documents (brain_document_put).";
+const DESCRIPTION: &str = "Record one artifact whenever you verify a fact, make a decision or defer work. Text is never edited: correct with a new one; a retried call adds a duplicate (check brain_recall first). Not for the focus (brain_session_end) or documents (brain_document_put).";
 
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]

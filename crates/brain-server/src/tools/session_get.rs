@@ -9,7 +9,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_get";
 
-const DESCRIPTION: &str = "Read one session's record by id, tracers too (its artifacts: brain_recall session_id). Use it before resuming or abandoning a session, or for what it concluded and whom it relayed to. Find sessions: brain_session_list.";
+const DESCRIPTION: &str = "Read one session's record by id, tracers too (its artifacts: brain_recall with its project and session_id). Use it before resuming or abandoning a session, or for what it concluded and whom it relayed to. Find sessions: brain_session_list.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
