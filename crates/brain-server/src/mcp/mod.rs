@@ -39,11 +39,10 @@ sub-focus with its own body and revision. Project and slot names are case-sensit
 or bind with a new slot name creates an empty slot, start or a first write with a new project \
 name creates the project.
 - session = one unit of work, guarded by your client_key (pass it as expected_client_key; the \
-session a relay opens is guarded by the relay's to_client_key); idle = open but with no start, bind, resume, relay \
-or remember on it past the server's threshold (6 h by default).
+session a relay opens is guarded by the relay's to_client_key); idle = open but with no start, bind, resume or remember \
+on it (nor the relay that opened it) past the server's threshold (6 h by default).
 - artifact = one record (fact, note, decision, todo, link); ledger = a session's artifacts \
-(its ledger_size); one recorded without session_id is unattributed (a receipt's session_id is \
-another matter: the connection's tracer); inbox = todos not yet acknowledged.
+(its ledger_size); one recorded without session_id is unattributed; inbox = todos not yet acknowledged.
 - documents (free text, except executive_state): executive_state (objective, missions, \
 pending_decisions = choices still open), critique (review of the approach), sync_note (the \
 current note to other agents, replaced whole; a lasting remark is a note artifact), \
@@ -52,10 +51,9 @@ mental_model (operator-set background).
 is ledger_tip); token_id = the JWT's jti or the shared token's id, null for stdio; \
 credential_kind cli = the operator's command line.
 - tracer = the server's per-connection session, not yours (you cannot resume or end it).
-- roles: agent (every shared_token and stdio caller too), operator (a JWT role for humans; an \
-operator connection elevated at /brain-admin may pass end's allow_focus_shrink), relay (an \
-orchestrator's JWT); operator and relay JWTs may pass relay's allow_focus_shrink without an \
-elevation, and every role may call brain_session_relay.
+- roles: agent (every shared_token and stdio caller too), operator (a JWT role for humans), \
+relay (an orchestrator's JWT); the allow_focus_shrink arguments say who may lift the 70% \
+guard; every role may call brain_session_relay.
 
 Flow: brain_session_start, read the briefing; if briefing.recovery is set, either resume it and \
 abandon the new session, or abandon the old one; brain_remember \

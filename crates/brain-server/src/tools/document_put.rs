@@ -44,7 +44,7 @@ pub struct Args {
     /// Required for mental_model, else omit; a name not in briefing.mental_models creates one (max 32 per project, else invalid_argument).
     #[serde(default)]
     pub name: Option<String>,
-    /// The whole new body, text; executive_state's is a JSON object (or its text): objective (string), missions and pending_decisions (arrays of strings or {title}), all required (else invalid_argument), other keys stored as given.
+    /// The whole new body, text; executive_state's is a JSON object (or its text): objective (string), missions and pending_decisions (arrays of strings or {title: string}), all required (else invalid_argument), other keys stored as given.
     pub body: JsonBody,
     /// The current revision (0 if never written), from brain_document_get or document_conflict.
     pub expected_revision: i64,

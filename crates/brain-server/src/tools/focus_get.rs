@@ -9,7 +9,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_focus_get";
 
-const DESCRIPTION: &str = "Read a project's base focus or one slot's body; without slot it also lists the slots. Use it to re-read before ending (merge, then pass its revision as end's expected_focus_revision); past revisions: brain_focus_history.";
+const DESCRIPTION: &str = "Read a project's base focus or one slot's body; without slot it also lists the slots. Before ending, re-read what your end writes (slot if bound), merge, and pass its revision as end's expected_focus_revision; past revisions: brain_focus_history.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -24,7 +24,7 @@ pub struct Args {
     /// Only seq above this (either order).
     #[serde(default)]
     pub since_seq: Option<i64>,
-    /// Order newest only (else invalid_argument): seq below this.
+    /// Seq below this; order newest only (else invalid_argument).
     #[serde(default)]
     pub before_seq: Option<i64>,
     /// oldest (default): ascending after since_seq, paged by next_since. newest: descending, paged by before_seq = next_before.

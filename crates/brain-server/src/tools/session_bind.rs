@@ -10,7 +10,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_bind";
 
-const DESCRIPTION: &str = "Bind an open session to a slot (or pass slot to brain_session_start), for a strand of work the base focus should not absorb: its end or relay then replaces the slot's body instead (no unbind). Returns the slot's body and revision, which becomes read_revision; rebinding the same slot moves read_revision to its current revision: merge its returned body into your next_focus. Already bound to another slot: already_bound (409). Sessions may share a slot: the revision guard arbitrates.";
+const DESCRIPTION: &str = "Bind an open session to a slot (or pass slot to brain_session_start), for a strand of work the base focus should not absorb: its end or relay then replaces the slot's body instead (no unbind). Returns the slot's body and revision, which becomes read_revision; rebinding the same slot moves read_revision to its current revision: merge its returned body into your next_focus. Already bound to another slot: already_bound (409); start a new session for it. Sessions may share a slot: the revision guard arbitrates.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

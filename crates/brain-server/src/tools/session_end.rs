@@ -7,7 +7,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_end";
 
-const DESCRIPTION: &str = "End a session with a summary and the next focus. If expected_focus_revision is current, next_focus replaces the base focus, or the bound slot's body (identical text: unchanged). If stale, the session closes as conflicted (a final result, not an error, its summary kept; see merge): start anew (with the slot, if bound), merge your text into focus_at_end.body and end with the new read_revision. A next_focus under 70% of the current body's length is refused first, whatever the revision (base_focus_shrink or slot_focus_shrink, 409, details.floor; session stays open): restore what was dropped and retry. Hand a slot on: brain_session_relay; close without writing: brain_session_abandon.";
+const DESCRIPTION: &str = "End a session with a summary and the next focus. If expected_focus_revision is current, next_focus replaces the base focus, or the bound slot's body (same text: unchanged). If stale, the session closes as conflicted, a result, not an error, summary kept (or see merge): start anew (with the slot, if bound), merge your text into focus_at_end.body and end with its read_revision. Checked first at any revision: a next_focus under 70% of the current body's length is refused (base_focus_shrink or slot_focus_shrink, 409, details.floor), session left open: restore what was dropped. Hand a slot on: brain_session_relay; close without writing: brain_session_abandon.";
 
 /// The arguments of an end; relay adds its own fields to the same list, so the
 /// two tools cannot drift apart.
