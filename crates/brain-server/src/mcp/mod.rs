@@ -51,7 +51,8 @@ mental_model (operator-set background).
 is ledger_tip); token_id = the JWT's jti or the shared token's id, null for stdio; \
 credential_kind cli = the operator's command line.
 - tracer = the server's per-connection session, not yours (you cannot resume or end it).
-- roles: agent (every shared_token and stdio caller too), operator (a JWT role for humans), \
+- roles: agent (every shared_token and stdio caller too), operator (a JWT role for humans; an \
+elevation is an operator's grant at /brain-admin, not something an agent can obtain), \
 relay (an orchestrator's JWT); the allow_focus_shrink arguments say who may lift the 70% \
 guard; every role may call brain_session_relay.
 

@@ -37,7 +37,13 @@ pub fn definition() -> Tool {
                     "items": {"type": "object", "properties": {"name": {"type": "string"}, "revision": {"type": "integer"}}, "required": ["name", "revision"]}
                 }
             })),
-            &["body", "revision", "updated_at", "updated_by_session"],
+            &[
+                "body",
+                "revision",
+                "updated_at",
+                "updated_by_session",
+                "slots",
+            ],
         ),
         Hints {
             read_only: true,

@@ -27,7 +27,7 @@ pub struct Args {
     /// Seq below this; order newest only (else invalid_argument).
     #[serde(default)]
     pub before_seq: Option<i64>,
-    /// oldest (default): ascending after since_seq, paged by next_since. newest: descending, paged by before_seq = next_before.
+    /// oldest (default): ascending, next page since_seq = next_since. newest: descending, next page before_seq = next_before.
     #[serde(default)]
     pub order: Option<Order>,
     /// Receipts per page.

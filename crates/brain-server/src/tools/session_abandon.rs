@@ -21,7 +21,7 @@ pub struct Args {
     pub expected_client_key: String,
     /// Why; kept as abandon_reason.
     pub reason: String,
-    /// Must be true unless dry_run, else confirm_required (428).
+    /// Set true (optional with dry_run), else confirm_required (428).
     #[serde(default)]
     pub confirm: bool,
     /// Check, but write nothing.

@@ -7,7 +7,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_end";
 
-const DESCRIPTION: &str = "End a session with a summary and the next focus. If expected_focus_revision is current, next_focus replaces the base focus, or the bound slot's body (same text: unchanged). If stale, the session closes as conflicted, a result, not an error, summary kept (or see merge): start anew (with the slot, if bound), merge your text into focus_at_end.body and end with its read_revision. Checked first at any revision: a next_focus under 70% of the current body's length is refused (base_focus_shrink or slot_focus_shrink, 409, details.floor), session left open: restore what was dropped. Hand a slot on: brain_session_relay; close without writing: brain_session_abandon.";
+const DESCRIPTION: &str = "End a session with a summary and the next focus. If expected_focus_revision is current, next_focus replaces the base focus, or the bound slot's body (same text: outcome unchanged). If stale, the session closes as conflicted (a result, not an error; summary kept; or see merge). Then start anew (with the slot, if bound), merge your text into focus_at_end.body and end that session with its read_revision. Before any revision check, a next_focus under 70% of the current body's length is refused (base_focus_shrink or slot_focus_shrink, 409, details.floor), session left open: restore what was dropped. Hand a slot on: brain_session_relay; close without writing: brain_session_abandon.";
 
 /// The arguments of an end; relay adds its own fields to the same list, so the
 /// two tools cannot drift apart.
@@ -29,7 +29,7 @@ macro_rules! end_args {
             /// Why the session produced nothing durable (stored); still pass summary, and the current body unchanged as next_focus.
             #[serde(default)]
             pub nothing_to_capture_reason: Option<String>,
-            /// Lift the 70% guard: needs an operator-role JWT with an active elevation, else focus_shrink_override_refused (403).
+            /// Lift the 70% guard: an operator-role JWT with an active elevation only (agents: omit), else focus_shrink_override_refused (403).
             #[serde(default)]
             pub allow_focus_shrink: bool,
             /// Check, but write nothing.

@@ -7,7 +7,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_relay";
 
-const DESCRIPTION: &str = "Hand a bound session's slot to a successor: this session closes as relayed, writing next_focus into the slot under brain_session_end's revision and 70% checks (slot_focus_shrink, 409, session stays open). A new session bound to the slot opens for to_client_key: the receiver resumes new_session.session_id (you pass it to the receiver, or it finds it with brain_session_list). Unbound: relay_requires_slot (409). A stale revision (no merge) closes this session as conflicted and opens none (new_session null): start anew on the slot, merge your text into slot.body and relay again. No successor: brain_session_end.";
+const DESCRIPTION: &str = "Hand a bound session's slot to a successor: this session closes as relayed, writing next_focus into the slot under brain_session_end's revision and 70% checks (slot_focus_shrink, 409, session stays open). A new session bound to the slot opens for to_client_key: the receiver resumes new_session.session_id (you pass it to the receiver, or it finds it with brain_session_list). Unbound: relay_requires_slot (409). A stale revision (relay never merges) closes this session as conflicted and opens none (new_session null): start anew on the slot, merge your text into slot.body and relay again. No successor: brain_session_end.";
 
 session_end::end_args!(Args {
     /// The receiving client's client_key; the new session is opened for it.

@@ -10,7 +10,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_resume";
 
-const DESCRIPTION: &str = "Re-read an open session's briefing and mark it active: after a restart, a new connection or receiving a relay; optional otherwise (other calls need only session_id and client_key). read_revision is left as it was: if the focus its end writes (briefing.base_focus, or slot if bound) is newer, merge its body into your next_focus and pass its revision to end. session_closed is final: start anew.";
+const DESCRIPTION: &str = "Re-read an open session's briefing and mark it active: after a restart, a new connection or receiving a relay; optional otherwise (other calls need only session_id and client_key). read_revision is left as it was: if the focus its end writes (briefing.base_focus, or slot if bound) is above session.read_revision, merge its body into your next_focus and pass that revision to end. session_closed is final: start anew.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -10,7 +10,7 @@ use crate::mcp::{args, schemas};
 
 pub const NAME: &str = "brain_session_start";
 
-const DESCRIPTION: &str = "Open a new working session in a project and get its briefing. Always opens a new session: to continue an open one, brain_session_resume it (after a restart, find it: brain_session_list by client_key, status open). briefing.recovery = your newest other open session here (same client_key): to continue its work resume it and abandon this one, else abandon it.";
+const DESCRIPTION: &str = "Open a new working session in a project and get its briefing. Always opens a new session: to continue an open one, brain_session_resume it (after a restart, find it: brain_session_list by client_key, status open). briefing.recovery = your newest other open session here (same client_key): resume it and abandon the new one, or abandon the old one.";
 
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
