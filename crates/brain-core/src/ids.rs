@@ -64,6 +64,14 @@ string_id!(
     ProjectKey, "project", 128
 );
 
+impl TenantId {
+    /// No tenant: the transaction of a sweep or lookup across tenants. It
+    /// is empty, which no tenant's id can be, so it names no tenant's rows.
+    pub fn across() -> Self {
+        Self(String::new())
+    }
+}
+
 impl ProjectKey {
     /// The project that holds the server's tracer sessions.
     pub const TRACERS: &'static str = "_mcp";

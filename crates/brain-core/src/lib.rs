@@ -2,7 +2,7 @@
 //!
 //! - [`feed`]: focus bodies as MCP resources, and the change events stores announce.
 //! - [`flow`]: every mutation (start, bind, resume, remember, end, relay, abandon) and the
-//!   briefing, written once over a backend transaction ([`flow::CloseTx`]).
+//!   briefing, written once over a store's write transaction ([`flow::WriteTx`]).
 //! - [`ids`]: validated newtypes for every identifier a caller can send.
 //! - [`error`]: the SPEC's error codes and the domain error carrying them.
 //! - [`memory`]: documents, recall hits, history, the daily brief.
@@ -19,7 +19,7 @@
 //! - [`text`]: text hygiene: no NUL or other C0 control in anything a caller sends.
 //! - [`writes`]: the session calls of every store, over its [`writes::Backend`].
 //!
-//! A backend only opens a transaction and implements [`flow::CloseTx`]'s loads
+//! A store only opens a transaction and implements [`flow::WriteTx`]'s loads
 //! and writes; [`flow`] loads and locks state through it, asks [`rules`] to
 //! decide, applies the decision and the receipt, and commits. Rules live here once.
 #![forbid(unsafe_code)]

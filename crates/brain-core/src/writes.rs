@@ -1,13 +1,13 @@
 //! The writes of every store (session calls, documents, elevations), written once. A store offers a write
-//! transaction scoped to a tenant ([`Backend::write`]) whose SQL is
-//! [`CloseTx`]; [`SessionWrites`] runs [`flow`] on it, so no store forwards a
+//! transaction scoped to a tenant ([`Backend::write`]), a [`WriteTx`];
+//! [`SessionWrites`] runs [`flow`] on it, so no store forwards a
 //! call it does not shape.
 
 use async_trait::async_trait;
 use serde_json::Value;
 
 use crate::error::{MergeNeeded, StoreError};
-use crate::flow::{self, CloseTx};
+use crate::flow::{self, WriteTx};
 use crate::ids::{ElevationId, SlotName, TenantId};
 use crate::memory::{Document, DocumentPut};
 use crate::merge::Merged;
@@ -22,7 +22,7 @@ use crate::store::{BindOutcome, SessionBriefing};
 /// What a store supplies for the session calls.
 #[async_trait]
 pub trait Backend: Send + Sync + 'static {
-    type Tx: CloseTx + 'static;
+    type Tx: WriteTx + 'static;
     /// A write transaction that sees and writes only `tenant`'s rows.
     async fn write(&self, tenant: &TenantId) -> Result<Self::Tx, StoreError>;
     /// After this long without activity an open session reads as idle.

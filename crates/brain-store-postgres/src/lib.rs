@@ -6,7 +6,7 @@
 //! - [`sql`]: its statement texts.
 //! - [`dialect`]: how brain's types bind and read (`timestamptz`, `uuid`,
 //!   `jsonb`, `text[]`).
-//! - [`tx`]: its write transaction, overriding the `CloseTx` writes it fuses
+//! - [`tx`]: its write transaction, overriding the `SqlTx` writes it fuses
 //!   into fewer round trips ([`lifecycle`]: opening a session and the
 //!   briefing; [`ledger`]: the receipt append under the ledger-tip lock).
 //! - [`known`]: the projects this process has seen committed.
@@ -343,11 +343,13 @@ impl Scope for PgStore {
     type Pooled = brain_store_sqlx::On<dialect::Pg, sqlx::pool::PoolConnection<sqlx::Postgres>>;
 
     async fn tenant_scope(&self, tenant: &TenantId) -> Result<tx::Tx, StoreError> {
-        Ok(tx::Tx::new(self.scoped(tenant).await?, self.known.clone()))
+        let scope = self.scoped(tenant).await?;
+        Ok(tx::Tx::new(scope, tenant.clone(), self.known.clone()))
     }
 
     async fn system_scope(&self) -> Result<tx::Tx, StoreError> {
-        Ok(tx::Tx::new(self.system().await?, self.known.clone()))
+        let scope = self.system().await?;
+        Ok(tx::Tx::new(scope, TenantId::across(), self.known.clone()))
     }
 
     async fn pooled(&self) -> Result<Self::Pooled, StoreError> {

@@ -3,14 +3,14 @@
 
 use async_trait::async_trait;
 use brain_core::error::StoreError;
-use brain_core::flow::{CloseTx, FocusWrite};
+use brain_core::flow::{CloseWrite, FocusWrite, Receipting};
 use brain_core::ids::{ArtifactId, ProjectKey, SessionId, TenantId};
 use brain_core::memory::Document;
 use brain_core::model::{ArtifactKind, Caller, Focus, FocusOutcome, Session, now_micros};
 use brain_core::receipt::{Receipt, ReceiptDraft};
 use brain_core::rules::CloseRecord;
 use brain_core::sql::rows;
-use brain_core::sql::{BoxRow, Conn, Finish, Param, Sql};
+use brain_core::sql::{BoxRow, Conn, Finish, Param, Sql, SqlTx};
 use brain_core::store::{BriefingSources, LockedClose, Unattributed};
 use brain_store_sqlx::Cols;
 use chrono::{DateTime, Utc};
@@ -35,6 +35,8 @@ use brain_core::sql::sessions;
 /// places its receipt in the message that commits it ([`Link`]).
 pub struct Tx {
     link: Link,
+    /// The tenant it was opened for ([`TenantId::across`] for a system scope).
+    tenant: TenantId,
     /// The receipt `append_receipt` left for the commit to place.
     receipt: Option<Pending>,
     known: Arc<KnownProjects>,
@@ -57,8 +59,8 @@ struct Pending {
 
 impl Tx {
     /// A transaction already begun (the reads' scopes).
-    pub(crate) fn new(conn: PgTx, known: Arc<KnownProjects>) -> Self {
-        Self::on(Link::Scope(conn), known, None)
+    pub(crate) fn new(conn: PgTx, tenant: TenantId, known: Arc<KnownProjects>) -> Self {
+        Self::on(Link::Scope(conn), tenant, known, None)
     }
 
     /// A write transaction for `tenant`, begun on its first statement.
@@ -68,12 +70,23 @@ impl Tx {
         known: Arc<KnownProjects>,
         groups: Arc<Groups>,
     ) -> Self {
-        Self::on(Link::Idle(warm, tenant), known, Some(groups))
+        Self::on(
+            Link::Idle(warm, tenant.clone()),
+            tenant,
+            known,
+            Some(groups),
+        )
     }
 
-    fn on(link: Link, known: Arc<KnownProjects>, groups: Option<Arc<Groups>>) -> Self {
+    fn on(
+        link: Link,
+        tenant: TenantId,
+        known: Arc<KnownProjects>,
+        groups: Option<Arc<Groups>>,
+    ) -> Self {
         Self {
             link,
+            tenant,
             receipt: None,
             known,
             groups,
@@ -89,8 +102,8 @@ impl Tx {
     /// transaction is `tenant`'s: a one-round-trip write may take one
     /// straight away. The tenant is passed to the function, which scopes its
     /// own statement's transaction.
-    fn untouched(&self, tenant: &TenantId) -> Option<Arc<Warm>> {
-        self.link.idle_pool(tenant)
+    fn untouched(&self) -> Option<Arc<Warm>> {
+        self.link.idle_pool(&self.tenant)
     }
 
     /// A failed write that needs its project's rows (the tip, the project a
@@ -151,72 +164,218 @@ impl Finish for Tx {
 }
 
 #[async_trait]
-impl CloseTx for Tx {
-    /// Row-level security is the wall: the transaction's `brain.tenant`
+impl SqlTx for Tx {
+    /// Row-level security is the wall too: the transaction's `brain.tenant`
     /// setting hides every other tenant's rows from each statement.
-    fn keeps_to(&self, _tenant: &TenantId) -> Result<(), StoreError> {
-        Ok(())
+    fn tenant(&self) -> &TenantId {
+        &self.tenant
     }
 
-    async fn lock_close(
-        &mut self,
-        tenant: &TenantId,
-        id: SessionId,
-    ) -> Result<Option<LockedClose>, StoreError> {
-        lock_close(self, tenant, id).await
+    async fn lock_close(&mut self, id: SessionId) -> Result<Option<LockedClose>, StoreError> {
+        lock_close(self, id).await
     }
 
     async fn lock_session(
         &mut self,
-        tenant: &TenantId,
         id: SessionId,
     ) -> Result<Option<(Session, Option<CloseRecord>)>, StoreError> {
-        match lock_first(self, tenant, "brain_lock_session", id).await? {
+        match lock_first(self, "brain_lock_session", id).await? {
             Some(row) => row
                 .map(|r| rows::session(&Cols::<dialect::Pg, _>::new(r)))
                 .transpose(),
-            None => sessions::load_session(self, tenant, id, true).await,
+            None => {
+                let tenant = self.tenant.clone();
+                sessions::load_session(self, &tenant, id, true).await
+            }
         }
     }
 
     async fn close_counts(
         &mut self,
-        tenant: &TenantId,
         session: &Session,
         until: DateTime<Utc>,
     ) -> Result<(Unattributed, i64), StoreError> {
-        close_counts(self.conn().await?, tenant, session, until).await
+        let tenant = self.tenant.clone();
+        close_counts(self.conn().await?, &tenant, session, until).await
     }
 
-    async fn ensure_project(
-        &mut self,
-        tenant: &TenantId,
-        project: &ProjectKey,
-    ) -> Result<(), StoreError> {
-        if self.known.contains(tenant, project) {
-            return Ok(());
+    async fn provision(&mut self, project: Option<&ProjectKey>) -> Result<(), StoreError> {
+        let tenant = self.tenant.clone();
+        match project {
+            None => brain_core::sql::writes::ensure_tenant(self, &tenant).await,
+            Some(project) => self.ensure_project(project).await,
         }
-        ledger::ensure_project(self.conn().await?, tenant, project).await?;
-        self.ensured.push(KnownProjects::key(tenant, project));
-        Ok(())
     }
 
     async fn open_session(
         &mut self,
-        tenant: &TenantId,
+        caller: &Caller,
         session: &mut Session,
-    ) -> Result<Option<Focus>, StoreError> {
-        let focus = crate::lifecycle::open_session(self.conn().await?, tenant, session).await?;
+        receipt: ReceiptDraft,
+    ) -> Result<(Option<Focus>, BriefingSources), StoreError> {
+        let tenant = self.tenant.clone();
+        if let Some(warm) = self
+            .untouched()
+            .filter(|_| one_trip::fits_start(session, &receipt))
+        {
+            let grouped = self.groups.as_ref().filter(|_| {
+                session.bound_slot.is_none() && self.known.contains(&tenant, &session.project)
+            });
+            let opened = one_trip::start(&warm, grouped, caller, session, receipt).await;
+            let opened = self.heal(opened)?;
+            // Committed, and with it the project.
+            self.known
+                .add(vec![KnownProjects::key(&tenant, &session.project)]);
+            return Ok(opened);
+        }
+        let focus = crate::lifecycle::open_session(self.conn().await?, &tenant, session).await?;
         // Its statement created the project when missing.
         self.ensured
-            .push(KnownProjects::key(tenant, &session.project));
-        Ok(focus)
+            .push(KnownProjects::key(&tenant, &session.project));
+        let sources =
+            crate::lifecycle::briefing_sources(self.conn().await?, &tenant, session).await?;
+        self.pend(caller, receipt, None)?;
+        Ok((focus, sources))
     }
 
-    /// Left for the commit: the tip is locked by the statement that places
-    /// it, sent with the `COMMIT` in one message, so no writer of the tenant
-    /// waits on a round trip to brain ([`Link`]).
-    async fn append_receipt(
+    async fn remember(
+        &mut self,
+        caller: &Caller,
+        artifact: &brain_core::model::Artifact,
+        receipt: ReceiptDraft,
+    ) -> Result<(), StoreError> {
+        let tenant = self.tenant.clone();
+        if let (Some(warm), Some(groups)) = (
+            self.untouched()
+                .filter(|_| one_trip::fits_remember(artifact, &receipt)),
+            self.groups.clone(),
+        ) {
+            let ensure = !self.known.contains(&tenant, &artifact.project);
+            let placed =
+                one_trip::remember(&warm, &groups, caller, ensure, artifact, receipt).await;
+            self.heal(placed)?;
+            if ensure {
+                self.known
+                    .add(vec![KnownProjects::key(&tenant, &artifact.project)]);
+            }
+            return Ok(());
+        }
+        self.ensure_project(&artifact.project).await?;
+        let inserted = brain_core::sql::writes::insert_artifact(self, &tenant, artifact).await;
+        self.heal(inserted)?;
+        self.pend(caller, receipt, None)
+    }
+
+    async fn briefing_sources(&mut self, session: &Session) -> Result<BriefingSources, StoreError> {
+        let tenant = self.tenant.clone();
+        crate::lifecycle::briefing_sources(self.conn().await?, &tenant, session).await
+    }
+
+    async fn lock_todos(
+        &mut self,
+        project: &ProjectKey,
+        ids: &[ArtifactId],
+    ) -> Result<Vec<(ArtifactId, ArtifactKind, bool)>, StoreError> {
+        let uuids: Vec<uuid::Uuid> = ids.iter().map(|i| i.as_uuid()).collect();
+        let rows: Vec<(uuid::Uuid, String, bool)> = sqlx::query_as(
+            // Locked: an acknowledgement that commits meanwhile would
+            // otherwise be answered as this one's (SPEC §2.7); in id order,
+            // so two acks of overlapping ids lock in the same order.
+            "SELECT artifact_id, kind, acknowledged_at IS NOT NULL FROM artifacts \
+             WHERE tenant_id = $1 AND project = $2 AND artifact_id = ANY($3) \
+             ORDER BY artifact_id FOR UPDATE",
+        )
+        .bind(self.tenant.as_str().to_owned())
+        .bind(project.as_str())
+        .bind(&uuids)
+        .fetch_all(self.conn().await?)
+        .await
+        .map_err(db)?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|(id, kind, ack)| {
+                ArtifactKind::parse(&kind).map(|k| (ArtifactId::from_uuid(id), k, ack))
+            })
+            .collect())
+    }
+
+    async fn acknowledge(
+        &mut self,
+        project: &ProjectKey,
+        ids: &[ArtifactId],
+        note: Option<&str>,
+        at: DateTime<Utc>,
+    ) -> Result<i64, StoreError> {
+        let tenant = self.tenant.clone();
+        if !ids.is_empty() {
+            let uuids: Vec<uuid::Uuid> = ids.iter().map(|i| i.as_uuid()).collect();
+            sqlx::query(
+                "UPDATE artifacts SET acknowledged_at = $4, ack_note = $5 \
+                 WHERE tenant_id = $1 AND project = $2 AND artifact_id = ANY($3) \
+                 AND kind = 'todo' AND acknowledged_at IS NULL",
+            )
+            .bind(tenant.as_str())
+            .bind(project.as_str())
+            .bind(&uuids)
+            .bind(at)
+            .bind(note)
+            .execute(self.conn().await?)
+            .await
+            .map_err(db)?;
+        }
+        sessions::inbox_count(self, &tenant, project).await
+    }
+
+    async fn write_document(
+        &mut self,
+        project: &ProjectKey,
+        doc: &Document,
+    ) -> Result<bool, StoreError> {
+        let tenant = self.tenant.clone();
+        let written = sessions::write_document(self, &tenant, project, doc).await;
+        self.heal(written)
+    }
+
+    /// The receipt is left for the commit ([`Tx::pend`]); the session's
+    /// close and, when the close applied, its target body go in one
+    /// statement that carries the receipt too.
+    async fn apply_close(&mut self, caller: &Caller, w: CloseWrite<'_>) -> Result<(), StoreError> {
+        let tenant = self.tenant.clone();
+        if let Some(next) = w.next_session {
+            sessions::insert_session(self, &tenant, next).await?;
+        }
+        self.pend(caller, w.receipt, w.focus)?;
+        self.close_session(w.session, w.focus, w.digest, w.result)
+            .await
+    }
+
+    async fn commit(mut self, receipt: Option<Receipting<'_>>) -> Result<(), StoreError> {
+        if let Some((caller, draft)) = receipt {
+            self.pend(caller, draft, None)?;
+        }
+        self.end().await?;
+        self.known.add(std::mem::take(&mut self.ensured));
+        Ok(())
+    }
+}
+
+impl Tx {
+    /// Create the project on first use, unless this process has seen it
+    /// committed already.
+    async fn ensure_project(&mut self, project: &ProjectKey) -> Result<(), StoreError> {
+        let tenant = self.tenant.clone();
+        if self.known.contains(&tenant, project) {
+            return Ok(());
+        }
+        ledger::ensure_project(self.conn().await?, &tenant, project).await?;
+        self.ensured.push(KnownProjects::key(&tenant, project));
+        Ok(())
+    }
+
+    /// Leave the receipt for the commit: the tip is locked by the statement
+    /// that places it, sent with the `COMMIT` in one message, so no writer
+    /// of the tenant waits on a round trip to brain ([`Link`]).
+    fn pend(
         &mut self,
         caller: &Caller,
         draft: ReceiptDraft,
@@ -235,13 +394,13 @@ impl CloseTx for Tx {
         Ok(())
     }
 
-    /// Persist the closed session and, when the close applied, its target body,
-    /// in one statement. The change is announced in it too: PostgreSQL delivers a
-    /// NOTIFY only when its transaction commits, so a listener on any replica
-    /// hears exactly the writes that happened (SPEC §2.11).
-    async fn apply_close(
+    /// Persist the closed session and, when the close applied, its target
+    /// body, in one statement. The change is announced in it too:
+    /// PostgreSQL delivers a NOTIFY only when its transaction commits, so a
+    /// listener on any replica hears exactly the writes that happened (SPEC
+    /// §2.11).
+    async fn close_session(
         &mut self,
-        tenant: &TenantId,
         s: &Session,
         focus: Option<FocusWrite<'_>>,
         digest: &str,
@@ -286,7 +445,7 @@ impl CloseTx for Tx {
             (Some(_), Some(_)) => &WITH_BOTH,
         };
         let q = sqlx::query(sql)
-            .bind(tenant.as_str())
+            .bind(self.tenant.as_str().to_owned())
             .bind(s.session_id.as_uuid())
             .bind(s.status.as_str())
             .bind(s.ended_at)
@@ -302,7 +461,7 @@ impl CloseTx for Tx {
             None => q,
             Some(w) => {
                 let change = brain_core::feed::FocusChange {
-                    tenant: tenant.clone(),
+                    tenant: self.tenant.clone(),
                     project: w.session.project.clone(),
                     slot: w.session.bound_slot.clone(),
                     revision: w.revision,
@@ -325,152 +484,15 @@ impl CloseTx for Tx {
         }
         Ok(())
     }
-
-    async fn insert_artifact(
-        &mut self,
-        tenant: &TenantId,
-        artifact: &brain_core::model::Artifact,
-    ) -> Result<(), StoreError> {
-        let inserted = brain_core::sql::writes::insert_artifact(self, tenant, artifact).await;
-        self.heal(inserted)
-    }
-
-    async fn briefing_sources(
-        &mut self,
-        tenant: &TenantId,
-        session: &Session,
-    ) -> Result<BriefingSources, StoreError> {
-        crate::lifecycle::briefing_sources(self.conn().await?, tenant, session).await
-    }
-
-    async fn artifact_states(
-        &mut self,
-        tenant: &TenantId,
-        project: &ProjectKey,
-        ids: &[ArtifactId],
-    ) -> Result<Vec<(ArtifactId, ArtifactKind, bool)>, StoreError> {
-        let uuids: Vec<uuid::Uuid> = ids.iter().map(|i| i.as_uuid()).collect();
-        let rows: Vec<(uuid::Uuid, String, bool)> = sqlx::query_as(
-            // Locked: an acknowledgement that commits meanwhile would
-            // otherwise be answered as this one's (SPEC §2.7); in id order,
-            // so two acks of overlapping ids lock in the same order.
-            "SELECT artifact_id, kind, acknowledged_at IS NOT NULL FROM artifacts \
-             WHERE tenant_id = $1 AND project = $2 AND artifact_id = ANY($3) \
-             ORDER BY artifact_id FOR UPDATE",
-        )
-        .bind(tenant.as_str())
-        .bind(project.as_str())
-        .bind(&uuids)
-        .fetch_all(self.conn().await?)
-        .await
-        .map_err(db)?;
-        Ok(rows
-            .into_iter()
-            .filter_map(|(id, kind, ack)| {
-                ArtifactKind::parse(&kind).map(|k| (ArtifactId::from_uuid(id), k, ack))
-            })
-            .collect())
-    }
-
-    async fn acknowledge(
-        &mut self,
-        tenant: &TenantId,
-        project: &ProjectKey,
-        ids: &[ArtifactId],
-        note: Option<&str>,
-        at: DateTime<Utc>,
-    ) -> Result<(), StoreError> {
-        let uuids: Vec<uuid::Uuid> = ids.iter().map(|i| i.as_uuid()).collect();
-        sqlx::query(
-            "UPDATE artifacts SET acknowledged_at = $4, ack_note = $5 \
-             WHERE tenant_id = $1 AND project = $2 AND artifact_id = ANY($3) \
-             AND kind = 'todo' AND acknowledged_at IS NULL",
-        )
-        .bind(tenant.as_str())
-        .bind(project.as_str())
-        .bind(&uuids)
-        .bind(at)
-        .bind(note)
-        .execute(self.conn().await?)
-        .await
-        .map_err(db)?;
-        Ok(())
-    }
-
-    async fn write_document(
-        &mut self,
-        tenant: &TenantId,
-        project: &ProjectKey,
-        doc: &Document,
-    ) -> Result<bool, StoreError> {
-        let written = sessions::write_document(self, tenant, project, doc).await;
-        self.heal(written)
-    }
-
-    async fn open_briefed(
-        &mut self,
-        caller: &Caller,
-        session: &mut Session,
-        draft: ReceiptDraft,
-    ) -> Result<(Option<Focus>, BriefingSources), StoreError> {
-        if let Some(warm) = self
-            .untouched(&caller.tenant)
-            .filter(|_| one_trip::fits_start(session, &draft))
-        {
-            let grouped = self.groups.as_ref().filter(|_| {
-                session.bound_slot.is_none()
-                    && self.known.contains(&caller.tenant, &session.project)
-            });
-            let opened = one_trip::start(&warm, grouped, caller, session, draft).await;
-            let opened = self.heal(opened)?;
-            // Committed, and with it the project.
-            self.known
-                .add(vec![KnownProjects::key(&caller.tenant, &session.project)]);
-            return Ok(opened);
-        }
-        brain_core::flow::open_briefed(self, caller, session, draft).await
-    }
-
-    async fn remember_with_receipt(
-        &mut self,
-        caller: &Caller,
-        artifact: &brain_core::model::Artifact,
-        draft: ReceiptDraft,
-    ) -> Result<(), StoreError> {
-        if let (Some(warm), Some(groups)) = (
-            self.untouched(&caller.tenant)
-                .filter(|_| one_trip::fits_remember(artifact, &draft)),
-            self.groups.clone(),
-        ) {
-            let ensure = !self.known.contains(&caller.tenant, &artifact.project);
-            let placed = one_trip::remember(&warm, &groups, caller, ensure, artifact, draft).await;
-            self.heal(placed)?;
-            if ensure {
-                self.known
-                    .add(vec![KnownProjects::key(&caller.tenant, &artifact.project)]);
-            }
-            return Ok(());
-        }
-        brain_core::flow::remember_with_receipt(self, caller, artifact, draft).await
-    }
-
-    async fn commit(mut self) -> Result<(), StoreError> {
-        self.end().await?;
-        self.known.add(std::mem::take(&mut self.ensured));
-        Ok(())
-    }
 }
 
 /// The session and its target body, locked in one statement. When the join
 /// finds no row although the session exists (a bind committed while this
 /// waited, so the locked row is no longer its target), the two are loaded
 /// apart, locked in the same order.
-async fn lock_close(
-    tx: &mut Tx,
-    tenant: &TenantId,
-    id: SessionId,
-) -> Result<Option<LockedClose>, StoreError> {
-    let row = match lock_first(tx, tenant, "brain_lock_close", id).await? {
+async fn lock_close(tx: &mut Tx, id: SessionId) -> Result<Option<LockedClose>, StoreError> {
+    let tenant = &tx.tenant.clone();
+    let row = match lock_first(tx, "brain_lock_close", id).await? {
         Some(row) => row.map(|r| Box::new(Cols::<dialect::Pg, _>::new(r)) as BoxRow),
         // Begun already: the same function, with parameters.
         None => {
@@ -513,16 +535,16 @@ async fn lock_close(
 /// transaction had begun already and nothing was sent.
 async fn lock_first(
     tx: &mut Tx,
-    tenant: &TenantId,
     function: &str,
     id: SessionId,
 ) -> Result<Option<Option<sqlx::postgres::PgRow>>, StoreError> {
     let first = format!(
         "SELECT * FROM {function}('{}', '{}')",
-        crate::tenant_literal(tenant)?,
+        crate::tenant_literal(&tx.tenant)?,
         id.as_uuid().hyphenated()
     );
-    Ok(tx.link.begin_with(tenant, &first).await?.map(|rows| {
+    let tenant = tx.tenant.clone();
+    Ok(tx.link.begin_with(&tenant, &first).await?.map(|rows| {
         rows.into_iter()
             // BEGIN's message answers the scope's set_config first.
             .find(|r| sqlx::Row::try_column(r, "session_id").is_ok())

@@ -8,7 +8,7 @@ use common::{artifact, caller, store};
 
 use std::sync::Arc;
 
-use brain_core::flow::{CloseTx, draft};
+use brain_core::flow::{WriteTx, draft};
 use brain_core::ids::{ProjectKey, TenantId};
 use brain_core::model::{Artifact, ArtifactKind, Caller};
 use brain_core::receipt::verify_with_tip;
@@ -35,10 +35,8 @@ where
 async fn remember(store: &PgStore, who: &Caller, a: &Artifact) -> Result<(), String> {
     let mut tx = store.write(&who.tenant).await.map_err(|e| e.to_string())?;
     let d = draft("brain_remember", Some(&a.project), None, "r", Ok(()));
-    tx.remember_with_receipt(who, a, d)
-        .await
-        .map_err(|e| e.to_string())?;
-    tx.commit().await.map_err(|e| e.to_string())
+    tx.remember(who, a, d).await.map_err(|e| e.to_string())?;
+    tx.commit(None).await.map_err(|e| e.to_string())
 }
 
 /// `n` remembers at once into `project`, each its own task.

@@ -11,7 +11,7 @@ use common::{artifact, caller};
 use std::time::Duration;
 
 use brain_core::error::StoreError;
-use brain_core::flow::{CloseTx, draft};
+use brain_core::flow::{WriteTx, draft};
 use brain_core::ids::{ProjectKey, TenantId};
 use brain_core::model::ArtifactKind;
 use brain_core::writes::{Backend, SessionWrites};
@@ -24,8 +24,8 @@ async fn remember(store: &PgStore, text: &str) -> Result<(), StoreError> {
     let a = artifact(&project, ArtifactKind::Note, text);
     let mut tx = store.write(&acme).await?;
     let d = draft("brain_remember", Some(&project), None, "r", Ok(()));
-    tx.remember_with_receipt(&caller(&acme), &a, d).await?;
-    tx.commit().await
+    tx.remember(&caller(&acme), &a, d).await?;
+    tx.commit(None).await
 }
 
 async fn read(store: &PgStore) -> Result<i64, StoreError> {

@@ -1,6 +1,6 @@
 //! The one-round-trip writes of migration 0009 against the statements they
 //! replace: a start by `brain_start` and by the separate statements
-//! (`brain_core::flow::open_briefed`) answer alike and leave alike rows; the
+//! (PostgreSQL's `open_session` once its transaction has begun) answer alike and leave alike rows; the
 //! receipts placed with the commit chain; a write dropped mid-transaction
 //! leaves no transaction open in the pool; the database hashes receipts as
 //! brain-core does.
@@ -9,7 +9,7 @@
 mod common;
 use common::{artifact, caller, store};
 
-use brain_core::flow::{self, CloseTx, draft};
+use brain_core::flow::{self, CloseWrite, WriteTx, draft};
 use brain_core::ids::{ClientKey, ProjectKey, SessionId, SlotName, TenantId};
 use brain_core::model::{ArtifactKind, Caller, Session, SessionStatus, now_micros};
 use brain_core::receipt::verify_with_tip;
@@ -45,12 +45,12 @@ async fn start(
         Ok(()),
     );
     let mut tx = store.write(&who.tenant).await.unwrap();
-    let (focus, sources) = if one_trip {
-        tx.open_briefed(who, &mut s, d).await.unwrap()
-    } else {
-        flow::open_briefed(&mut tx, who, &mut s, d).await.unwrap()
-    };
-    tx.commit().await.unwrap();
+    if !one_trip {
+        // A transaction that has begun runs the separate statements.
+        tx.focus(project, None).await.unwrap();
+    }
+    let (focus, sources) = tx.open_session(who, &mut s, d).await.unwrap();
+    tx.commit(None).await.unwrap();
     (s, focus, sources)
 }
 
@@ -142,11 +142,11 @@ async fn receipts_placed_with_the_commit_chain_and_carry_the_history_row() {
     let a = artifact(&project, ArtifactKind::Note, "loose");
     let mut tx = store.write(&acme).await.unwrap();
     let d = draft("brain_remember", Some(&project), None, "r", Ok(()));
-    tx.remember_with_receipt(&who, &a, d).await.unwrap();
-    tx.commit().await.unwrap();
+    tx.remember(&who, &a, d).await.unwrap();
+    tx.commit(None).await.unwrap();
 
     let mut tx = store.write(&acme).await.unwrap();
-    let locked = tx.lock_close(&acme, s.session_id).await.unwrap().unwrap();
+    let locked = tx.lock_close(s.session_id).await.unwrap().unwrap();
     let mut closed = locked.session.clone();
     closed.status = SessionStatus::Ended;
     closed.ended_at = Some(now_micros());
@@ -163,12 +163,17 @@ async fn receipts_placed_with_the_commit_chain_and_carry_the_history_row() {
         "e",
         Ok(()),
     );
-    tx.append_receipt(&who, d, Some(w)).await.unwrap();
     let result = serde_json::json!({"status": "ended"});
-    tx.apply_close(&acme, &closed, Some(w), "e", &result)
-        .await
-        .unwrap();
-    tx.commit().await.unwrap();
+    let write = CloseWrite {
+        session: &closed,
+        focus: Some(w),
+        next_session: None,
+        digest: "e",
+        result: &result,
+        receipt: d,
+    };
+    tx.apply_close(&who, write).await.unwrap();
+    tx.commit(None).await.unwrap();
 
     let receipts = store.receipts(&acme).await.unwrap();
     let tip = store.ledger_tip(&acme).await.unwrap();
@@ -190,9 +195,10 @@ async fn receipts_placed_with_the_commit_chain_and_carry_the_history_row() {
 
     // A receipt left for a commit that never comes is never placed.
     let mut tx = store.write(&acme).await.unwrap();
-    tx.ensure_tenant(&acme).await.unwrap();
+    tx.provision(None).await.unwrap();
     let d = draft("brain_remember", Some(&project), None, "x", Ok(()));
-    tx.append_receipt(&who, d, None).await.unwrap();
+    let a = artifact(&project, ArtifactKind::Note, "never committed");
+    tx.remember(&who, &a, d).await.unwrap();
     drop(tx);
     let after = store.receipts(&acme).await.unwrap();
     assert_eq!(after.len(), 3);
@@ -211,12 +217,7 @@ async fn a_write_dropped_mid_transaction_leaves_no_transaction_open() {
         let mut tx = store.write(&acme).await.unwrap();
         // Holds the session's row lock, then is dropped, as a call whose
         // client went away is.
-        assert!(
-            tx.lock_session(&acme, s.session_id)
-                .await
-                .unwrap()
-                .is_some()
-        );
+        assert!(tx.lock_session(s.session_id).await.unwrap().is_some());
         drop(tx);
     }
     // The rollbacks run on their own; wait for them, then nothing is idle in
@@ -238,19 +239,14 @@ async fn a_write_dropped_mid_transaction_leaves_no_transaction_open() {
     }
     assert_eq!(open, 0, "a dropped write's transaction was left open");
     let mut tx = store.write(&acme).await.unwrap();
+    assert!(tx.lock_session(s.session_id).await.unwrap().is_some());
     assert!(
-        tx.lock_session(&acme, s.session_id)
-            .await
-            .unwrap()
-            .is_some()
-    );
-    assert!(
-        tx.lock_session(&acme, SessionId::new_random())
+        tx.lock_session(SessionId::new_random())
             .await
             .unwrap()
             .is_none()
     );
-    tx.commit().await.unwrap();
+    tx.commit(None).await.unwrap();
 }
 
 #[tokio::test]

@@ -1,4 +1,4 @@
-//! PostgreSQL overrides most of `CloseTx`'s writes with fused statements, so
+//! PostgreSQL overrides most of `SqlTx`'s writes with fused statements, so
 //! the story never runs its texts for the portable writes
 //! (`brain_core::sql::writes`, the form SQLite runs). Here they run on a real
 //! PostgreSQL, so a text that no longer fits its table fails a test instead of
@@ -8,10 +8,11 @@
 mod common;
 use common::{artifact, caller, store};
 
-use brain_core::flow::{CloseTx, FocusWrite, draft};
+use brain_core::flow::{FocusWrite, draft};
 use brain_core::ids::{ArtifactId, ClientKey, ProjectKey, SessionId, SlotName, TenantId};
 use brain_core::model::{ArtifactKind, Session, SessionStatus, now_micros};
 use brain_core::receipt::verify_with_tip;
+use brain_core::sql::SqlTx;
 use brain_core::sql::writes;
 use brain_core::store::Reads;
 use brain_core::writes::Backend;
@@ -144,7 +145,7 @@ async fn the_portable_writes_run_on_postgresql() {
         .await
         .unwrap();
     assert_eq!((r2.seq, r2.prev_hash.as_str()), (2, r1.hash.as_str()));
-    tx.commit().await.unwrap();
+    SqlTx::commit(tx, None).await.unwrap();
 
     // What the portable writes left is what the reads see.
     let receipts = store.receipts(&acme).await.unwrap();

@@ -11,7 +11,7 @@
 mod common;
 use common::{artifact, caller, store};
 
-use brain_core::flow::CloseTx;
+use brain_core::flow::WriteTx;
 use brain_core::ids::{ArtifactId, ProjectKey, SessionId, TenantId};
 use brain_core::model::{ArtifactKind, Role};
 use brain_core::writes::Backend;
@@ -80,7 +80,7 @@ async fn a_revoke_waits_for_the_write_that_counted_the_elevation() {
         Err(()),
         "revoked under a write that counted it"
     );
-    tx.commit().await.unwrap();
+    tx.commit(None).await.unwrap();
     assert_eq!(fx.change(revoke).await, Ok(()));
     let mut tx = fx.store.write(&fx.acme).await.unwrap();
     assert!(!tx.elevation_active(&op, session).await.unwrap());
@@ -99,14 +99,14 @@ async fn a_close_waits_for_the_grant_that_read_its_connection() {
     let close = "UPDATE mcp_connections SET closed_at = now() WHERE tenant_id = 'acme'";
 
     let mut tx = fx.store.write(&fx.acme).await.unwrap();
-    let owner = tx.connection_owner(&fx.acme, "c1").await.unwrap().unwrap();
+    let owner = tx.connection_owner("c1").await.unwrap().unwrap();
     assert!(!owner.closed);
     assert_eq!(
         fx.change(close).await,
         Err(()),
         "closed under a grant that read it open"
     );
-    tx.commit().await.unwrap();
+    tx.commit(None).await.unwrap();
     assert_eq!(fx.change(close).await, Ok(()));
 }
 
@@ -115,16 +115,15 @@ async fn a_second_acknowledgement_waits_for_the_first() {
     let mut fx = fixture().await;
     let todo = artifact(&fx.project, ArtifactKind::Todo, "do it");
     let mut tx = fx.store.write(&fx.acme).await.unwrap();
-    tx.insert_artifact(&fx.acme, &todo).await.unwrap();
-    tx.commit().await.unwrap();
+    brain_core::sql::writes::insert_artifact(&mut tx, &fx.acme, &todo)
+        .await
+        .unwrap();
+    tx.commit(None).await.unwrap();
     let ack = "UPDATE artifacts SET acknowledged_at = now() WHERE tenant_id = 'acme'";
 
     let ids: Vec<ArtifactId> = vec![todo.artifact_id];
     let mut tx = fx.store.write(&fx.acme).await.unwrap();
-    let states = tx
-        .artifact_states(&fx.acme, &fx.project, &ids)
-        .await
-        .unwrap();
+    let states = tx.lock_todos(&fx.project, &ids).await.unwrap();
     assert_eq!(states.len(), 1);
     assert!(!states[0].2, "not acknowledged yet");
     assert_eq!(
@@ -132,6 +131,6 @@ async fn a_second_acknowledgement_waits_for_the_first() {
         Err(()),
         "acknowledged under an ack that read it open"
     );
-    tx.commit().await.unwrap();
+    tx.commit(None).await.unwrap();
     assert_eq!(fx.change(ack).await, Ok(()));
 }

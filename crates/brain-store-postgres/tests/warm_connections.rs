@@ -7,7 +7,7 @@ use common::{artifact, caller};
 
 use std::time::Duration;
 
-use brain_core::flow::{CloseTx, draft};
+use brain_core::flow::{WriteTx, draft};
 use brain_core::ids::{ProjectKey, TenantId};
 use brain_core::model::ArtifactKind;
 use brain_core::sql::Scope;
@@ -24,8 +24,8 @@ async fn write_twice(store: &PgStore) {
         let a = artifact(&project, ArtifactKind::Note, &format!("note {i}"));
         let mut tx = store.write(&acme).await.unwrap();
         let d = draft("brain_remember", Some(&project), None, "r", Ok(()));
-        tx.remember_with_receipt(&who, &a, d).await.unwrap();
-        tx.commit().await.unwrap();
+        tx.remember(&who, &a, d).await.unwrap();
+        tx.commit(None).await.unwrap();
     }
 }
 

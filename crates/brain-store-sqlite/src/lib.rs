@@ -116,14 +116,13 @@ impl SqliteStore {
 pub(crate) use brain_store_sqlx::db;
 
 /// The writes run `brain_core::flow` on the one writer's transaction; the
-/// tenant wall is each statement's `tenant_id` and the transaction's own
-/// tenant, which each of its operations checks.
+/// tenant wall is each statement's `tenant_id`, the transaction's own.
 #[async_trait]
 impl Backend for SqliteStore {
     type Tx = tx::Tx;
 
     async fn write(&self, tenant: &TenantId) -> Result<tx::Tx, StoreError> {
-        Ok(tx::Tx(self.write_tx().await?, Some(tenant.clone())))
+        Ok(tx::Tx(self.write_tx().await?, tenant.clone()))
     }
 
     fn idle_secs(&self) -> i64 {
@@ -160,7 +159,7 @@ impl Scope for SqliteStore {
     }
 
     async fn system_write(&self) -> Result<tx::Tx, StoreError> {
-        Ok(tx::Tx(self.write_tx().await?, None))
+        Ok(tx::Tx(self.write_tx().await?, TenantId::across()))
     }
 
     fn settings(&self) -> &StoreSettings {

@@ -1,22 +1,21 @@
 //! A SQLite write transaction as `brain_core::flow` needs it: a member of the
-//! writer's batch, running `CloseTx`'s portable writes; it keeps to its tenant.
+//! writer's batch, running `SqlTx`'s portable writes for its tenant.
 
 use async_trait::async_trait;
 use brain_core::error::StoreError;
-use brain_core::flow::CloseTx;
+use brain_core::flow::Receipting;
 use brain_core::ids::TenantId;
-use brain_core::sql::{BoxRow, Conn, Param, Sql};
+use brain_core::sql::{BoxRow, Conn, Param, Sql, SqlTx};
 
 use crate::batch::Member;
 
 use crate::dialect;
 
 /// A write transaction, as `brain_core::flow` needs it, for the tenant it
-/// was opened for. SQLite has no row-level security: each statement filters
-/// on `tenant_id`, and every operation refuses a tenant other than this one,
-/// so a flow that passed the wrong one fails instead of crossing tenants.
-/// `None`: the system scope of the expiry sweeps, which span tenants.
-pub struct Tx(pub(crate) Member, pub(crate) Option<TenantId>);
+/// was opened for ([`TenantId::across`] for the expiry sweeps, which span
+/// tenants). SQLite has no row-level security: each statement filters on
+/// the transaction's own tenant, the only one a flow can name.
+pub struct Tx(pub(crate) Member, pub(crate) TenantId);
 
 #[async_trait]
 impl Conn for Tx {
@@ -39,18 +38,15 @@ impl Conn for Tx {
 }
 
 #[async_trait]
-impl CloseTx for Tx {
-    fn keeps_to(&self, tenant: &TenantId) -> Result<(), StoreError> {
-        if self.1.as_ref().is_none_or(|own| own == tenant) {
-            Ok(())
-        } else {
-            Err(StoreError::Backend(
-                "a write transaction was asked for another tenant's rows".into(),
-            ))
-        }
+impl SqlTx for Tx {
+    fn tenant(&self) -> &TenantId {
+        &self.1
     }
 
-    async fn commit(self) -> Result<(), StoreError> {
+    async fn commit(mut self, receipt: Option<Receipting<'_>>) -> Result<(), StoreError> {
+        if let Some((caller, draft)) = receipt {
+            brain_core::sql::writes::append_receipt(&mut self, caller, draft, None).await?;
+        }
         self.0.commit().await
     }
 

@@ -1,6 +1,6 @@
 //! The calls that close a session: end and relay (SPEC §2.4), abandon (§2.6).
 
-use super::{CloseTx, FocusWrite, draft, refuse};
+use super::{CloseWrite, FocusWrite, WriteTx, draft, refuse};
 use serde_json::{Value, json};
 
 use crate::diff::{self, DiffJob};
@@ -13,7 +13,7 @@ use crate::rules::{self, CloseDecision, CloseKind};
 use crate::store::{LockedClose, SlotView};
 
 /// End (`relay_to` None) or relay: steps 1–8 of SPEC §2.4, in one transaction.
-pub async fn close<T: CloseTx>(
+pub async fn close<T: WriteTx>(
     mut tx: T,
     caller: &Caller,
     req: &EndRequest,
@@ -29,7 +29,7 @@ pub async fn close<T: CloseTx>(
         CloseKind::Relay => "brain_session_relay",
     };
     let tenant = &caller.tenant;
-    let loaded = tx.lock_close(tenant, req.session_id).await?;
+    let loaded = tx.lock_close(req.session_id).await?;
     let project = loaded.as_ref().map(|l| l.session.project.clone());
     let draft = |outcome: Result<(), &DomainError>| {
         draft(
@@ -66,8 +66,7 @@ pub async fn close<T: CloseTx>(
             let before = match replay_needs_body_before(&stored) {
                 Some(rev) => {
                     let slot = session.bound_slot.as_ref();
-                    tx.focus_body_at(tenant, &session.project, slot, rev)
-                        .await?
+                    tx.focus_body_at(&session.project, slot, rev).await?
                 }
                 None => None,
             };
@@ -100,7 +99,7 @@ pub async fn close<T: CloseTx>(
             true => {
                 let slot = session.bound_slot.as_ref();
                 let at = req.expected_focus_revision;
-                tx.focus_body_at(tenant, &session.project, slot, at).await?
+                tx.focus_body_at(&session.project, slot, at).await?
             }
             false => None,
         };
@@ -144,7 +143,7 @@ pub async fn close<T: CloseTx>(
     // Taken once the locks are held, so a closer that waited on another ends after it.
     let now = now_micros();
     rules::close_session(&mut session, req, kind, outcome, now);
-    let (unattributed, open_agent_sessions) = tx.close_counts(tenant, &session, now).await?;
+    let (unattributed, open_agent_sessions) = tx.close_counts(&session, now).await?;
     // Counted before this session's row is closed, so discount it.
     let remaining = open_agent_sessions - 1;
 
@@ -189,7 +188,7 @@ pub async fn close<T: CloseTx>(
             Some(to),
         ) => {
             let to = ClientKey::parse_for_caller("to_client_key", to)?;
-            let base = tx.focus(tenant, &session.project, None).await?;
+            let base = tx.focus(&session.project, None).await?;
             let mut next = Session::open_agent(
                 caller,
                 session.project.clone(),
@@ -201,7 +200,6 @@ pub async fn close<T: CloseTx>(
             next.read_revision = Some(handed.revision);
             next.relayed_from = Some(session.session_id);
             session.relayed_to = Some(next.session_id);
-            tx.insert_session(tenant, &next).await?;
             (Some(next), Some(handed))
         }
         (CloseKind::Relay, _, Some(slot), _) => (
@@ -225,6 +223,7 @@ pub async fn close<T: CloseTx>(
         unattributed,
         remaining,
     );
+    let next_session = new_session.clone();
     let mut result = finish(kind, end, new_session, slot)?;
     // Stored with the rest: a replay answers as this call did.
     mark_merge(&mut result, &req.merge, outcome);
@@ -234,15 +233,19 @@ pub async fn close<T: CloseTx>(
         revision: found.revision + 1,
         at: now_micros(),
     });
-    // The receipt before the close's own write: a store may leave it for the
-    // commit to place, and send it with that write (PostgreSQL does).
-    let mut d = draft(Ok(()));
-    d.elevated = req.allow_focus_shrink && authority;
-    d.outcome = rules::close_receipt_outcome(outcome).to_owned();
-    tx.append_receipt(caller, d, written).await?;
-    tx.apply_close(tenant, &session, written, &req.digest, &result)
-        .await?;
-    tx.commit().await?;
+    let mut receipt = draft(Ok(()));
+    receipt.elevated = req.allow_focus_shrink && authority;
+    receipt.outcome = rules::close_receipt_outcome(outcome).to_owned();
+    let write = CloseWrite {
+        session: &session,
+        focus: written,
+        next_session: next_session.as_ref(),
+        digest: &req.digest,
+        result: &result,
+        receipt,
+    };
+    tx.apply_close(caller, write).await?;
+    tx.commit(None).await?;
     Ok(with_diff(tenant.as_str(), result, diff_job).await)
 }
 
@@ -362,14 +365,13 @@ fn finish(
 }
 
 /// Abandon (SPEC §2.6): steps 1–3, a non-blank reason, consent; no focus write.
-pub async fn abandon<T: CloseTx>(
+pub async fn abandon<T: WriteTx>(
     mut tx: T,
     caller: &Caller,
     req: &AbandonRequest,
 ) -> Result<Value, StoreError> {
     const TOOL: &str = "brain_session_abandon";
-    let tenant = &caller.tenant;
-    let loaded = tx.lock_session(tenant, req.session_id).await?;
+    let loaded = tx.lock_session(req.session_id).await?;
     let project = loaded.as_ref().map(|l| l.0.project.clone());
     let draft = |outcome: Result<(), &DomainError>| {
         draft(
@@ -416,9 +418,15 @@ pub async fn abandon<T: CloseTx>(
         tx.finish_read().await?;
         return Ok(value);
     }
-    tx.append_receipt(caller, draft(Ok(())), None).await?;
-    tx.apply_close(tenant, &session, None, &req.digest, &value)
-        .await?;
-    tx.commit().await?;
+    let write = CloseWrite {
+        session: &session,
+        focus: None,
+        next_session: None,
+        digest: &req.digest,
+        result: &value,
+        receipt: draft(Ok(())),
+    };
+    tx.apply_close(caller, write).await?;
+    tx.commit(None).await?;
     Ok(value)
 }

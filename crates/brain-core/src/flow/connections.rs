@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use super::CloseTx;
+use super::{NewConnection, WriteTx};
 use crate::error::{DomainError, ErrorCode, StoreError};
 use crate::model::{Caller, Session, now_micros};
 use crate::store::ConnectionCaps;
@@ -35,7 +35,7 @@ pub fn over_cap(mine: i64, all: i64, caps: ConnectionCaps) -> Option<DomainError
 /// Record a new connection and open its tracer session, in one transaction,
 /// unless the credential or the tenant holds as many open connections
 /// (last seen after `idle_since`) as `caps` allow.
-pub async fn connection_open<T: CloseTx>(
+pub async fn connection_open<T: WriteTx>(
     mut tx: T,
     caller: &Caller,
     connection_id: &str,
@@ -43,9 +43,8 @@ pub async fn connection_open<T: CloseTx>(
     caps: ConnectionCaps,
     idle_since: DateTime<Utc>,
 ) -> Result<(), StoreError> {
-    let tenant = &caller.tenant;
     let tracer = Session::open_tracer(caller, connection_id);
-    tx.ensure_project(tenant, &tracer.project).await?;
+    tx.provision(Some(&tracer.project)).await?;
     // The front door counted already, outside any transaction: two
     // initializes could both pass it. Counted again with the tenant claimed,
     // they are counted one after another.
@@ -53,14 +52,12 @@ pub async fn connection_open<T: CloseTx>(
     if let Some(e) = over_cap(mine, all, caps) {
         return Err(e.into());
     }
-    tx.insert_session(tenant, &tracer).await?;
-    tx.insert_connection(
-        caller,
+    let connection = NewConnection {
         connection_id,
         init_params,
-        tracer.session_id,
-        now_micros(),
-    )
-    .await?;
-    tx.commit().await
+        tracer: &tracer,
+        at: now_micros(),
+    };
+    tx.open_connection(caller, connection).await?;
+    tx.commit(None).await
 }

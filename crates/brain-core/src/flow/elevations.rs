@@ -1,7 +1,7 @@
 //! Elevations granted and revoked at `/brain-admin` (SPEC §4): who may, on
 //! what, and the receipt each writes.
 
-use super::{CloseTx, commit_with_receipt, draft, refuse};
+use super::{WriteTx, draft, refuse};
 use crate::error::{DomainError, ErrorCode, StoreError};
 use crate::ids::ElevationId;
 use crate::model::{Caller, now_micros};
@@ -15,12 +15,11 @@ const REVOKE: &str = "brain_admin_elevation_revoke";
 
 /// Grant an elevation on one of the caller's own operator connections or
 /// sessions; any other target reads as not found.
-pub async fn elevation_grant<T: CloseTx>(
+pub async fn elevation_grant<T: WriteTx>(
     mut tx: T,
     caller: &Caller,
     req: &ElevationRequest,
 ) -> Result<Elevation, StoreError> {
-    let tenant = &caller.tenant;
     let target_session = match &req.target {
         ElevationTarget::Session(id) => Some(*id),
         ElevationTarget::Connection(_) => None,
@@ -31,11 +30,11 @@ pub async fn elevation_grant<T: CloseTx>(
     }
     let target_ok = match &req.target {
         ElevationTarget::Connection(id) => tx
-            .connection_owner(tenant, id)
+            .connection_owner(id)
             .await?
             .is_some_and(|owner| may_elevate_connection(caller, &owner)),
         ElevationTarget::Session(id) => tx
-            .lock_session(tenant, *id)
+            .lock_session(*id)
             .await?
             .is_some_and(|(s, _)| may_elevate_session(caller, &s)),
     };
@@ -57,13 +56,13 @@ pub async fn elevation_grant<T: CloseTx>(
         expires_at: now + chrono::Duration::seconds(req.ttl_secs),
         revoked_at: None,
     };
-    tx.insert_elevation(caller, &e).await?;
-    commit_with_receipt(tx, caller, receipt(Ok(()))).await?;
+    tx.grant_elevation(caller, &e).await?;
+    tx.commit(Some((caller, receipt(Ok(()))))).await?;
     Ok(e)
 }
 
 /// Revoke one of the caller's credential's elevations.
-pub async fn elevation_revoke<T: CloseTx>(
+pub async fn elevation_revoke<T: WriteTx>(
     mut tx: T,
     caller: &Caller,
     id: ElevationId,
@@ -82,6 +81,6 @@ pub async fn elevation_revoke<T: CloseTx>(
         return refuse(tx, caller, false, d, e).await;
     };
     let d = draft(REVOKE, None, e.session_id, digest, Ok(()));
-    commit_with_receipt(tx, caller, d).await?;
+    tx.commit(Some((caller, d))).await?;
     Ok(e)
 }

@@ -1,7 +1,7 @@
 //! What an agent leaves between sessions: remember (SPEC §2.7) and the
 //! acknowledgement of todos.
 
-use super::{CloseTx, draft, refuse};
+use super::{WriteTx, draft, refuse};
 
 use crate::error::{DomainError, StoreError};
 use crate::ids::ArtifactId;
@@ -12,18 +12,17 @@ use crate::rules::{self};
 
 /// Remember (SPEC §2.7): with a session, the artifact joins its ledger once the
 /// session checks pass (and the session is kept locked until the insert).
-pub async fn remember<T: CloseTx>(
+pub async fn remember<T: WriteTx>(
     mut tx: T,
     caller: &Caller,
     req: RememberRequest,
 ) -> Result<Artifact, StoreError> {
     const TOOL: &str = "brain_remember";
-    let tenant = &caller.tenant;
     let now = now_micros();
     let session_id = match &req.session {
         None => None,
         Some((id, key)) => {
-            let loaded = tx.lock_session(tenant, *id).await?;
+            let loaded = tx.lock_session(*id).await?;
             let checked = rules::check_session(
                 loaded.as_ref().map(|l| &l.0),
                 key,
@@ -45,7 +44,7 @@ pub async fn remember<T: CloseTx>(
                 let d = draft(TOOL, Some(&req.project), Some(*id), &req.digest, Err(&e));
                 return refuse(tx, caller, false, d, e).await;
             }
-            tx.touch_session(tenant, *id, now).await?;
+            tx.touch_session(*id, now, None).await?;
             Some(*id)
         }
     };
@@ -61,23 +60,20 @@ pub async fn remember<T: CloseTx>(
         ack_note: None,
     };
     let d = draft(TOOL, Some(&req.project), session_id, &req.digest, Ok(()));
-    tx.remember_with_receipt(caller, &artifact, d).await?;
-    tx.commit().await?;
+    tx.remember(caller, &artifact, d).await?;
+    tx.commit(None).await?;
     Ok(artifact)
 }
 
 /// `brain_todo_ack` (SPEC §2.7): acknowledge todos so they leave the inbox, in
 /// one transaction with one receipt; repeating it changes nothing more.
-pub async fn todo_ack<T: CloseTx>(
+pub async fn todo_ack<T: WriteTx>(
     mut tx: T,
     caller: &Caller,
     req: &TodoAckRequest,
 ) -> Result<TodoAckOutcome, StoreError> {
-    let tenant = &caller.tenant;
-    tx.ensure_tenant(tenant).await?;
-    let states = tx
-        .artifact_states(tenant, &req.project, &req.artifact_ids)
-        .await?;
+    tx.provision(None).await?;
+    let states = tx.lock_todos(&req.project, &req.artifact_ids).await?;
     let mut out = TodoAckOutcome::default();
     for id in &req.artifact_ids {
         match states.iter().find(|(found, _, _)| found == id) {
@@ -86,16 +82,10 @@ pub async fn todo_ack<T: CloseTx>(
             _ => out.not_todos.push(*id),
         }
     }
-    if !out.acknowledged.is_empty() {
-        tx.acknowledge(
-            tenant,
-            &req.project,
-            &out.acknowledged,
-            req.note.as_deref(),
-            now_micros(),
-        )
+    let note = req.note.as_deref();
+    out.inbox_count = tx
+        .acknowledge(&req.project, &out.acknowledged, note, now_micros())
         .await?;
-    }
     let d = draft(
         "brain_todo_ack",
         Some(&req.project),
@@ -103,8 +93,6 @@ pub async fn todo_ack<T: CloseTx>(
         &req.digest,
         Ok(()),
     );
-    tx.append_receipt(caller, d, None).await?;
-    out.inbox_count = tx.inbox_count(tenant, &req.project).await?;
-    tx.commit().await?;
+    tx.commit(Some((caller, d))).await?;
     Ok(out)
 }

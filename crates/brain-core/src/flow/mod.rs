@@ -1,7 +1,7 @@
 //! The session calls (start, resume with its briefing, bind, remember, end,
 //! relay, abandon; documents, elevations and connections) as one algorithm
-//! each, over the operations a backend's transaction offers ([`CloseTx`]). A
-//! backend supplies SQL; the order of checks, what is written and what is
+//! each, over the operations a store's write transaction offers ([`WriteTx`]). A
+//! store supplies how each reaches its data; the order of checks, what is written and what is
 //! answered live here once, one module per concern.
 
 mod close;
@@ -10,9 +10,9 @@ mod documents;
 mod elevations;
 mod memory;
 mod open;
+mod port;
 mod projects;
 mod receipts;
-mod tx;
 
 pub use close::{MERGED, abandon, close, wrote_body};
 pub use connections::{connection_open, over_cap};
@@ -20,6 +20,6 @@ pub use documents::document_put;
 pub use elevations::{elevation_grant, elevation_revoke};
 pub use memory::{remember, todo_ack};
 pub use open::{bind, briefing, resume, start};
+pub use port::{CloseWrite, DocumentLock, FocusWrite, NewConnection, Receipting, WriteTx};
 pub use projects::{PROJECT_DELETED, project_delete};
-pub use receipts::{commit_with_receipt, draft, refuse};
-pub use tx::{CloseTx, FocusWrite, open_briefed, remember_with_receipt};
+pub use receipts::{draft, refuse};

@@ -1,10 +1,10 @@
 //! The calls that open or rejoin a session and brief it: start (SPEC §2.1),
 //! bind (§2.2), resume (§2.3), and the briefing (§5).
 
-use super::{CloseTx, commit_with_receipt, draft, refuse};
+use super::{WriteTx, draft, refuse};
 
 use crate::error::StoreError;
-use crate::ids::{SlotName, TenantId};
+use crate::ids::SlotName;
 use crate::memory::{any_word_query, parse_executive_state, top_missions};
 use crate::model::idle_since;
 use crate::model::{Caller, Focus, Session, now_micros};
@@ -17,14 +17,13 @@ use crate::store::{
 };
 
 /// Bind (SPEC §2.2): the session checks, then bind once; the same slot again is a no-op.
-pub async fn bind<T: CloseTx>(
+pub async fn bind<T: WriteTx>(
     mut tx: T,
     caller: &Caller,
     req: &BindRequest,
 ) -> Result<BindOutcome, StoreError> {
     const TOOL: &str = "brain_session_bind";
-    let tenant = &caller.tenant;
-    let loaded = tx.lock_session(tenant, req.session_id).await?;
+    let loaded = tx.lock_session(req.session_id).await?;
     let checked = rules::check_session(
         loaded.as_ref().map(|l| &l.0),
         &req.expected_client_key,
@@ -32,8 +31,8 @@ pub async fn bind<T: CloseTx>(
         rules::Door::Brain,
     )
     .and_then(|s| rules::require_open(s).map(|()| s))
-    .and_then(|s| rules::check_bind(s, &req.slot).map(|same| (s.clone(), same)));
-    let (mut session, already) = match checked {
+    .and_then(|s| rules::check_bind(s, &req.slot).map(|_same| s.clone()));
+    let mut session = match checked {
         Ok(v) => v,
         Err(e) => {
             let project = loaded.as_ref().map(|l| &l.0.project);
@@ -42,16 +41,15 @@ pub async fn bind<T: CloseTx>(
         }
     };
     let now = now_micros();
-    if !already {
-        tx.ensure_slot(tenant, &session.project, &req.slot).await?;
-        session.bound_slot = Some(req.slot.clone());
-    }
+    session.bound_slot = Some(req.slot.clone());
     session.last_activity_at = now;
     // Read before the binding records it: the answer's revision is the one
-    // the session read.
-    let focus = tx.focus(tenant, &session.project, Some(&req.slot)).await?;
+    // the session read (a slot not yet created reads as revision 0, and the
+    // binding creates it).
+    let focus = tx.focus(&session.project, Some(&req.slot)).await?;
     session.read_revision = Some(focus.revision);
-    tx.set_binding(tenant, session.session_id, &req.slot, focus.revision, now)
+    let bind = (&session.project, &req.slot, focus.revision);
+    tx.touch_session(session.session_id, now, Some(bind))
         .await?;
     let d = draft(
         TOOL,
@@ -60,7 +58,7 @@ pub async fn bind<T: CloseTx>(
         &req.digest,
         Ok(()),
     );
-    commit_with_receipt(tx, caller, d).await?;
+    tx.commit(Some((caller, d))).await?;
     Ok(BindOutcome {
         session,
         slot: slot_view(&req.slot, focus),
@@ -78,22 +76,20 @@ fn slot_view(name: &SlotName, focus: Focus) -> SlotView {
 /// The briefing (SPEC §5), recalculated from its sources inside this
 /// transaction: one read of them all, then the recall for each of the first
 /// three missions of the executive state.
-pub async fn briefing<T: CloseTx>(
+pub async fn briefing<T: WriteTx>(
     tx: &mut T,
-    tenant: &TenantId,
     idle_secs: i64,
     session: &Session,
     slot: Option<&SlotView>,
 ) -> Result<Briefing, StoreError> {
-    let src = tx.briefing_sources(tenant, session).await?;
-    briefing_from(tx, tenant, idle_secs, session, slot, src).await
+    let src = tx.briefing_sources(session).await?;
+    briefing_from(tx, idle_secs, session, slot, src).await
 }
 
 /// The briefing from its sources, with the recall for each of the first three
 /// missions of the executive state.
-async fn briefing_from<T: CloseTx>(
+async fn briefing_from<T: WriteTx>(
     tx: &mut T,
-    tenant: &TenantId,
     idle_secs: i64,
     session: &Session,
     slot: Option<&SlotView>,
@@ -127,7 +123,7 @@ async fn briefing_from<T: CloseTx>(
                 limit: 3,
                 offset: 0,
             };
-            let artifacts = tx.recall(tenant, &q).await?;
+            let artifacts = tx.recall(&q).await?;
             recall.push(MissionRecall { mission, artifacts });
         }
     }
@@ -147,13 +143,12 @@ async fn briefing_from<T: CloseTx>(
 }
 
 /// Start (SPEC §2.1): open a session (binding it when asked) and brief it.
-pub async fn start<T: CloseTx>(
+pub async fn start<T: WriteTx>(
     mut tx: T,
     caller: &Caller,
     req: StartRequest,
     idle_secs: i64,
 ) -> Result<SessionBriefing, StoreError> {
-    let tenant = &caller.tenant;
     let mut session = Session::open_agent(
         caller,
         req.project.clone(),
@@ -168,7 +163,7 @@ pub async fn start<T: CloseTx>(
         &req.digest,
         Ok(()),
     );
-    let (slot_focus, src) = tx.open_briefed(caller, &mut session, d).await?;
+    let (slot_focus, src) = tx.open_session(caller, &mut session, d).await?;
     // Whichever store form opened it, what it read is in the answer (the
     // stored column is filled the same way: writes.rs, migration 0016's trigger).
     session.read_revision = Some(
@@ -181,8 +176,8 @@ pub async fn start<T: CloseTx>(
         (Some(name), None) => Some(slot_view(name, Focus::empty())),
         (None, _) => None,
     };
-    let briefing = briefing_from(&mut tx, tenant, idle_secs, &session, slot.as_ref(), src).await?;
-    tx.commit().await?;
+    let briefing = briefing_from(&mut tx, idle_secs, &session, slot.as_ref(), src).await?;
+    tx.commit(None).await?;
     Ok(SessionBriefing {
         session,
         briefing,
@@ -191,14 +186,13 @@ pub async fn start<T: CloseTx>(
 }
 
 /// Resume (SPEC §2.3): reattach to an open session; only its activity time changes.
-pub async fn resume<T: CloseTx>(
+pub async fn resume<T: WriteTx>(
     mut tx: T,
     caller: &Caller,
     req: &ResumeRequest,
     idle_secs: i64,
 ) -> Result<SessionBriefing, StoreError> {
-    let tenant = &caller.tenant;
-    let loaded = tx.lock_session(tenant, req.session_id).await?;
+    let loaded = tx.lock_session(req.session_id).await?;
     let mut session = rules::check_session(
         loaded.as_ref().map(|l| &l.0),
         &req.expected_client_key,
@@ -207,17 +201,17 @@ pub async fn resume<T: CloseTx>(
     )
     .and_then(|s| rules::require_open(s).map(|()| s.clone()))?;
     session.last_activity_at = now_micros();
-    tx.touch_session(tenant, session.session_id, session.last_activity_at)
+    tx.touch_session(session.session_id, session.last_activity_at, None)
         .await?;
     let slot = match &session.bound_slot {
         Some(name) => Some(slot_view(
             name,
-            tx.focus(tenant, &session.project, Some(name)).await?,
+            tx.focus(&session.project, Some(name)).await?,
         )),
         None => None,
     };
-    let briefing = briefing(&mut tx, tenant, idle_secs, &session, slot.as_ref()).await?;
-    tx.commit().await?;
+    let briefing = briefing(&mut tx, idle_secs, &session, slot.as_ref()).await?;
+    tx.commit(None).await?;
     Ok(SessionBriefing {
         session,
         briefing,

@@ -1,6 +1,6 @@
 //! Deleting a project (an operator's, from the console, its route or the CLI).
 
-use super::{CloseTx, commit_with_receipt, draft, refuse};
+use super::{WriteTx, draft, refuse};
 use crate::error::{DomainError, ErrorCode, StoreError};
 use crate::ids::ProjectKey;
 use crate::model::{Caller, Role};
@@ -14,7 +14,7 @@ pub const PROJECT_DELETED: &str = "project_deleted";
 /// digests, not content, and one more, `project_deleted`, records who
 /// deleted it. A refusal (not an operator, no such project) writes only its
 /// receipt.
-pub async fn project_delete<T: CloseTx>(
+pub async fn project_delete<T: WriteTx>(
     mut tx: T,
     caller: &Caller,
     project: &ProjectKey,
@@ -33,12 +33,12 @@ pub async fn project_delete<T: CloseTx>(
             DomainError::invalid_argument("project", "the server's own projects cannot be deleted");
         return refuse(tx, caller, false, receipt(Err(&e)), e).await;
     }
-    if !tx.delete_project(&caller.tenant, project).await? {
+    if !tx.delete_project(project).await? {
         let e = DomainError::new(
             ErrorCode::NotFound,
             "no such project in this tenant (it may have been deleted already)",
         );
         return refuse(tx, caller, false, receipt(Err(&e)), e).await;
     }
-    commit_with_receipt(tx, caller, receipt(Ok(()))).await
+    tx.commit(Some((caller, receipt(Ok(()))))).await
 }

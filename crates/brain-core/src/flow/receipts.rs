@@ -1,8 +1,6 @@
-//! A write's receipt: its draft, a refusal that writes only its receipt, and
-//! the last step of every write (the receipt after the tenant's tip, then the
-//! commit).
+//! A write's receipt: its draft, and a refusal that writes only its receipt.
 
-use super::CloseTx;
+use super::WriteTx;
 
 use crate::error::{DomainError, StoreError};
 use crate::ids::{ProjectKey, SessionId};
@@ -32,7 +30,7 @@ pub fn draft(
 
 /// A refusal: its receipt only, committed, then the error. On a dry run the
 /// bare error, with nothing written.
-pub async fn refuse<T: CloseTx, R>(
+pub async fn refuse<T: WriteTx, R>(
     mut tx: T,
     caller: &Caller,
     dry_run: bool,
@@ -42,19 +40,8 @@ pub async fn refuse<T: CloseTx, R>(
     if dry_run {
         tx.finish_read().await?;
     } else {
-        tx.ensure_tenant(&caller.tenant).await?;
-        commit_with_receipt(tx, caller, draft).await?;
+        tx.provision(None).await?;
+        tx.commit(Some((caller, draft))).await?;
     }
     Err(err.into())
-}
-
-/// A write's last step, accepted or refused: its receipt after the tenant's
-/// tip, then the commit.
-pub async fn commit_with_receipt<T: CloseTx>(
-    mut tx: T,
-    caller: &Caller,
-    draft: ReceiptDraft,
-) -> Result<(), StoreError> {
-    tx.append_receipt(caller, draft, None).await?;
-    tx.commit().await
 }

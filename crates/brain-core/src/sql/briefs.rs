@@ -6,9 +6,9 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Duration, Utc};
 
+use super::SqlTx;
 use super::{Conn, Finish, Param, Row, Scope, sessions};
 use crate::error::StoreError;
-use crate::flow::CloseTx;
 use crate::ids::{ProjectKey, TenantId};
 use crate::memory::{BRIEF_FOCUS_CHANGES, BRIEF_SESSIONS, DayActivity, daily_brief_text};
 use crate::store::DailyBriefs;
@@ -94,7 +94,7 @@ impl<S: Scope> DailyBriefs for S {
                 now.into(),
             ];
             let done = tx.execute(tx.sql().brief_insert, &params).await?;
-            tx.commit().await?;
+            tx.commit(None).await?;
             written += usize::try_from(done).unwrap_or(0);
         }
         Ok(written)

@@ -6,9 +6,9 @@ use async_trait::async_trait;
 use chrono::{DateTime, Duration, Utc};
 use serde_json::Value;
 
+use super::SqlTx;
 use super::{Conn, Finish, Row, Scope, corrupt};
 use crate::error::StoreError;
-use crate::flow::CloseTx;
 use crate::ids::{ProjectKey, SessionId, TenantId};
 use crate::model::{Caller, CredentialKind, Role, now_micros};
 use crate::operators::{ConnectionUpkeep, connection_upkeep};
@@ -134,7 +134,7 @@ impl<S: Scope> ConnectionStore for S {
                 let mut tx = self.write(tenant).await?;
                 let params = [tenant.into(), connection_id.into(), now.into()];
                 tx.execute(tx.sql().connection_touch, &params).await?;
-                tx.commit().await?;
+                tx.commit(None).await?;
             }
             ConnectionUpkeep::Keep => {}
         }
@@ -148,7 +148,7 @@ impl<S: Scope> ConnectionStore for S {
     ) -> Result<(), StoreError> {
         let mut tx = self.write(tenant).await?;
         close(&mut tx, tenant, connection_id).await?;
-        tx.commit().await
+        tx.commit(None).await
     }
 
     async fn connection_open_count(
@@ -188,7 +188,7 @@ impl<S: Scope> ConnectionStore for S {
             close_tracer(&mut tx, &tenant, tracer).await?;
             closed.push((tenant, row.text("connection_id")?));
         }
-        tx.commit().await?;
+        tx.commit(None).await?;
         Ok(closed)
     }
 
@@ -215,7 +215,7 @@ impl<S: Scope> ConnectionStore for S {
         let mut tx = self.system_write().await?;
         let params = [now.into(), ProjectKey::RUNTIME.into(), since.into()];
         let done = tx.execute(tx.sql().runtime_expire, &params).await?;
-        tx.commit().await?;
+        tx.commit(None).await?;
         Ok(done)
     }
 }

@@ -4,8 +4,8 @@ use async_trait::async_trait;
 use serde_json::json;
 
 use super::Scope;
+use super::SqlTx;
 use crate::error::StoreError;
-use crate::flow::CloseTx;
 use crate::ids::{ProjectKey, TenantId};
 use crate::model::Caller;
 use crate::store::Lifecycle;
@@ -25,7 +25,7 @@ impl<S: Scope> Lifecycle for S {
     async fn tenant_delete(&self, tenant: &TenantId) -> Result<bool, StoreError> {
         let mut tx = self.write(tenant).await?;
         let removed = super::writes::delete_tenant(&mut tx, tenant).await?;
-        tx.commit().await?;
+        tx.commit(None).await?;
         Ok(removed)
     }
 }

@@ -13,7 +13,7 @@
 //! - [`recall`]: the recall statement, search or listing.
 //! - [`sessions`]: the session, focus and document statements of a write.
 //! - [`writes`]: the portable form of each write, one plain statement at a
-//!   time (a store whose dialect fuses them overrides the `CloseTx` method).
+//!   time (a store whose dialect fuses them overrides the [`SqlTx`] method).
 //! - [`ops`]: the statements both stores run the same way.
 
 pub mod briefs;
@@ -27,6 +27,7 @@ pub mod recall;
 pub mod rows;
 pub mod sessions;
 mod text;
+mod tx;
 pub mod writes;
 
 use async_trait::async_trait;
@@ -40,6 +41,7 @@ use crate::store::StoreSettings;
 use crate::writes::Backend;
 
 pub use text::Sql;
+pub use tx::SqlTx;
 
 /// One statement parameter, in the types brain stores; each store encodes
 /// them in its own column types.
@@ -134,7 +136,7 @@ pub trait Finish {
 /// How a SQL store hands out connections for its reads, beside the write
 /// transactions of [`Backend`].
 #[async_trait]
-pub trait Scope: Backend {
+pub trait Scope: Backend<Tx: SqlTx> {
     type Read: Conn + Finish + 'static;
     type Pooled: Conn + 'static;
     /// A connection for `tenant`'s reads: PostgreSQL's row-level security

@@ -4,9 +4,9 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
+use super::SqlTx;
 use super::{Conn, Finish, Row, Scope, corrupt};
 use crate::error::{DomainError, ErrorCode, StoreError};
-use crate::flow::CloseTx;
 use crate::ids::{ElevationId, SessionId, SharedTokenId, TenantId};
 use crate::model::{Caller, Role, now_micros};
 use crate::operators::{
@@ -138,7 +138,7 @@ impl<S: Scope> CredentialStore for S {
             );
         }
         let mut tx = self.write(tenant).await?;
-        tx.ensure_tenant(tenant).await?;
+        super::writes::ensure_tenant(&mut tx, tenant).await?;
         let secret = new_shared_token_secret();
         let t = SharedToken {
             token_id: SharedTokenId::new_random(),
@@ -161,7 +161,7 @@ impl<S: Scope> CredentialStore for S {
             )
             .into());
         }
-        tx.commit().await?;
+        tx.commit(None).await?;
         Ok((t, secret))
     }
 
@@ -180,7 +180,7 @@ impl<S: Scope> CredentialStore for S {
             .into());
         };
         let t = token(row.as_ref())?;
-        tx.commit().await?;
+        tx.commit(None).await?;
         Ok(t)
     }
 

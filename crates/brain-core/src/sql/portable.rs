@@ -17,9 +17,9 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
+use super::SqlTx;
 use super::{Conn, Finish, Param, Row, Scope};
 use crate::error::{DomainError, ErrorCode, StoreError};
-use crate::flow::CloseTx;
 use crate::ids::TenantId;
 use crate::store::Portable;
 
@@ -535,7 +535,7 @@ impl<S: Scope> Portable for S {
                 "the export ends early (no end line): the file is cut short",
             ));
         }
-        tx.commit().await?;
+        tx.commit(None).await?;
         Ok(rows)
     }
 }

@@ -1,5 +1,5 @@
 //! The session, focus and document statements of a write transaction, as
-//! `CloseTx`'s default methods run them.
+//! [`super::SqlTx`]'s default methods run them.
 
 use chrono::{DateTime, Utc};
 
@@ -29,6 +29,32 @@ pub async fn load_session<C: Conn + ?Sized>(
     };
     let row = c.fetch_optional(sql, &[tenant.into(), id.into()]).await?;
     row.as_deref().map(rows::session).transpose()
+}
+
+/// The body of the base focus or a slot at `revision`, from its history
+/// (a replayed end's diff is computed again from it: it is not stored).
+pub async fn focus_body_at<C: Conn + ?Sized>(
+    c: &mut C,
+    tenant: &TenantId,
+    project: &ProjectKey,
+    slot: Option<&SlotName>,
+    revision: Revision,
+) -> Result<Option<String>, StoreError> {
+    if revision <= 0 {
+        return Ok(Some(String::new()));
+    }
+    let params = [
+        tenant.into(),
+        project.into(),
+        slot_key(slot).into(),
+        (revision + 1).into(),
+        1i64.into(),
+    ];
+    let rows = c.fetch_all(c.sql().focus_history, &params).await?;
+    match rows.first() {
+        Some(r) if r.int("revision")? == revision => Ok(Some(r.text("body")?)),
+        _ => Ok(None),
+    }
 }
 
 /// The base focus (`slot = None`) or a slot body; missing reads as empty at

@@ -1,5 +1,5 @@
-//! The portable form of each write a `CloseTx` makes: one plain statement at
-//! a time, as `CloseTx`'s default methods run them. A store whose dialect
+//! The portable form of each write a [`super::SqlTx`] makes: one plain statement at
+//! a time, as its default methods run them. A store whose dialect
 //! fuses them (PostgreSQL's CTEs, one round trip each) overrides the method;
 //! SQLite, in process, runs these.
 

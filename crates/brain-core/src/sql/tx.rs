@@ -1,0 +1,379 @@
+//! A SQL store's write transaction: [`WriteTx`] as statements. Each
+//! operation's default runs the portable statements one at a time
+//! ([`super::writes`], [`super::sessions`]); a store whose dialect fuses
+//! some into fewer round trips (PostgreSQL) overrides those.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use super::{Conn, connections, ops, recall, sessions, writes};
+use crate::error::StoreError;
+use crate::flow::{CloseWrite, DocumentLock, NewConnection, Receipting, WriteTx};
+use crate::ids::{ArtifactId, ElevationId, ProjectKey, SessionId, SlotName, TenantId};
+use crate::memory::{Document, DocumentKind, RecallHit};
+use crate::model::{Artifact, ArtifactKind, Caller, Focus, Revision, Session};
+use crate::operators::{ConnectionOwner, Elevation};
+use crate::receipt::ReceiptDraft;
+use crate::rules::CloseRecord;
+use crate::store::{BriefingSources, LockedClose, RecallQuery, Unattributed};
+
+/// [`WriteTx`] over a [`Conn`], bound to its tenant: every statement names
+/// it, and PostgreSQL's row-level security holds the transaction to it too.
+#[async_trait]
+pub trait SqlTx: Conn + Sized {
+    fn tenant(&self) -> &TenantId;
+
+    async fn lock_session(
+        &mut self,
+        id: SessionId,
+    ) -> Result<Option<(Session, Option<CloseRecord>)>, StoreError> {
+        let tenant = self.tenant().clone();
+        sessions::load_session(self, &tenant, id, true).await
+    }
+    async fn lock_close(&mut self, id: SessionId) -> Result<Option<LockedClose>, StoreError> {
+        let tenant = self.tenant().clone();
+        writes::lock_close(self, &tenant, id).await
+    }
+    async fn focus(
+        &mut self,
+        project: &ProjectKey,
+        slot: Option<&SlotName>,
+    ) -> Result<Focus, StoreError> {
+        let tenant = self.tenant().clone();
+        sessions::load_focus(self, &tenant, project, slot, false).await
+    }
+    async fn focus_body_at(
+        &mut self,
+        project: &ProjectKey,
+        slot: Option<&SlotName>,
+        revision: Revision,
+    ) -> Result<Option<String>, StoreError> {
+        let tenant = self.tenant().clone();
+        sessions::focus_body_at(self, &tenant, project, slot, revision).await
+    }
+    async fn close_counts(
+        &mut self,
+        session: &Session,
+        until: DateTime<Utc>,
+    ) -> Result<(Unattributed, i64), StoreError> {
+        let tenant = self.tenant().clone();
+        writes::close_counts(self, &tenant, session, until).await
+    }
+    async fn elevation_active(
+        &mut self,
+        caller: &Caller,
+        session: SessionId,
+    ) -> Result<bool, StoreError> {
+        ops::elevation_active(self, caller, session).await
+    }
+    async fn briefing_sources(&mut self, session: &Session) -> Result<BriefingSources, StoreError> {
+        let tenant = self.tenant().clone();
+        writes::briefing_sources(self, &tenant, session).await
+    }
+    async fn recall(&mut self, q: &RecallQuery) -> Result<Vec<RecallHit>, StoreError> {
+        let tenant = self.tenant().clone();
+        recall::recall(self, &tenant, q).await
+    }
+    async fn lock_todos(
+        &mut self,
+        project: &ProjectKey,
+        ids: &[ArtifactId],
+    ) -> Result<Vec<(ArtifactId, ArtifactKind, bool)>, StoreError> {
+        let tenant = self.tenant().clone();
+        writes::artifact_states(self, &tenant, project, ids).await
+    }
+    async fn lock_document(
+        &mut self,
+        project: &ProjectKey,
+        kind: DocumentKind,
+        name: &str,
+        count_models: bool,
+    ) -> Result<DocumentLock, StoreError> {
+        let tenant = self.tenant().clone();
+        let mental_models = match count_models {
+            true => Some(sessions::claim_mental_models(self, &tenant, project).await?),
+            false => None,
+        };
+        let current = sessions::load_document(self, &tenant, project, kind, name, true).await?;
+        Ok(DocumentLock {
+            current,
+            mental_models,
+        })
+    }
+    async fn connection_owner(
+        &mut self,
+        connection_id: &str,
+    ) -> Result<Option<ConnectionOwner>, StoreError> {
+        let tenant = self.tenant().clone();
+        ops::connection_owner(self, &tenant, connection_id).await
+    }
+    async fn claim_connection_counts(
+        &mut self,
+        caller: &Caller,
+        since: DateTime<Utc>,
+    ) -> Result<(i64, i64), StoreError> {
+        connections::claim_connection_counts(self, caller, since).await
+    }
+
+    async fn provision(&mut self, project: Option<&ProjectKey>) -> Result<(), StoreError> {
+        let tenant = self.tenant().clone();
+        match project {
+            Some(p) => writes::ensure_project(self, &tenant, p).await,
+            None => writes::ensure_tenant(self, &tenant).await,
+        }
+    }
+    async fn open_session(
+        &mut self,
+        caller: &Caller,
+        session: &mut Session,
+        receipt: ReceiptDraft,
+    ) -> Result<(Option<Focus>, BriefingSources), StoreError> {
+        let tenant = self.tenant().clone();
+        let focus = writes::open_session(self, &tenant, session).await?;
+        let sources = writes::briefing_sources(self, &tenant, session).await?;
+        writes::append_receipt(self, caller, receipt, None).await?;
+        Ok((focus, sources))
+    }
+    async fn touch_session(
+        &mut self,
+        id: SessionId,
+        now: DateTime<Utc>,
+        bind: Option<(&ProjectKey, &SlotName, Revision)>,
+    ) -> Result<(), StoreError> {
+        let tenant = self.tenant().clone();
+        match bind {
+            None => sessions::touch_session(self, &tenant, id, now).await,
+            Some((project, slot, read)) => {
+                sessions::ensure_slot(self, &tenant, project, slot).await?;
+                sessions::set_binding(self, &tenant, id, slot, read, now).await
+            }
+        }
+    }
+    async fn remember(
+        &mut self,
+        caller: &Caller,
+        artifact: &Artifact,
+        receipt: ReceiptDraft,
+    ) -> Result<(), StoreError> {
+        let tenant = self.tenant().clone();
+        writes::ensure_project(self, &tenant, &artifact.project).await?;
+        writes::insert_artifact(self, &tenant, artifact).await?;
+        writes::append_receipt(self, caller, receipt, None).await?;
+        Ok(())
+    }
+    async fn acknowledge(
+        &mut self,
+        project: &ProjectKey,
+        ids: &[ArtifactId],
+        note: Option<&str>,
+        at: DateTime<Utc>,
+    ) -> Result<i64, StoreError> {
+        let tenant = self.tenant().clone();
+        writes::acknowledge(self, &tenant, project, ids, note, at).await?;
+        sessions::inbox_count(self, &tenant, project).await
+    }
+    async fn write_document(
+        &mut self,
+        project: &ProjectKey,
+        doc: &Document,
+    ) -> Result<bool, StoreError> {
+        let tenant = self.tenant().clone();
+        sessions::write_document(self, &tenant, project, doc).await
+    }
+    async fn apply_close(&mut self, caller: &Caller, w: CloseWrite<'_>) -> Result<(), StoreError> {
+        let tenant = self.tenant().clone();
+        if let Some(next) = w.next_session {
+            sessions::insert_session(self, &tenant, next).await?;
+        }
+        writes::append_receipt(self, caller, w.receipt, w.focus).await?;
+        writes::apply_close(self, &tenant, w.session, w.focus, w.digest, w.result).await
+    }
+    async fn grant_elevation(&mut self, caller: &Caller, e: &Elevation) -> Result<(), StoreError> {
+        ops::insert_elevation(self, caller, e).await
+    }
+    async fn revoke_elevation(
+        &mut self,
+        caller: &Caller,
+        id: ElevationId,
+        at: DateTime<Utc>,
+    ) -> Result<Option<Elevation>, StoreError> {
+        ops::revoke_elevation(self, caller, id, at).await
+    }
+    async fn open_connection(
+        &mut self,
+        caller: &Caller,
+        c: NewConnection<'_>,
+    ) -> Result<(), StoreError> {
+        let tenant = self.tenant().clone();
+        sessions::insert_session(self, &tenant, c.tracer).await?;
+        let tracer = c.tracer.session_id;
+        let init = c.init_params.as_ref();
+        connections::insert_connection(self, caller, c.connection_id, init, tracer, c.at).await
+    }
+    async fn delete_project(&mut self, project: &ProjectKey) -> Result<bool, StoreError> {
+        let tenant = self.tenant().clone();
+        writes::delete_project(self, &tenant, project).await
+    }
+
+    /// Commit, appending `receipt` first (the portable form appends it with
+    /// [`writes::append_receipt`]).
+    async fn commit(self, receipt: Option<Receipting<'_>>) -> Result<(), StoreError>;
+    async fn finish_read(self) -> Result<(), StoreError> {
+        Ok(())
+    }
+}
+
+/// Every SQL transaction is a [`WriteTx`]: each operation is its
+/// [`SqlTx`] form.
+#[async_trait]
+impl<T: SqlTx> WriteTx for T {
+    fn tenant(&self) -> &TenantId {
+        SqlTx::tenant(self)
+    }
+    async fn lock_session(
+        &mut self,
+        id: SessionId,
+    ) -> Result<Option<(Session, Option<CloseRecord>)>, StoreError> {
+        SqlTx::lock_session(self, id).await
+    }
+    async fn lock_close(&mut self, id: SessionId) -> Result<Option<LockedClose>, StoreError> {
+        SqlTx::lock_close(self, id).await
+    }
+    async fn focus(
+        &mut self,
+        project: &ProjectKey,
+        slot: Option<&SlotName>,
+    ) -> Result<Focus, StoreError> {
+        SqlTx::focus(self, project, slot).await
+    }
+    async fn focus_body_at(
+        &mut self,
+        project: &ProjectKey,
+        slot: Option<&SlotName>,
+        revision: Revision,
+    ) -> Result<Option<String>, StoreError> {
+        SqlTx::focus_body_at(self, project, slot, revision).await
+    }
+    async fn close_counts(
+        &mut self,
+        session: &Session,
+        until: DateTime<Utc>,
+    ) -> Result<(Unattributed, i64), StoreError> {
+        SqlTx::close_counts(self, session, until).await
+    }
+    async fn elevation_active(
+        &mut self,
+        caller: &Caller,
+        session: SessionId,
+    ) -> Result<bool, StoreError> {
+        SqlTx::elevation_active(self, caller, session).await
+    }
+    async fn briefing_sources(&mut self, session: &Session) -> Result<BriefingSources, StoreError> {
+        SqlTx::briefing_sources(self, session).await
+    }
+    async fn recall(&mut self, q: &RecallQuery) -> Result<Vec<RecallHit>, StoreError> {
+        SqlTx::recall(self, q).await
+    }
+    async fn lock_todos(
+        &mut self,
+        project: &ProjectKey,
+        ids: &[ArtifactId],
+    ) -> Result<Vec<(ArtifactId, ArtifactKind, bool)>, StoreError> {
+        SqlTx::lock_todos(self, project, ids).await
+    }
+    async fn lock_document(
+        &mut self,
+        project: &ProjectKey,
+        kind: DocumentKind,
+        name: &str,
+        count_models: bool,
+    ) -> Result<DocumentLock, StoreError> {
+        SqlTx::lock_document(self, project, kind, name, count_models).await
+    }
+    async fn connection_owner(
+        &mut self,
+        connection_id: &str,
+    ) -> Result<Option<ConnectionOwner>, StoreError> {
+        SqlTx::connection_owner(self, connection_id).await
+    }
+    async fn claim_connection_counts(
+        &mut self,
+        caller: &Caller,
+        since: DateTime<Utc>,
+    ) -> Result<(i64, i64), StoreError> {
+        SqlTx::claim_connection_counts(self, caller, since).await
+    }
+    async fn provision(&mut self, project: Option<&ProjectKey>) -> Result<(), StoreError> {
+        SqlTx::provision(self, project).await
+    }
+    async fn open_session(
+        &mut self,
+        caller: &Caller,
+        session: &mut Session,
+        receipt: ReceiptDraft,
+    ) -> Result<(Option<Focus>, BriefingSources), StoreError> {
+        SqlTx::open_session(self, caller, session, receipt).await
+    }
+    async fn touch_session(
+        &mut self,
+        id: SessionId,
+        now: DateTime<Utc>,
+        bind: Option<(&ProjectKey, &SlotName, Revision)>,
+    ) -> Result<(), StoreError> {
+        SqlTx::touch_session(self, id, now, bind).await
+    }
+    async fn remember(
+        &mut self,
+        caller: &Caller,
+        artifact: &Artifact,
+        receipt: ReceiptDraft,
+    ) -> Result<(), StoreError> {
+        SqlTx::remember(self, caller, artifact, receipt).await
+    }
+    async fn acknowledge(
+        &mut self,
+        project: &ProjectKey,
+        ids: &[ArtifactId],
+        note: Option<&str>,
+        at: DateTime<Utc>,
+    ) -> Result<i64, StoreError> {
+        SqlTx::acknowledge(self, project, ids, note, at).await
+    }
+    async fn write_document(
+        &mut self,
+        project: &ProjectKey,
+        doc: &Document,
+    ) -> Result<bool, StoreError> {
+        SqlTx::write_document(self, project, doc).await
+    }
+    async fn apply_close(&mut self, caller: &Caller, w: CloseWrite<'_>) -> Result<(), StoreError> {
+        SqlTx::apply_close(self, caller, w).await
+    }
+    async fn grant_elevation(&mut self, caller: &Caller, e: &Elevation) -> Result<(), StoreError> {
+        SqlTx::grant_elevation(self, caller, e).await
+    }
+    async fn revoke_elevation(
+        &mut self,
+        caller: &Caller,
+        id: ElevationId,
+        at: DateTime<Utc>,
+    ) -> Result<Option<Elevation>, StoreError> {
+        SqlTx::revoke_elevation(self, caller, id, at).await
+    }
+    async fn open_connection(
+        &mut self,
+        caller: &Caller,
+        c: NewConnection<'_>,
+    ) -> Result<(), StoreError> {
+        SqlTx::open_connection(self, caller, c).await
+    }
+    async fn delete_project(&mut self, project: &ProjectKey) -> Result<bool, StoreError> {
+        SqlTx::delete_project(self, project).await
+    }
+    async fn commit(self, receipt: Option<Receipting<'_>>) -> Result<(), StoreError> {
+        SqlTx::commit(self, receipt).await
+    }
+    async fn finish_read(self) -> Result<(), StoreError> {
+        SqlTx::finish_read(self).await
+    }
+}

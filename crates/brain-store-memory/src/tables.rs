@@ -1,0 +1,247 @@
+//! A tenant's rows as plain maps, and the reads the write port makes of
+//! them.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+use brain_core::ids::{ArtifactId, ProjectKey, SessionId, SlotName};
+use brain_core::memory::{Document, DocumentKind, RecallHit};
+use brain_core::model::{
+    Artifact, ArtifactKind, CredentialKind, Focus, Revision, Role, Session, SessionKind,
+    SessionStatus,
+};
+use brain_core::operators::Elevation;
+use brain_core::receipt::{GENESIS_HASH, Receipt};
+use brain_core::rules::CloseRecord;
+use brain_core::store::{RecallQuery, RecentSession, Unattributed};
+
+/// A target body's key: the project, and the slot's name (`""` for the base focus).
+pub type FocusKey = (ProjectKey, String);
+
+/// One tenant's rows.
+#[derive(Debug, Clone, Default)]
+pub struct Tables {
+    /// Whether the tenant and its ledger tip exist.
+    pub provisioned: bool,
+    pub projects: BTreeSet<ProjectKey>,
+    /// The base focus and the slots of each project, as they stand.
+    pub focus: BTreeMap<FocusKey, Focus>,
+    /// Every revision's body.
+    pub history: BTreeMap<(FocusKey, Revision), String>,
+    /// Each session with the stored close that answers its replays.
+    pub sessions: BTreeMap<SessionId, (Session, Option<CloseRecord>)>,
+    pub artifacts: Vec<Artifact>,
+    pub documents: BTreeMap<(ProjectKey, &'static str, String), Document>,
+    /// The receipt chain, oldest first.
+    pub receipts: Vec<Receipt>,
+    /// Each elevation with the credential that holds it.
+    pub elevations: Vec<(String, Elevation)>,
+    pub connections: BTreeMap<String, Connection>,
+}
+
+/// An MCP connection's record.
+#[derive(Debug, Clone)]
+pub struct Connection {
+    pub credential_kind: CredentialKind,
+    pub credential_id: String,
+    pub role: Role,
+    pub init_params: Option<Value>,
+    pub tracer: SessionId,
+    pub last_seen_at: DateTime<Utc>,
+    pub closed: bool,
+}
+
+pub fn focus_key(project: &ProjectKey, slot: Option<&SlotName>) -> FocusKey {
+    (
+        project.clone(),
+        slot.map_or("", SlotName::as_str).to_owned(),
+    )
+}
+
+impl Tables {
+    /// The tenant's ledger tip: `(seq, hash)`.
+    pub fn tip(&self) -> (i64, &str) {
+        self.receipts
+            .last()
+            .map_or((0, GENESIS_HASH), |r| (r.seq, r.hash.as_str()))
+    }
+
+    pub fn focus_of(&self, project: &ProjectKey, slot: Option<&SlotName>) -> Focus {
+        let key = focus_key(project, slot);
+        self.focus.get(&key).cloned().unwrap_or_else(Focus::empty)
+    }
+
+    pub fn document(&self, project: &ProjectKey, kind: DocumentKind, name: &str) -> Document {
+        let key = (project.clone(), kind.as_str(), name.to_owned());
+        self.documents
+            .get(&key)
+            .cloned()
+            .unwrap_or_else(|| Document::empty(kind, name))
+    }
+
+    /// A document's body once written (revision 1 or more).
+    pub fn written(&self, project: &ProjectKey, kind: DocumentKind) -> Option<String> {
+        let d = self.document(project, kind, "");
+        (d.revision > 0).then_some(d.body)
+    }
+
+    pub fn mental_models(&self, project: &ProjectKey) -> impl Iterator<Item = &Document> {
+        self.documents
+            .iter()
+            .filter(move |((p, k, _), _)| p == project && *k == DocumentKind::MentalModel.as_str())
+            .map(|(_, d)| d)
+    }
+
+    fn agent_sessions<'a>(&'a self, project: &'a ProjectKey) -> impl Iterator<Item = &'a Session> {
+        self.sessions
+            .values()
+            .map(|(s, _)| s)
+            .filter(move |s| &s.project == project && s.kind == SessionKind::Agent)
+    }
+
+    pub fn open_agent_sessions(&self, project: &ProjectKey) -> i64 {
+        let open = self.agent_sessions(project);
+        count(open.filter(|s| s.status == SessionStatus::Open))
+    }
+
+    /// This client's newest other open agent session in the project.
+    pub fn previous_open<'a>(&'a self, session: &'a Session) -> Option<&'a Session> {
+        self.agent_sessions(&session.project)
+            .filter(|s| s.status == SessionStatus::Open)
+            .filter(|s| s.client_key == session.client_key && s.session_id != session.session_id)
+            .max_by_key(|s| s.opened_at)
+    }
+
+    /// The last 5 closed agent sessions, newest first.
+    pub fn recent_closed(&self, project: &ProjectKey) -> Vec<RecentSession> {
+        let mut closed: Vec<&Session> = self
+            .agent_sessions(project)
+            .filter(|s| s.status != SessionStatus::Open)
+            .collect();
+        closed.sort_by(|a, b| {
+            b.ended_at
+                .cmp(&a.ended_at)
+                .then(a.session_id.cmp(&b.session_id))
+        });
+        closed
+            .into_iter()
+            .take(5)
+            .map(|s| RecentSession {
+                session_id: s.session_id,
+                status: s.status,
+                summary: s.summary.clone(),
+                ended_at: s.ended_at,
+            })
+            .collect()
+    }
+
+    pub fn ledger_size(&self, session: SessionId) -> i64 {
+        count(
+            self.artifacts
+                .iter()
+                .filter(|a| a.session_id == Some(session)),
+        )
+    }
+
+    pub fn inbox_count(&self, project: &ProjectKey) -> i64 {
+        count(self.artifacts.iter().filter(|a| {
+            &a.project == project && a.kind == ArtifactKind::Todo && a.acknowledged_at.is_none()
+        }))
+    }
+
+    /// The project's artifacts of no session created from `from` to `until`.
+    pub fn unattributed(
+        &self,
+        project: &ProjectKey,
+        from: DateTime<Utc>,
+        until: DateTime<Utc>,
+    ) -> Unattributed {
+        let mut loose: Vec<&Artifact> = self
+            .artifacts
+            .iter()
+            .filter(|a| &a.project == project && a.session_id.is_none())
+            .filter(|a| a.created_at >= from && a.created_at <= until)
+            .collect();
+        loose.sort_by_key(|a| (a.created_at, a.artifact_id));
+        Unattributed {
+            count: count(loose.iter()),
+            ids: loose.iter().take(20).map(|a| a.artifact_id).collect(),
+        }
+    }
+
+    /// Recall by words: an artifact matches when it holds any of the
+    /// query's words (case-insensitive), ranked by how many; without a
+    /// query, newest first.
+    pub fn recall(&self, q: &RecallQuery) -> Vec<RecallHit> {
+        let words: Vec<String> = q
+            .query
+            .iter()
+            .flat_map(|text| text.split(|c: char| !c.is_alphanumeric()))
+            .filter(|w| !w.is_empty() && !w.eq_ignore_ascii_case("or"))
+            .map(str::to_lowercase)
+            .collect();
+        let mut hits: Vec<RecallHit> = self
+            .artifacts
+            .iter()
+            .filter(|a| a.project == q.project)
+            .filter(|a| !q.inbox || (a.kind == ArtifactKind::Todo && a.acknowledged_at.is_none()))
+            .filter(|a| q.session_id.is_none() || a.session_id == q.session_id)
+            .filter(|a| q.kinds.is_empty() || q.kinds.contains(&a.kind))
+            .filter(|a| q.tags.iter().all(|t| a.tags.contains(t)))
+            .filter(|a| q.before.is_none_or(|b| (a.created_at, a.artifact_id) < b))
+            .filter_map(|a| {
+                let text = a.text.to_lowercase();
+                let rank = count(words.iter().filter(|w| text.contains(w.as_str())));
+                let found = q.query.is_none() || rank > 0;
+                found.then(|| RecallHit {
+                    artifact: a.clone(),
+                    rank: rank as f64,
+                    snippet: a.text.clone(),
+                })
+            })
+            .collect();
+        hits.sort_by(|a, b| {
+            b.rank
+                .total_cmp(&a.rank)
+                .then(b.artifact.created_at.cmp(&a.artifact.created_at))
+                .then(b.artifact.artifact_id.cmp(&a.artifact.artifact_id))
+        });
+        let skip = usize::try_from(q.offset).unwrap_or(0);
+        let take = usize::try_from(q.limit).unwrap_or(0);
+        hits.into_iter().skip(skip).take(take).collect()
+    }
+
+    pub fn artifact_states(
+        &self,
+        project: &ProjectKey,
+        ids: &[ArtifactId],
+    ) -> Vec<(ArtifactId, ArtifactKind, bool)> {
+        let mut found: Vec<_> = self
+            .artifacts
+            .iter()
+            .filter(|a| &a.project == project && ids.contains(&a.artifact_id))
+            .map(|a| (a.artifact_id, a.kind, a.acknowledged_at.is_some()))
+            .collect();
+        found.sort_by_key(|(id, _, _)| *id);
+        found
+    }
+
+    /// Remove the project and everything of it but its receipts; whether it existed.
+    pub fn delete_project(&mut self, project: &ProjectKey) -> bool {
+        if !self.projects.remove(project) {
+            return false;
+        }
+        self.focus.retain(|(p, _), _| p != project);
+        self.history.retain(|((p, _), _), _| p != project);
+        self.sessions.retain(|_, (s, _)| &s.project != project);
+        self.artifacts.retain(|a| &a.project != project);
+        self.documents.retain(|(p, _, _), _| p != project);
+        true
+    }
+}
+
+fn count<T>(items: impl Iterator<Item = T>) -> i64 {
+    i64::try_from(items.count()).unwrap_or(i64::MAX)
+}
