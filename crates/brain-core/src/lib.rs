@@ -14,7 +14,6 @@
 //! - [`operators`]: elevations and shared tokens.
 //! - [`outcome`]: results of closing calls and replays.
 //! - [`requests`]: what each tool asks of a store, already parsed.
-//! - [`sql`]: what the two SQL stores share; each supplies only its dialect.
 //! - [`store`]: the `Store` trait every backend implements.
 //! - [`text`]: text hygiene: no NUL or other C0 control in anything a caller sends.
 //! - [`writes`]: the session calls of every store, over its [`writes::Backend`].
@@ -39,7 +38,6 @@ pub mod outcome;
 pub mod receipt;
 pub mod requests;
 pub mod rules;
-pub mod sql;
 pub mod store;
 pub mod text;
 pub mod writes;

@@ -415,7 +415,7 @@ pub(crate) fn ser_opt_time<S: serde::Serializer>(
 }
 
 /// Elevations listed and shared tokens: written once for the SQL stores
-/// ([`crate::sql::Scope`]).
+/// (`brain_store_sqlx::sql`).
 #[async_trait]
 pub trait CredentialStore: Send + Sync {
     /// The caller's active elevations.
@@ -443,7 +443,7 @@ pub trait CredentialStore: Send + Sync {
 }
 
 /// The MCP connection registry and the expiry sweeps: written once for the
-/// SQL stores ([`crate::sql::connections`]).
+/// SQL stores (`brain_store_sqlx::sql::connections`).
 #[async_trait]
 pub trait ConnectionStore: Send + Sync {
     /// Look a connection up in the caller's tenant; another tenant's id is `None`.
@@ -484,7 +484,7 @@ pub trait ConnectionStore: Send + Sync {
 }
 
 /// The tools' and audits' reads of one tenant: written once for the SQL
-/// stores ([`crate::sql::reads`]).
+/// stores (`brain_store_sqlx::sql::reads`).
 #[async_trait]
 pub trait Reads: Send + Sync {
     async fn focus_get(
@@ -573,7 +573,7 @@ pub trait Reads: Send + Sync {
     ) -> Result<(Focus, Vec<(SlotName, Revision)>), StoreError>;
 }
 
-/// The daily briefs: written once for the SQL stores ([`crate::sql::briefs`]).
+/// The daily briefs: written once for the SQL stores (`brain_store_sqlx::sql::briefs`).
 #[async_trait]
 pub trait DailyBriefs: Send + Sync {
     /// Write today's brief (UTC) for every project active in the last 24 h that
@@ -583,7 +583,7 @@ pub trait DailyBriefs: Send + Sync {
 
 /// What operators read: the console (SPEC §4), `/metrics` and readiness;
 /// written once for the SQL stores
-/// ([`crate::sql::console`]).
+/// (`brain_store_sqlx::sql::console`).
 #[async_trait]
 pub trait OperatorReads: Send + Sync {
     /// The tenant's projects by name (the console's list, brain_project_list),
@@ -613,7 +613,7 @@ pub trait OperatorReads: Send + Sync {
 }
 
 /// A project's or a tenant's end (operators only; written once for the SQL
-/// stores, [`crate::sql::lifecycle`]).
+/// stores, `brain_store_sqlx::sql::lifecycle`).
 #[async_trait]
 pub trait Lifecycle: Send + Sync {
     /// Delete a project: every body and text of it, then the project; its
@@ -625,7 +625,7 @@ pub trait Lifecycle: Send + Sync {
     async fn tenant_delete(&self, tenant: &TenantId) -> Result<bool, StoreError>;
 }
 
-/// A tenant's data out of one store and into another ([`crate::sql::portable`]).
+/// A tenant's data out of one store and into another (`brain_store_sqlx::sql::portable`).
 #[async_trait]
 pub trait Portable: Send + Sync {
     /// Every row of the tenant, each handed to `sink` as one JSON value, in

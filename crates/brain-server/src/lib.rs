@@ -9,6 +9,7 @@
 //! - [`tools`]: one module per MCP tool: its definition as data and its handler;
 //!   `tools::profiles` holds the compatibility profiles' adapters.
 //! - [`profiles`]: which tool sets `BRAIN_TOOL_PROFILES` turns on.
+//! - [`refusal`]: a refused or failed call, in one shape at every door.
 //! - [`metrics`]: Prometheus metrics.
 //! - [`serve`]: store selection and the listener (with `TCP_NODELAY`).
 //! - [`stdio`]: `brain stdio`, the same tools over stdin/stdout.
@@ -30,6 +31,7 @@ pub mod mcp;
 pub mod metrics;
 pub mod portable;
 pub mod profiles;
+pub mod refusal;
 pub mod serve;
 pub mod stall;
 pub mod stdio;

@@ -51,7 +51,7 @@ pub async fn open_store(url: &str, settings: StoreSettings) -> anyhow::Result<Ar
                 );
             }
             Ok(Arc::new(if remember_focus {
-                store.remembering_focus()
+                PgStore::new(store.0.remembering_focus())
             } else {
                 store
             }))

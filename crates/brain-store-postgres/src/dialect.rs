@@ -1,9 +1,9 @@
-//! PostgreSQL's side of `brain_core::sql`: how brain's parameters bind
+//! PostgreSQL's side of `brain_store_sqlx::sql`: how brain's parameters bind
 //! (`timestamptz`, `uuid`, `jsonb`, `text[]`) and how the columns whose
 //! encoding is PostgreSQL's read. `brain_store_sqlx` runs the statements.
 
 use brain_core::error::StoreError;
-use brain_core::sql::{Param, Sql};
+use brain_store_sqlx::sql::{Param, Sql};
 use brain_store_sqlx::{DbQuery, Dialect, db};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
@@ -13,7 +13,7 @@ use sqlx::{Postgres, Row as _};
 /// PostgreSQL, as `brain_store_sqlx` runs brain's statements on it.
 pub struct Pg;
 
-/// A PostgreSQL row as `brain_core::sql` reads it.
+/// A PostgreSQL row as `brain_store_sqlx::sql` reads it.
 pub(crate) type Cols<R> = brain_store_sqlx::Cols<Pg, R>;
 
 impl Dialect for Pg {

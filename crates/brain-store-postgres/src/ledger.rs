@@ -78,7 +78,7 @@ pub(crate) fn pending(
     if let Some(w) = history {
         v["history"] = serde_json::json!({
             "project": w.session.project.as_str(),
-            "slot": brain_core::sql::sessions::slot_key(w.session.bound_slot.as_ref()),
+            "slot": brain_store_sqlx::sql::sessions::slot_key(w.session.bound_slot.as_ref()),
             "revision": w.revision,
             "session_id": w.session.session_id.as_uuid(),
             "at": brain_core::model::rfc3339(&w.at),
@@ -102,7 +102,7 @@ pub(crate) fn placed_row(r: Receipt, row: Option<&PgRow>) -> Result<Receipt, Sto
 
 /// The receipt at the place the database gave it. The database hashed the
 /// text brain-core defines, with the function `brain serve` checked against
-/// brain-core before serving (`PgStore::receipt_hash_agrees`); a drift all
+/// brain-core before serving (`PgScope::receipt_hash_agrees`); a drift all
 /// the same fails the call, and `brain receipts verify` names the receipt,
 /// which (placed with the commit) is written.
 pub(crate) fn placed(

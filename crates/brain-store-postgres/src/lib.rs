@@ -1,8 +1,10 @@
-//! brain-store-postgres: `brain_core::store::Store` on PostgreSQL with sqlx.
+//! brain-store-postgres: brain on PostgreSQL with sqlx ([`PgStore`], a
+//! `brain_core::store::Store`: brain_store_sqlx's `SqlStore` over this
+//! crate's [`PgScope`]).
 //!
-//! What both SQL stores share is written once in `brain_core::sql` (which
-//! statement, which parameters, row mapping, the portable writes) and
-//! `brain_store_sqlx` (running them on sqlx). This crate holds PostgreSQL's:
+//! What both SQL stores share is written once in `brain_store_sqlx` (which
+//! statement, which parameters, row mapping, the portable writes, the reads,
+//! running them on sqlx). This crate holds PostgreSQL's:
 //! - [`sql`]: its statement texts.
 //! - [`dialect`]: how brain's types bind and read (`timestamptz`, `uuid`,
 //!   `jsonb`, `text[]`).
@@ -36,9 +38,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use brain_core::error::StoreError;
 use brain_core::ids::TenantId;
-use brain_core::sql::Scope;
-use brain_core::store::{Store, StoreSettings};
-use brain_core::writes::Backend;
+use brain_core::store::StoreSettings;
+use brain_store_sqlx::sql::Scope;
 use std::str::FromStr;
 
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
@@ -48,11 +49,21 @@ pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/
 
 pub type PgTx = sqlx::Transaction<'static, sqlx::Postgres>;
 
+/// brain on PostgreSQL: its [`PgScope`] as a `brain_core` store.
+pub type PgStore = brain_store_sqlx::SqlStore<PgScope>;
+
+#[async_trait]
+impl brain_store_sqlx::Open for PgScope {
+    async fn open(url: &str, settings: StoreSettings) -> Result<Self, StoreError> {
+        Self::connect(url, settings).await
+    }
+}
+
 /// How long a connection suspected dead may take to answer its ping.
 const PING_LIMIT: Duration = Duration::from_secs(2);
 
 #[derive(Clone)]
-pub struct PgStore {
+pub struct PgScope {
     pool: PgPool,
     settings: StoreSettings,
     known: std::sync::Arc<known::KnownProjects>,
@@ -62,7 +73,7 @@ pub struct PgStore {
     focus_memory: Option<focus_memory::FocusMemory>,
 }
 
-impl PgStore {
+impl PgScope {
     /// Connect with a bounded pool; fails fast when the database is unreachable.
     pub async fn connect(url: &str, settings: StoreSettings) -> Result<Self, StoreError> {
         let options = PgConnectOptions::from_str(url).map_err(|e| {
@@ -254,7 +265,7 @@ impl PgStore {
 }
 
 /// A transaction on `pool` that sees and writes only `tenant`'s rows (see
-/// [`PgStore::scoped`]).
+/// [`PgScope::scoped`]).
 pub(crate) async fn begin_scoped(pool: &PgPool, tenant: &TenantId) -> Result<PgTx, StoreError> {
     begin_again_if_lost(pool, &begin_statement(tenant)?).await
 }
@@ -314,12 +325,14 @@ fn reason(e: &sqlx::Error) -> String {
 /// sqlx errors become backend errors; their text stays on the server side.
 pub(crate) use brain_store_sqlx::db;
 
-/// The session calls run `brain_core::flow` on a tenant-scoped transaction.
+/// Writes and reads run in a transaction scoped to a tenant by row-level
+/// security; a write's begins on its first statement.
 #[async_trait]
-impl Backend for PgStore {
+impl Scope for PgScope {
     type Tx = tx::Tx;
+    type Read = tx::Tx;
 
-    async fn write(&self, tenant: &TenantId) -> Result<tx::Tx, StoreError> {
+    async fn write_tx(&self, tenant: &TenantId) -> Result<tx::Tx, StoreError> {
         Ok(tx::Tx::lazy(
             self.warm.clone(),
             tenant.clone(),
@@ -328,18 +341,6 @@ impl Backend for PgStore {
         ))
     }
 
-    fn idle_secs(&self) -> i64 {
-        self.settings.idle_secs
-    }
-    fn connection_idle_secs(&self) -> i64 {
-        self.settings.connection_idle_secs
-    }
-}
-
-/// Reads run in a transaction too: row-level security scopes it to a tenant.
-#[async_trait]
-impl Scope for PgStore {
-    type Read = tx::Tx;
     type Pooled = brain_store_sqlx::On<dialect::Pg, sqlx::pool::PoolConnection<sqlx::Postgres>>;
 
     async fn tenant_scope(&self, tenant: &TenantId) -> Result<tx::Tx, StoreError> {
@@ -373,10 +374,7 @@ impl Scope for PgStore {
     fn focus_cache(&self) -> Option<&brain_core::focus_cache::FocusCache> {
         self.focus_memory.as_ref().map(|m| &*m.cache)
     }
-}
 
-#[async_trait]
-impl Store for PgStore {
     async fn close(&self) {
         self.warm.drain();
         self.pool.close().await;

@@ -6,8 +6,8 @@ use brain_core::ids::{SessionId, SlotName, TenantId};
 use brain_core::memory::Brief;
 use brain_core::model::{Focus, Session, SessionStatus, now_micros};
 use brain_core::receipt::GENESIS_HASH;
-use brain_core::sql::rows;
 use brain_core::store::{BriefingSources, FocusRef, NamedBody, RecentSession};
+use brain_store_sqlx::sql::rows;
 use chrono::{DateTime, Utc};
 use sqlx::{PgConnection, Row};
 
@@ -16,7 +16,7 @@ use crate::ledger::ENSURE_PROJECT;
 
 /// The columns the session insert of `open_session` writes, in the order it
 /// binds them, ending with `opened_tail`'s seven (the portable insert is
-/// `brain_core::sql::Sql::session_insert`).
+/// `brain_store_sqlx::sql::Sql::session_insert`).
 const SESSION_INSERT_COLUMNS: &str = "tenant_id, session_id, project, client_key, kind, bound_slot, \
      started_focus_revision, status, opened_at, last_activity_at, opened_by_kind, opened_by_subject, \
      opened_by_role, opened_by_credential";

@@ -8,7 +8,7 @@ use brain_core::error::StoreError;
 use brain_core::feed::{FocusChange, FocusListener};
 use sqlx::postgres::PgListener;
 
-use crate::{PgStore, db};
+use crate::{PgScope, db};
 
 pub(crate) const CHANNEL: &str = "brain_focus";
 
@@ -26,7 +26,7 @@ pub(crate) fn heard(payload: &str) -> Option<FocusChange> {
 /// Start the replica's listener task. sqlx's `PgListener` reconnects by
 /// itself after a lost connection; changes committed while it was away are
 /// not replayed (a subscriber re-reads on reconnecting, as MCP clients do).
-pub(crate) async fn watch(store: &PgStore, listener: FocusListener) -> Result<(), StoreError> {
+pub(crate) async fn watch(store: &PgScope, listener: FocusListener) -> Result<(), StoreError> {
     let mut pg = PgListener::connect_with(store.pool()).await.map_err(db)?;
     pg.listen(CHANNEL).await.map_err(db)?;
     tokio::spawn(async move {

@@ -1,8 +1,8 @@
-//! The statements `brain_core::sql` runs, in PostgreSQL's dialect. Their
-//! parameters and columns are documented on `brain_core::sql::Sql`.
+//! The statements `brain_store_sqlx::sql` runs, in PostgreSQL's dialect. Their
+//! parameters and columns are documented on `brain_store_sqlx::sql::Sql`.
 
-use brain_core::sql::Sql;
-use brain_core::{
+use brain_store_sqlx::sql::Sql;
+use brain_store_sqlx::{
     artifact_columns, elevation_columns, receipt_columns, session_columns, token_columns,
 };
 

@@ -9,10 +9,10 @@ use brain_core::memory::Document;
 use brain_core::model::{ArtifactKind, Caller, Focus, FocusOutcome, Session, now_micros};
 use brain_core::receipt::{Receipt, ReceiptDraft};
 use brain_core::rules::CloseRecord;
-use brain_core::sql::rows;
-use brain_core::sql::{BoxRow, Conn, Finish, Param, Sql, SqlTx};
 use brain_core::store::{BriefingSources, LockedClose, Unattributed};
 use brain_store_sqlx::Cols;
+use brain_store_sqlx::sql::rows;
+use brain_store_sqlx::sql::{BoxRow, Conn, Finish, Param, Sql, SqlTx};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::{PgConnection, Row};
@@ -24,7 +24,7 @@ use crate::known::KnownProjects;
 use crate::link::Link;
 use crate::warm::Warm;
 use crate::{PgTx, db, dialect, ledger, one_trip};
-use brain_core::sql::sessions;
+use brain_store_sqlx::sql::sessions;
 
 /// A write transaction, as `brain_core::flow` needs it.
 ///
@@ -202,7 +202,7 @@ impl SqlTx for Tx {
     async fn provision(&mut self, project: Option<&ProjectKey>) -> Result<(), StoreError> {
         let tenant = self.tenant.clone();
         match project {
-            None => brain_core::sql::writes::ensure_tenant(self, &tenant).await,
+            None => brain_store_sqlx::sql::writes::ensure_tenant(self, &tenant).await,
             Some(project) => self.ensure_project(project).await,
         }
     }
@@ -261,7 +261,8 @@ impl SqlTx for Tx {
             return Ok(());
         }
         self.ensure_project(&artifact.project).await?;
-        let inserted = brain_core::sql::writes::insert_artifact(self, &tenant, artifact).await;
+        let inserted =
+            brain_store_sqlx::sql::writes::insert_artifact(self, &tenant, artifact).await;
         self.heal(inserted)?;
         self.pend(caller, receipt, None)
     }

@@ -8,7 +8,7 @@ mod common;
 
 use brain_core::ids::{ProjectKey, TenantId};
 use brain_core::store::{Reads, StoreSettings};
-use brain_store_postgres::PgStore;
+use brain_store_postgres::{PgScope, PgStore};
 use sqlx::{Connection, PgConnection};
 
 struct Fixture {
@@ -33,10 +33,10 @@ async fn fixture() -> (Fixture, PgStore) {
 }
 
 async fn replica(fx: &Fixture) -> PgStore {
-    PgStore::connect(&fx._db.url, StoreSettings::default())
+    let scope = PgScope::connect(&fx._db.url, StoreSettings::default())
         .await
-        .expect("connect")
-        .remembering_focus()
+        .expect("connect");
+    PgStore::new(scope.remembering_focus())
 }
 
 impl Fixture {
@@ -334,10 +334,10 @@ async fn replica_via(fx: &Fixture, proxy: &black_hole::Proxy) -> PgStore {
     let (head, tail) = url.split_once('@').expect("a URL with a user");
     let (_, path) = tail.split_once('/').expect("a URL with a database");
     let via_proxy = format!("{head}@{}/{path}", proxy.addr);
-    PgStore::connect(&via_proxy, StoreSettings::default())
+    let scope = PgScope::connect(&via_proxy, StoreSettings::default())
         .await
-        .expect("connect through the proxy")
-        .remembering_focus()
+        .expect("connect through the proxy");
+    PgStore::new(scope.remembering_focus())
 }
 
 /// The upstream `host:port` of the fixture's database.

@@ -1,6 +1,6 @@
 //! PostgreSQL overrides most of `SqlTx`'s writes with fused statements, so
 //! the story never runs its texts for the portable writes
-//! (`brain_core::sql::writes`, the form SQLite runs). Here they run on a real
+//! (`brain_store_sqlx::sql::writes`, the form SQLite runs). Here they run on a real
 //! PostgreSQL, so a text that no longer fits its table fails a test instead of
 //! waiting for the day an override is removed.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -12,10 +12,10 @@ use brain_core::flow::{FocusWrite, draft};
 use brain_core::ids::{ArtifactId, ClientKey, ProjectKey, SessionId, SlotName, TenantId};
 use brain_core::model::{ArtifactKind, Session, SessionStatus, now_micros};
 use brain_core::receipt::verify_with_tip;
-use brain_core::sql::SqlTx;
-use brain_core::sql::writes;
 use brain_core::store::Reads;
-use brain_core::writes::Backend;
+use brain_store_sqlx::sql::Scope;
+use brain_store_sqlx::sql::SqlTx;
+use brain_store_sqlx::sql::writes;
 
 #[tokio::test]
 async fn the_portable_writes_run_on_postgresql() {
@@ -25,7 +25,7 @@ async fn the_portable_writes_run_on_postgresql() {
     let project = ProjectKey::parse("portable").unwrap();
     let slot = SlotName::parse("s1").unwrap();
 
-    let mut tx = store.write(&acme).await.unwrap();
+    let mut tx = store.write_tx(&acme).await.unwrap();
     writes::ensure_project(&mut tx, &acme, &project)
         .await
         .unwrap();

@@ -115,7 +115,7 @@ async fn a_second_acknowledgement_waits_for_the_first() {
     let mut fx = fixture().await;
     let todo = artifact(&fx.project, ArtifactKind::Todo, "do it");
     let mut tx = fx.store.write(&fx.acme).await.unwrap();
-    brain_core::sql::writes::insert_artifact(&mut tx, &fx.acme, &todo)
+    brain_store_sqlx::sql::writes::insert_artifact(&mut tx.0, &fx.acme, &todo)
         .await
         .unwrap();
     tx.commit(None).await.unwrap();

@@ -10,9 +10,9 @@ use std::time::Duration;
 use brain_core::flow::{WriteTx, draft};
 use brain_core::ids::{ProjectKey, TenantId};
 use brain_core::model::ArtifactKind;
-use brain_core::sql::Scope;
 use brain_core::writes::Backend;
 use brain_store_postgres::PgStore;
+use brain_store_sqlx::sql::Scope;
 
 /// Two remembers into one project: the second, into a known project, ends
 /// with its connection kept for the next write.

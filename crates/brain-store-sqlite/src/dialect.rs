@@ -1,9 +1,9 @@
-//! SQLite's side of `brain_core::sql`: times bind as INTEGER microseconds,
+//! SQLite's side of `brain_store_sqlx::sql`: times bind as INTEGER microseconds,
 //! JSON values and string lists as JSON text, uuids as 16-byte blobs.
 //! `brain_store_sqlx` runs the statements.
 
 use brain_core::error::StoreError;
-use brain_core::sql::{Param, Sql, corrupt};
+use brain_store_sqlx::sql::{Param, Sql, corrupt};
 use brain_store_sqlx::{DbQuery, Dialect, db};
 use chrono::{DateTime, Utc};
 use serde_json::Value;

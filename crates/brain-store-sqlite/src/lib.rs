@@ -1,9 +1,10 @@
-//! brain-store-sqlite: `brain_core::store::Store` on SQLite with sqlx, the embedded default.
+//! brain-store-sqlite: brain on SQLite with sqlx, the embedded default
+//! ([`SqliteStore`], a `brain_core::store::Store`: brain_store_sqlx's
+//! `SqlStore` over this crate's [`SqliteScope`]).
 //!
-//! What both SQL stores share is written once in `brain_core::sql` (which
+//! What both SQL stores share is written once in `brain_store_sqlx` (which
 //! statement, which parameters, row mapping, the portable writes SQLite runs
-//! as they are) and `brain_store_sqlx` (running them on sqlx). This crate
-//! holds SQLite's:
+//! as they are, the reads, running them on sqlx). This crate holds SQLite's:
 //! - [`sql`]: its statement texts.
 //! - [`dialect`]: how brain's types bind and read (integer microseconds, JSON
 //!   text) and the FTS5 form of a recall's query.
@@ -32,9 +33,8 @@ use async_trait::async_trait;
 use brain_core::error::StoreError;
 use brain_core::feed::{FocusChange, FocusListener};
 use brain_core::ids::TenantId;
-use brain_core::sql::Scope;
-use brain_core::store::{Store, StoreSettings};
-use brain_core::writes::Backend;
+use brain_core::store::StoreSettings;
+use brain_store_sqlx::sql::Scope;
 use serde_json::Value;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
@@ -43,8 +43,18 @@ use sqlx::sqlite::{
 /// The migrations of `migrations/sqlite`, embedded at build time.
 pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/sqlite");
 
+/// brain on SQLite: its [`SqliteScope`] as a `brain_core` store.
+pub type SqliteStore = brain_store_sqlx::SqlStore<SqliteScope>;
+
+#[async_trait]
+impl brain_store_sqlx::Open for SqliteScope {
+    async fn open(url: &str, settings: StoreSettings) -> Result<Self, StoreError> {
+        Self::connect(url, settings).await
+    }
+}
+
 #[derive(Clone)]
-pub struct SqliteStore {
+pub struct SqliteScope {
     pool: SqlitePool,
     /// One connection for write transactions: SQLite has one writer anyway,
     /// and queueing here wakes the next writer the moment the last is done,
@@ -56,7 +66,7 @@ pub struct SqliteStore {
     listeners: Arc<RwLock<Vec<FocusListener>>>,
 }
 
-impl SqliteStore {
+impl SqliteScope {
     /// Open (creating if missing) the database file named by a `sqlite://` URL.
     pub async fn connect(url: &str, settings: StoreSettings) -> Result<Self, StoreError> {
         let options = SqliteConnectOptions::from_str(url)
@@ -90,7 +100,7 @@ impl SqliteStore {
 
     /// Start a write transaction holding the write lock from its first statement.
     /// Writes that queue behind each other share one commit (`batch`).
-    pub(crate) async fn write_tx(&self) -> Result<batch::Member, StoreError> {
+    pub(crate) async fn writer_member(&self) -> Result<batch::Member, StoreError> {
         self.writer.begin().await
     }
 
@@ -117,19 +127,15 @@ pub(crate) use brain_store_sqlx::db;
 
 /// The writes run `brain_core::flow` on the one writer's transaction; the
 /// tenant wall is each statement's `tenant_id`, the transaction's own.
+/// Reads take a pooled connection of their own, outside the writer.
 #[async_trait]
-impl Backend for SqliteStore {
+impl Scope for SqliteScope {
     type Tx = tx::Tx;
+    type Read = dialect::On<sqlx::pool::PoolConnection<sqlx::Sqlite>>;
+    type Pooled = Self::Read;
 
-    async fn write(&self, tenant: &TenantId) -> Result<tx::Tx, StoreError> {
-        Ok(tx::Tx(self.write_tx().await?, tenant.clone()))
-    }
-
-    fn idle_secs(&self) -> i64 {
-        self.settings.idle_secs
-    }
-    fn connection_idle_secs(&self) -> i64 {
-        self.settings.connection_idle_secs
+    async fn write_tx(&self, tenant: &TenantId) -> Result<tx::Tx, StoreError> {
+        Ok(tx::Tx(self.writer_member().await?, tenant.clone()))
     }
 
     /// SQLite has no NOTIFY: the listeners hear of a body an end or relay
@@ -137,14 +143,6 @@ impl Backend for SqliteStore {
     fn announce_close(&self, tenant: &TenantId, out: &Value) {
         self.announce(FocusChange::from_close(tenant, out));
     }
-}
-
-/// Reads take a pooled connection of their own, outside the writer; SQLite
-/// has no row-level security, so every statement filters on its tenant.
-#[async_trait]
-impl Scope for SqliteStore {
-    type Read = dialect::On<sqlx::pool::PoolConnection<sqlx::Sqlite>>;
-    type Pooled = Self::Read;
 
     async fn tenant_scope(&self, _tenant: &TenantId) -> Result<Self::Read, StoreError> {
         self.system_scope().await
@@ -159,7 +157,7 @@ impl Scope for SqliteStore {
     }
 
     async fn system_write(&self) -> Result<tx::Tx, StoreError> {
-        Ok(tx::Tx(self.write_tx().await?, TenantId::across()))
+        Ok(tx::Tx(self.writer_member().await?, TenantId::across()))
     }
 
     fn settings(&self) -> &StoreSettings {
@@ -169,10 +167,7 @@ impl Scope for SqliteStore {
     fn pool_gauges(&self) -> (u32, u32) {
         brain_store_sqlx::pool_gauges(&self.pool)
     }
-}
 
-#[async_trait]
-impl Store for SqliteStore {
     async fn close(&self) {
         self.writer.flush().await;
         self.pool.close().await;

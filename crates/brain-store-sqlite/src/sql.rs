@@ -1,11 +1,11 @@
-//! The statements `brain_core::sql` runs, in SQLite's dialect. Their
-//! parameters and columns are documented on `brain_core::sql::Sql`.
+//! The statements `brain_store_sqlx::sql` runs, in SQLite's dialect. Their
+//! parameters and columns are documented on `brain_store_sqlx::sql::Sql`.
 //!
 //! SQLite has no row locks: a write holds the database's one write lock
 //! from its first statement, so each `_lock` statement is its plain read.
 
-use brain_core::sql::Sql;
-use brain_core::{
+use brain_store_sqlx::sql::Sql;
+use brain_store_sqlx::{
     artifact_columns, elevation_columns, receipt_columns, session_columns, token_columns,
 };
 

@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use brain_core::error::StoreError;
 use brain_core::flow::Receipting;
 use brain_core::ids::TenantId;
-use brain_core::sql::{BoxRow, Conn, Param, Sql, SqlTx};
+use brain_store_sqlx::sql::{BoxRow, Conn, Param, Sql, SqlTx};
 
 use crate::batch::Member;
 
@@ -45,7 +45,7 @@ impl SqlTx for Tx {
 
     async fn commit(mut self, receipt: Option<Receipting<'_>>) -> Result<(), StoreError> {
         if let Some((caller, draft)) = receipt {
-            brain_core::sql::writes::append_receipt(&mut self, caller, draft, None).await?;
+            brain_store_sqlx::sql::writes::append_receipt(&mut self, caller, draft, None).await?;
         }
         self.0.commit().await
     }

@@ -1,18 +1,28 @@
-//! brain-store-sqlx: running `brain_core::sql` statements on any sqlx
-//! database, written once. A store names its database's [`Dialect`]: how
-//! brain's parameters bind and how the columns whose encoding differs
-//! (times, JSON, string lists, reals) read; the rest is here.
+//! brain-store-sqlx: what brain's two SQL stores share, written once.
+//!
+//! - [`sql`]: which statement runs with which parameters, how rows become
+//!   brain's types, the portable form of each write ([`sql::SqlTx`]) and the
+//!   reads of every `brain_core` store trait, over a store's [`sql::Scope`].
+//! - [`SqlStore`]: a [`sql::Scope`] as a `brain_core::store::Store`.
+//! - Running the statements on any sqlx database: a store names its
+//!   database's [`Dialect`], how brain's parameters bind and how the columns
+//!   whose encoding differs (times, JSON, string lists, reals) read.
+//! - [`lost`]: connections a database error broke.
 #![forbid(unsafe_code)]
 
 pub mod lost;
+pub mod sql;
+mod store;
+
+pub use store::{Open, SqlStore};
 
 use std::borrow::Borrow;
 use std::marker::PhantomData;
 use std::ops::DerefMut;
 
+use crate::sql::{BoxRow, Conn, Finish, Param, Row, Sql};
 use async_trait::async_trait;
 use brain_core::error::StoreError;
-use brain_core::sql::{BoxRow, Conn, Finish, Param, Row, Sql};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::query::Query;
@@ -129,7 +139,7 @@ where
         .collect())
 }
 
-/// A row of `DB` as `brain_core::sql` reads it: owned (a [`BoxRow`]) or
+/// A row of `DB` as [`sql`] reads it: owned (a [`BoxRow`]) or
 /// borrowed.
 pub struct Cols<D, R>(R, PhantomData<fn() -> D>);
 

@@ -5,6 +5,7 @@
 //! sessions. Grants and revocations write receipts whatever their outcome;
 //! each credential is rate-limited.
 
+use crate::refusal::Refusal;
 use std::num::NonZeroU32;
 use std::sync::Arc;
 
@@ -13,7 +14,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get};
 use axum::{Extension, Json, Router};
 use brain_core::DomainError;
-use brain_core::error::{ErrorCode, StoreError};
+use brain_core::error::ErrorCode;
 use brain_core::ids::{ElevationId, SessionId};
 use brain_core::model::{CredentialKind, Role};
 use brain_core::operators::{ELEVATION_DEFAULT_SECS, ElevationRequest, ElevationTarget};
@@ -39,24 +40,6 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/brain-admin/elevations", get(list).post(grant))
         .route("/brain-admin/elevations/{id}", delete(revoke))
-}
-
-pub(super) fn domain_response(e: &DomainError) -> Response {
-    let status = StatusCode::from_u16(e.code.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let body = json!({"error": {"code": e.code.as_str(), "message": e.message,
-                                "status": e.code.status(), "details": e.details}});
-    (status, Json(body)).into_response()
-}
-
-pub(super) fn store_response(e: StoreError) -> Response {
-    match e {
-        StoreError::Domain(d) => domain_response(&d),
-        StoreError::Backend(detail) => {
-            tracing::error!(error = %detail, "admin call failed in the store");
-            domain_response(&DomainError::internal())
-        }
-        StoreError::MergeNeeded(_) => domain_response(&DomainError::internal()),
-    }
 }
 
 /// The admin bucket of a credential: keyed by tenant, credential and role,
@@ -95,10 +78,11 @@ async fn grant(
         return r;
     }
     let Ok(Json(body)) = body else {
-        return domain_response(&DomainError::invalid_argument(
+        return Refusal::from(DomainError::invalid_argument(
             "body",
             "must be JSON {mcp_session_id | session_id, reason, ttl_secs}",
-        ));
+        ))
+        .into_response();
     };
     let digest = crate::mcp::args::digest(&body, &[]);
     let target = match (&body.mcp_session_id, &body.session_id) {
@@ -107,30 +91,32 @@ async fn grant(
         }
         (None, Some(s)) => match SessionId::parse(s) {
             Ok(id) => ElevationTarget::Session(id),
-            Err(e) => return domain_response(&e),
+            Err(e) => return Refusal::from(e).into_response(),
         },
         _ => {
-            return domain_response(&DomainError::invalid_argument(
+            return Refusal::from(DomainError::invalid_argument(
                 "mcp_session_id",
                 "give exactly one of mcp_session_id or session_id",
-            ));
+            ))
+            .into_response();
         }
     };
     if let Err(e) = brain_core::text::check("reason", &body.reason) {
-        return domain_response(&e);
+        return Refusal::from(e).into_response();
     }
     if let Err(e) = body
         .mcp_session_id
         .as_deref()
         .map_or(Ok(()), |c| brain_core::text::check("mcp_session_id", c))
     {
-        return domain_response(&e);
+        return Refusal::from(e).into_response();
     }
     if body.reason.len() > 4096 {
-        return domain_response(&DomainError::invalid_argument(
+        return Refusal::from(DomainError::invalid_argument(
             "reason",
             "must be at most 4 KiB",
-        ));
+        ))
+        .into_response();
     }
     let req = ElevationRequest {
         target,
@@ -141,23 +127,24 @@ async fn grant(
     };
     match state.store.elevation_grant(&p.caller(None), req).await {
         Ok(e) => (StatusCode::CREATED, Json(json!(e))).into_response(),
-        Err(e) => store_response(e),
+        Err(e) => Refusal::from(e).into_response(),
     }
 }
 
 async fn list(State(state): State<AppState>, Extension(p): Extension<Principal>) -> Response {
     if p.kind != CredentialKind::Jwt || p.role != Role::Operator {
-        return domain_response(&DomainError::new(
+        return Refusal::from(DomainError::new(
             ErrorCode::Forbidden,
             "only operator credentials hold elevations",
-        ));
+        ))
+        .into_response();
     }
     if let Some(r) = limited(&state, &p) {
         return r;
     }
     match state.store.elevation_list(&p.caller(None)).await {
         Ok(list) => Json(json!({ "elevations": list })).into_response(),
-        Err(e) => store_response(e),
+        Err(e) => Refusal::from(e).into_response(),
     }
 }
 
@@ -171,7 +158,7 @@ async fn revoke(
     }
     let id = match ElevationId::parse(&id) {
         Ok(id) => id,
-        Err(e) => return domain_response(&e),
+        Err(e) => return Refusal::from(e).into_response(),
     };
     let digest = brain_core::digest::request_digest(&json!({ "elevation_id": id.to_string() }));
     match state
@@ -180,6 +167,6 @@ async fn revoke(
         .await
     {
         Ok(e) => Json(json!(e)).into_response(),
-        Err(e) => store_response(e),
+        Err(e) => Refusal::from(e).into_response(),
     }
 }

@@ -5,13 +5,16 @@
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
-use http::{HeaderValue, StatusCode};
+use http::HeaderValue;
 
 use brain_core::model::{CredentialKind, Role};
 use brain_core::operators::{SHARED_TOKEN_PREFIX, is_shared_token_shape, shared_token_hash};
 
-use super::{AppState, error_response};
+use super::AppState;
 use crate::auth::{AuthError, Principal, bearer};
+use crate::refusal::Refusal;
+use axum::response::IntoResponse;
+use brain_core::ErrorCode;
 
 /// A shared token authenticates as `shared_token` in the tenant of its row; it
 /// is looked up by hash only, and carries no role beyond agent. Only a token
@@ -94,11 +97,11 @@ pub async fn require_credential(
             if matches!(e, AuthError::Invalid(_)) {
                 challenge.push_str(", error=\"invalid_token\"");
             }
-            let mut resp = error_response(
-                StatusCode::UNAUTHORIZED,
-                "unauthenticated",
+            let mut resp = Refusal::new(
+                ErrorCode::Unauthenticated,
                 "a valid bearer token is required; see the resource metadata for how to get one",
-            );
+            )
+            .into_response();
             if let Ok(v) = HeaderValue::from_str(&challenge) {
                 resp.headers_mut().insert(http::header::WWW_AUTHENTICATE, v);
             }
@@ -114,7 +117,7 @@ mod tests {
     use axum::Router;
     use axum::body::Body;
     use axum::routing::get;
-    use brain_store_postgres::PgStore;
+    use brain_store_postgres::{PgScope, PgStore};
     use tower::ServiceExt;
 
     use super::*;
@@ -137,7 +140,7 @@ mod tests {
             .connect_lazy("postgres://unused@127.0.0.1:1/unused")
             .unwrap();
         AppState::from(crate::http::AppParts {
-            store: Arc::new(PgStore::from_pool(pool, Default::default())),
+            store: Arc::new(PgStore::new(PgScope::from_pool(pool, Default::default()))),
             auth: Arc::new(Authenticator::from_config(&jwt).unwrap()),
             public_url: "http://brain.test".into(),
             allowed_hosts: Arc::new(vec![]),
@@ -183,7 +186,7 @@ mod tests {
             .body(Body::empty())
             .unwrap();
         let resp = app.oneshot(req).await.unwrap();
-        assert_eq!(resp.status(), StatusCode::OK);
+        assert_eq!(resp.status(), http::StatusCode::OK);
         let body = axum::body::to_bytes(resp.into_body(), 1024).await.unwrap();
         assert_eq!(&body[..], b"false alice");
     }

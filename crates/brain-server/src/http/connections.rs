@@ -20,8 +20,9 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use serde_json::Value;
 
 use super::limits::{MAX_INIT_PARAMS_BYTES, payload_too_large, too_many};
-use super::{AppState, MAX_BODY_BYTES, error_response};
+use super::{AppState, MAX_BODY_BYTES};
 use crate::auth::{Principal, Tracer};
+use crate::refusal::Refusal;
 use brain_core::error::{ErrorCode, StoreError};
 use brain_core::flow::over_cap;
 use brain_core::store::{ConnectionCaps, ConnectionRecord};
@@ -120,19 +121,20 @@ fn caps(state: &AppState) -> ConnectionCaps {
 }
 
 fn not_found() -> Response {
-    error_response(
-        StatusCode::NOT_FOUND,
-        "session_not_found",
+    Refusal::new(
+        ErrorCode::SessionNotFound,
         "unknown MCP session; initialize a new connection",
     )
+    .into_response()
 }
 
 fn unavailable() -> Response {
-    error_response(
-        StatusCode::SERVICE_UNAVAILABLE,
-        "internal",
+    Refusal::new(
+        ErrorCode::Internal,
         "the connection registry is unavailable; retry later",
     )
+    .with_status(StatusCode::SERVICE_UNAVAILABLE)
+    .into_response()
 }
 
 /// The `initialize` parameters in a request body, when the body is an
@@ -166,11 +168,7 @@ fn initialize_params(body: &[u8]) -> Option<(usize, Result<(), brain_core::Domai
 pub async fn bind(State(reg): State<Registry>, mut req: Request, next: Next) -> Response {
     let state = &reg.app;
     let Some(principal) = req.extensions().get::<Principal>().cloned() else {
-        return error_response(
-            StatusCode::UNAUTHORIZED,
-            "unauthenticated",
-            "authentication required",
-        );
+        return Refusal::new(ErrorCode::Unauthenticated, "authentication required").into_response();
     };
     let presented = req
         .headers()
@@ -179,7 +177,12 @@ pub async fn bind(State(reg): State<Registry>, mut req: Request, next: Next) -> 
     match presented {
         Some(Err(_)) => not_found(),
         Some(Ok(id)) => {
-            let looked_up = match reg.known.get(&id) {
+            // Remembered from the last lookup in the database, not renewed by
+            // use: a connection in constant use is still checked again once
+            // `KNOWN_FOR` has passed, so a close elsewhere reaches it.
+            let remembered = reg.known.get(&id);
+            let from_memory = remembered.is_some();
+            let looked_up = match remembered {
                 Some(c) => Ok(Some(c)),
                 None => state.store.connection_get(&principal.tenant, &id).await,
             };
@@ -203,7 +206,9 @@ pub async fn bind(State(reg): State<Registry>, mut req: Request, next: Next) -> 
                     if let Some(t) = c.tracer_session {
                         req.extensions_mut().insert(Tracer(t));
                     }
-                    reg.known.put(&id, c, state.limits.settings.max_connections);
+                    if !from_memory {
+                        reg.known.put(&id, c, state.limits.settings.max_connections);
+                    }
                 }
                 Ok(Some(c)) if c.closed => {
                     // Closed elsewhere (DELETE on another replica, expiry):
@@ -246,11 +251,7 @@ pub async fn bind(State(reg): State<Registry>, mut req: Request, next: Next) -> 
                         );
                     }
                     if let Err(e) = clean {
-                        return error_response(
-                            StatusCode::UNPROCESSABLE_ENTITY,
-                            "invalid_argument",
-                            &e.message,
-                        );
+                        return Refusal::new(ErrorCode::InvalidArgument, e.message).into_response();
                     }
                     let settings = state.limits.settings;
                     let held = reg.sessions.sessions.read().await.len();

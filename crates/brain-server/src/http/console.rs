@@ -26,8 +26,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::AppState;
-use super::admin::{domain_response, limited, store_response};
+use super::admin::limited;
 use crate::auth::Principal;
+use crate::refusal::Refusal;
 use crate::tools::{self, ToolCtx};
 
 const INDEX: &str = include_str!("../../console/index.html");
@@ -101,10 +102,11 @@ fn operator(p: &Principal) -> Result<(), Response> {
     if p.kind == CredentialKind::Jwt && p.role == Role::Operator {
         Ok(())
     } else {
-        Err(domain_response(&DomainError::new(
+        Err(Refusal::from(DomainError::new(
             ErrorCode::Forbidden,
             "the console needs an operator JWT (role operator)",
-        )))
+        ))
+        .into_response())
     }
 }
 
@@ -117,8 +119,8 @@ async fn tool(state: &AppState, p: &Principal, name: &str, args: Value) -> Resul
     let args = args.as_object().cloned().unwrap_or_default();
     match tools::call(name, &ctx, args).await {
         Some(Ok(v)) => Ok(v),
-        Some(Err(e)) => Err(store_response(e)),
-        None => Err(domain_response(&DomainError::internal())),
+        Some(Err(e)) => Err(Refusal::from(e).into_response()),
+        None => Err(Refusal::from(DomainError::internal()).into_response()),
     }
 }
 
@@ -145,13 +147,14 @@ async fn projects(
     }
     let search = q.q.as_deref().map(str::trim).filter(|s| !s.is_empty());
     if search.is_some_and(|s| s.len() > 128) {
-        return domain_response(&DomainError::invalid_argument(
+        return Refusal::from(DomainError::invalid_argument(
             "q",
             "must be at most 128 characters",
-        ));
+        ))
+        .into_response();
     }
     if let Some(Err(e)) = search.map(|s| brain_core::text::check("q", s)) {
-        return domain_response(&e);
+        return Refusal::from(e).into_response();
     }
     let query = brain_core::store::ProjectQuery {
         search,
@@ -162,7 +165,7 @@ async fn projects(
     let usage = state.store.tenant_usage(&p.tenant).await;
     match (listed, usage) {
         (Ok(list), Ok(usage)) => Json(json!({ "projects": list, "usage": usage })).into_response(),
-        (Err(e), _) | (_, Err(e)) => store_response(e),
+        (Err(e), _) | (_, Err(e)) => Refusal::from(e).into_response(),
     }
 }
 
@@ -182,7 +185,8 @@ async fn project(
         return r;
     }
     let read = async {
-        let key = ProjectKey::parse_for_caller(&q.name).map_err(|e| domain_response(&e))?;
+        let key =
+            ProjectKey::parse_for_caller(&q.name).map_err(|e| Refusal::from(e).into_response())?;
         let mut at = json!({"project": q.name});
         if let Some(s) = &q.slot {
             at["slot"] = json!(s);
@@ -219,7 +223,7 @@ async fn project(
             .store
             .mental_model_names(&p.tenant, &key)
             .await
-            .map_err(store_response)?;
+            .map_err(|e| Refusal::from(e).into_response())?;
         let mut models = Vec::new();
         for name in names.into_iter().take(MODELS_SHOWN) {
             models.push(
@@ -320,7 +324,7 @@ async fn verify(State(state): State<AppState>, Extension(p): Extension<Principal
     .await
     {
         Ok(v) => v,
-        Err(e) => return store_response(e),
+        Err(e) => return Refusal::from(e).into_response(),
     };
     let body = match verdict {
         Ok((n, seq, hash)) => json!({"ok": true, "receipts": n, "tip_seq": seq, "tip": hash}),
@@ -350,24 +354,26 @@ async fn project_delete(
         return r;
     }
     let Ok(Json(req)) = body else {
-        return domain_response(&DomainError::invalid_argument(
+        return Refusal::from(DomainError::invalid_argument(
             "body",
             "must be JSON {\"name\": project, \"confirm\": the same name}",
-        ));
+        ))
+        .into_response();
     };
     if req.confirm != req.name {
-        return domain_response(&DomainError::new(
+        return Refusal::from(DomainError::new(
             ErrorCode::ConfirmRequired,
             "type the project's name again in confirm: a deletion cannot be undone",
-        ));
+        ))
+        .into_response();
     }
     let key = match ProjectKey::parse_for_caller(&req.name) {
         Ok(k) => k,
-        Err(e) => return domain_response(&e),
+        Err(e) => return Refusal::from(e).into_response(),
     };
     match state.store.project_delete(&p.caller(None), &key).await {
         Ok(()) => Json(json!({"deleted": key.as_str()})).into_response(),
-        Err(e) => store_response(e),
+        Err(e) => Refusal::from(e).into_response(),
     }
 }
 
@@ -377,6 +383,6 @@ async fn targets(State(state): State<AppState>, Extension(p): Extension<Principa
     }
     match state.store.operator_targets(&p.caller(None)).await {
         Ok(t) => Json(json!(t)).into_response(),
-        Err(e) => store_response(e),
+        Err(e) => Refusal::from(e).into_response(),
     }
 }

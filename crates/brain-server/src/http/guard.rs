@@ -4,9 +4,11 @@
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
-use http::StatusCode;
 
-use super::{AppState, error_response};
+use super::AppState;
+use crate::refusal::Refusal;
+use axum::response::IntoResponse;
+use brain_core::ErrorCode;
 
 /// Parse `host[:port]` (IPv6 in brackets) strictly: a DNS name or an IP
 /// address, and an optional decimal port (or `*` where `wildcard_port`).
@@ -102,11 +104,11 @@ pub fn origin_allowed(allowed: &[String], origin: &str) -> bool {
 
 pub async fn host_and_origin(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let forbidden = || {
-        error_response(
-            StatusCode::FORBIDDEN,
-            "forbidden",
+        Refusal::new(
+            ErrorCode::Forbidden,
             "this Host or Origin is not allowed; add it to BRAIN_ALLOWED_HOSTS or BRAIN_ALLOWED_ORIGINS",
         )
+        .into_response()
     };
     // One Host only: with two, a proxy and brain could each read a different one.
     let mut hosts = req.headers().get_all(http::header::HOST).iter();

@@ -19,8 +19,11 @@ use http::{HeaderValue, StatusCode};
 use http_body::Body as HttpBody;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use super::{AppState, MAX_BODY_BYTES, error_response};
+use super::{AppState, MAX_BODY_BYTES};
 use crate::auth::Principal;
+use crate::refusal::Refusal;
+use axum::response::IntoResponse;
+use brain_core::ErrorCode;
 
 /// The server keeps at most this much of a connection's `initialize`
 /// parameters (larger → 413, nothing kept).
@@ -193,7 +196,7 @@ pub fn key_of(
 }
 
 pub fn too_many(message: &str, retry_after: Duration) -> Response {
-    let mut resp = error_response(StatusCode::TOO_MANY_REQUESTS, "rate_limited", message);
+    let mut resp = Refusal::new(ErrorCode::RateLimited, message).into_response();
     let secs = retry_after.as_secs_f64().ceil().max(1.0);
     if let Ok(v) = HeaderValue::from_str(&format!("{secs:.0}")) {
         resp.headers_mut().insert(http::header::RETRY_AFTER, v);
@@ -250,7 +253,7 @@ pub async fn in_flight(State(state): State<AppState>, req: Request, next: Next) 
 }
 
 pub fn payload_too_large(message: &str) -> Response {
-    error_response(StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large", message)
+    Refusal::new(ErrorCode::PayloadTooLarge, message).into_response()
 }
 
 /// A request body must arrive within this, however slowly it trickles.
@@ -309,19 +312,21 @@ pub async fn read_body(req: Request, next: Next) -> Response {
         Ok(Ok(b)) => b,
         Ok(Err(_)) => return too_large(),
         Err(_) => {
-            return error_response(
-                StatusCode::REQUEST_TIMEOUT,
-                "invalid_argument",
+            return Refusal::new(
+                ErrorCode::InvalidArgument,
                 "the request body did not arrive within 30 s",
-            );
+            )
+            .with_status(StatusCode::REQUEST_TIMEOUT)
+            .into_response();
         }
     };
     if method_too_long(&bytes) {
-        return error_response(
-            StatusCode::BAD_REQUEST,
-            "invalid_argument",
+        return Refusal::new(
+            ErrorCode::InvalidArgument,
             "the JSON-RPC method name is longer than 128 bytes",
-        );
+        )
+        .with_status(StatusCode::BAD_REQUEST)
+        .into_response();
     }
     next.run(Request::from_parts(parts, Body::from(bytes)))
         .await
@@ -392,17 +397,22 @@ pub async fn envelope_errors(req: Request, next: Next) -> Response {
     }
     let (code, message) = match status {
         StatusCode::NOT_FOUND => (
-            "session_not_found",
+            ErrorCode::SessionNotFound,
             "unknown MCP session; initialize a new connection",
         ),
-        s if s.is_server_error() => ("internal", "the server could not answer; retry later"),
+        s if s.is_server_error() => (
+            ErrorCode::Internal,
+            "the server could not answer; retry later",
+        ),
         _ => (
-            "invalid_argument",
+            ErrorCode::InvalidArgument,
             "the request is not a valid MCP message for this endpoint (check the JSON body, \
              the Accept and Content-Type headers and MCP-Protocol-Version)",
         ),
     };
-    error_response(status, code, message)
+    Refusal::new(code, message)
+        .with_status(status)
+        .into_response()
 }
 
 /// A request id the client sent is kept only when it is `[A-Za-z0-9._-]{1,64}`;

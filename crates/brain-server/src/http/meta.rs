@@ -6,7 +6,9 @@ use axum::response::{IntoResponse, Response};
 use http::{Request, StatusCode};
 use serde_json::json;
 
-use super::{AppState, error_response};
+use super::AppState;
+use crate::refusal::Refusal;
+use brain_core::ErrorCode;
 
 pub async fn live() -> Response {
     Json(json!({"status": "ok"})).into_response()
@@ -33,11 +35,9 @@ pub async fn ready(State(state): State<AppState>) -> Response {
                 .into_response(),
             None => Json(json!({"status": "ready", "database": "ok"})).into_response(),
         },
-        Err(_) => error_response(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "internal",
-            "the database is not reachable",
-        ),
+        Err(_) => Refusal::new(ErrorCode::Internal, "the database is not reachable")
+            .with_status(StatusCode::SERVICE_UNAVAILABLE)
+            .into_response(),
     }
 }
 

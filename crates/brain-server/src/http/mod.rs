@@ -19,13 +19,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::get;
 use brain_core::store::Store;
-use http::{HeaderName, HeaderValue, StatusCode};
+use http::{HeaderName, HeaderValue};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
-use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use tower::ServiceBuilder;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
@@ -37,6 +36,8 @@ pub use restore::InitParams;
 
 use crate::auth::Authenticator;
 use crate::mcp::BrainMcp;
+use crate::refusal::Refusal;
+use brain_core::ErrorCode;
 
 /// Request bodies above this are refused with 413 (SPEC §3.2).
 pub const MAX_BODY_BYTES: usize = 1 << 20;
@@ -95,12 +96,6 @@ pub fn metrics_router(state: AppState) -> Router {
     Router::new()
         .route("/metrics", get(crate::metrics::scrape))
         .with_state(state)
-}
-
-/// A JSON error body in the same shape as tool errors.
-pub fn error_response(status: StatusCode, code: &str, message: &str) -> Response {
-    let body = json!({"error": {"code": code, "message": message, "status": status.as_u16(), "details": {}}});
-    (status, axum::Json(body)).into_response()
 }
 
 pub fn router(state: AppState, opts: HttpOptions) -> Router {
@@ -205,7 +200,7 @@ pub fn router(state: AppState, opts: HttpOptions) -> Router {
             get(meta::resource_metadata),
         )
         .route_service("/mcp", mcp)
-        .fallback(|| async { error_response(StatusCode::NOT_FOUND, "not_found", "no such route") })
+        .fallback(|| async { Refusal::new(ErrorCode::NotFound, "no such route") })
         .layer(axum::middleware::from_fn(limits::limit_declared_body))
         .layer(axum::middleware::from_fn(limits::close_after_refusal))
         .layer(axum::middleware::from_fn(security_headers))

@@ -12,6 +12,7 @@ mod resources;
 pub mod schemas;
 pub mod subscriptions;
 
+use crate::refusal::Refusal;
 use std::sync::Arc;
 
 use brain_core::DomainError;
@@ -313,7 +314,9 @@ impl ServerHandler for BrainMcp {
         let Some(caller) = self.caller(&context) else {
             // The front door always authenticates first; reaching here means a wiring bug.
             tracing::error!(tool = name, "tool call without an authenticated principal");
-            return Ok(errors::tool_error(&DomainError::internal()).into());
+            return Ok(Refusal::from(DomainError::internal())
+                .into_tool_result(name)
+                .into());
         };
         let ctx = ToolCtx {
             store: self.inner.store.as_ref(),
@@ -341,7 +344,7 @@ impl ServerHandler for BrainMcp {
             Some(Ok(value)) => CallToolResult::structured(value),
             Some(Err(e)) => {
                 let e = errors::with_usage(ctx.store, &ctx.caller.tenant, e).await;
-                errors::store_error(name, e)
+                Refusal::from(e).into_tool_result(name)
             }
             None => return Err(unknown_tool(name)),
         };

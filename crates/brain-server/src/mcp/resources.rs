@@ -3,6 +3,8 @@
 //! tenant; a URI that is malformed or names nothing in the tenant is the same
 //! "no such resource" (-32002), so another tenant's names cannot be probed.
 
+use crate::refusal::Refusal;
+use brain_core::error::{DomainError, ErrorCode, StoreError};
 use std::sync::Arc;
 
 use brain_core::feed::{self, FOCUS_TEMPLATE, SLOT_TEMPLATE};
@@ -24,11 +26,13 @@ pub const PAGE: i64 = 100;
 const MIME: &str = "text/markdown";
 
 fn not_found() -> ErrorData {
-    ErrorData::resource_not_found("no such resource in your tenant", None)
+    let e = DomainError::new(ErrorCode::NotFound, "no such resource in your tenant");
+    Refusal::from(e).into_rpc_error("resources")
 }
 
-fn internal() -> ErrorData {
-    ErrorData::internal_error("the store failed; try again", None)
+/// A store failure, logged, answered without its text.
+fn internal(e: StoreError) -> ErrorData {
+    Refusal::from(e).into_rpc_error("resources")
 }
 
 fn meta(v: serde_json::Value) -> Option<MetaObject> {
@@ -75,7 +79,7 @@ pub async fn list(
             PAGE,
         )
         .await
-        .map_err(|_| internal())?;
+        .map_err(internal)?;
     let next = (rows.len() as i64 == PAGE)
         .then(|| rows.last().map(|r| feed::uri(&r.project, r.slot.as_ref())))
         .flatten();
@@ -108,7 +112,7 @@ async fn resolve(
     let exists = store
         .focus_exists(&caller.tenant, &project, slot.as_ref())
         .await
-        .map_err(|_| internal())?;
+        .map_err(internal)?;
     if !exists {
         return Err(not_found());
     }
@@ -124,7 +128,7 @@ pub async fn read(
     let focus = store
         .focus_get(&caller.tenant, &project, slot.as_ref())
         .await
-        .map_err(|_| internal())?;
+        .map_err(internal)?;
     Ok(ReadResourceResult::new(vec![
         ResourceContents::TextResourceContents {
             uri: uri.to_owned(),

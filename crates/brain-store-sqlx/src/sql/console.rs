@@ -6,15 +6,15 @@ use async_trait::async_trait;
 use chrono::Duration;
 
 use super::{Conn, Finish, Scope};
-use crate::error::StoreError;
-use crate::ids::{ProjectKey, TenantId};
-use crate::model::{Caller, now_micros};
-use crate::store::{
+use brain_core::error::StoreError;
+use brain_core::ids::{ProjectKey, TenantId};
+use brain_core::model::{Caller, now_micros};
+use brain_core::store::{
     OperatorReads, OperatorTargets, ProjectQuery, ProjectSummary, StoreStats, TenantUsage,
 };
 
 #[async_trait]
-impl<S: Scope> OperatorReads for S {
+impl<S: Scope> OperatorReads for crate::SqlStore<S> {
     async fn projects(
         &self,
         tenant: &TenantId,

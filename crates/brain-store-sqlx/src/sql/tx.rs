@@ -7,15 +7,15 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use super::{Conn, connections, ops, recall, sessions, writes};
-use crate::error::StoreError;
-use crate::flow::{CloseWrite, DocumentLock, NewConnection, Receipting, WriteTx};
-use crate::ids::{ArtifactId, ElevationId, ProjectKey, SessionId, SlotName, TenantId};
-use crate::memory::{Document, DocumentKind, RecallHit};
-use crate::model::{Artifact, ArtifactKind, Caller, Focus, Revision, Session};
-use crate::operators::{ConnectionOwner, Elevation};
-use crate::receipt::ReceiptDraft;
-use crate::rules::CloseRecord;
-use crate::store::{BriefingSources, LockedClose, RecallQuery, Unattributed};
+use brain_core::error::StoreError;
+use brain_core::flow::{CloseWrite, DocumentLock, NewConnection, Receipting, WriteTx};
+use brain_core::ids::{ArtifactId, ElevationId, ProjectKey, SessionId, SlotName, TenantId};
+use brain_core::memory::{Document, DocumentKind, RecallHit};
+use brain_core::model::{Artifact, ArtifactKind, Caller, Focus, Revision, Session};
+use brain_core::operators::{ConnectionOwner, Elevation};
+use brain_core::receipt::ReceiptDraft;
+use brain_core::rules::CloseRecord;
+use brain_core::store::{BriefingSources, LockedClose, RecallQuery, Unattributed};
 
 /// [`WriteTx`] over a [`Conn`], bound to its tenant: every statement names
 /// it, and PostgreSQL's row-level security holds the transaction to it too.
@@ -223,28 +223,30 @@ pub trait SqlTx: Conn + Sized {
     }
 }
 
-/// Every SQL transaction is a [`WriteTx`]: each operation is its
+/// A SQL transaction as brain_core's write port: each operation is its
 /// [`SqlTx`] form.
+pub struct SqlWrite<T>(pub T);
+
 #[async_trait]
-impl<T: SqlTx> WriteTx for T {
+impl<T: SqlTx> WriteTx for SqlWrite<T> {
     fn tenant(&self) -> &TenantId {
-        SqlTx::tenant(self)
+        SqlTx::tenant(&self.0)
     }
     async fn lock_session(
         &mut self,
         id: SessionId,
     ) -> Result<Option<(Session, Option<CloseRecord>)>, StoreError> {
-        SqlTx::lock_session(self, id).await
+        SqlTx::lock_session(&mut self.0, id).await
     }
     async fn lock_close(&mut self, id: SessionId) -> Result<Option<LockedClose>, StoreError> {
-        SqlTx::lock_close(self, id).await
+        SqlTx::lock_close(&mut self.0, id).await
     }
     async fn focus(
         &mut self,
         project: &ProjectKey,
         slot: Option<&SlotName>,
     ) -> Result<Focus, StoreError> {
-        SqlTx::focus(self, project, slot).await
+        SqlTx::focus(&mut self.0, project, slot).await
     }
     async fn focus_body_at(
         &mut self,
@@ -252,34 +254,34 @@ impl<T: SqlTx> WriteTx for T {
         slot: Option<&SlotName>,
         revision: Revision,
     ) -> Result<Option<String>, StoreError> {
-        SqlTx::focus_body_at(self, project, slot, revision).await
+        SqlTx::focus_body_at(&mut self.0, project, slot, revision).await
     }
     async fn close_counts(
         &mut self,
         session: &Session,
         until: DateTime<Utc>,
     ) -> Result<(Unattributed, i64), StoreError> {
-        SqlTx::close_counts(self, session, until).await
+        SqlTx::close_counts(&mut self.0, session, until).await
     }
     async fn elevation_active(
         &mut self,
         caller: &Caller,
         session: SessionId,
     ) -> Result<bool, StoreError> {
-        SqlTx::elevation_active(self, caller, session).await
+        SqlTx::elevation_active(&mut self.0, caller, session).await
     }
     async fn briefing_sources(&mut self, session: &Session) -> Result<BriefingSources, StoreError> {
-        SqlTx::briefing_sources(self, session).await
+        SqlTx::briefing_sources(&mut self.0, session).await
     }
     async fn recall(&mut self, q: &RecallQuery) -> Result<Vec<RecallHit>, StoreError> {
-        SqlTx::recall(self, q).await
+        SqlTx::recall(&mut self.0, q).await
     }
     async fn lock_todos(
         &mut self,
         project: &ProjectKey,
         ids: &[ArtifactId],
     ) -> Result<Vec<(ArtifactId, ArtifactKind, bool)>, StoreError> {
-        SqlTx::lock_todos(self, project, ids).await
+        SqlTx::lock_todos(&mut self.0, project, ids).await
     }
     async fn lock_document(
         &mut self,
@@ -288,23 +290,23 @@ impl<T: SqlTx> WriteTx for T {
         name: &str,
         count_models: bool,
     ) -> Result<DocumentLock, StoreError> {
-        SqlTx::lock_document(self, project, kind, name, count_models).await
+        SqlTx::lock_document(&mut self.0, project, kind, name, count_models).await
     }
     async fn connection_owner(
         &mut self,
         connection_id: &str,
     ) -> Result<Option<ConnectionOwner>, StoreError> {
-        SqlTx::connection_owner(self, connection_id).await
+        SqlTx::connection_owner(&mut self.0, connection_id).await
     }
     async fn claim_connection_counts(
         &mut self,
         caller: &Caller,
         since: DateTime<Utc>,
     ) -> Result<(i64, i64), StoreError> {
-        SqlTx::claim_connection_counts(self, caller, since).await
+        SqlTx::claim_connection_counts(&mut self.0, caller, since).await
     }
     async fn provision(&mut self, project: Option<&ProjectKey>) -> Result<(), StoreError> {
-        SqlTx::provision(self, project).await
+        SqlTx::provision(&mut self.0, project).await
     }
     async fn open_session(
         &mut self,
@@ -312,7 +314,7 @@ impl<T: SqlTx> WriteTx for T {
         session: &mut Session,
         receipt: ReceiptDraft,
     ) -> Result<(Option<Focus>, BriefingSources), StoreError> {
-        SqlTx::open_session(self, caller, session, receipt).await
+        SqlTx::open_session(&mut self.0, caller, session, receipt).await
     }
     async fn touch_session(
         &mut self,
@@ -320,7 +322,7 @@ impl<T: SqlTx> WriteTx for T {
         now: DateTime<Utc>,
         bind: Option<(&ProjectKey, &SlotName, Revision)>,
     ) -> Result<(), StoreError> {
-        SqlTx::touch_session(self, id, now, bind).await
+        SqlTx::touch_session(&mut self.0, id, now, bind).await
     }
     async fn remember(
         &mut self,
@@ -328,7 +330,7 @@ impl<T: SqlTx> WriteTx for T {
         artifact: &Artifact,
         receipt: ReceiptDraft,
     ) -> Result<(), StoreError> {
-        SqlTx::remember(self, caller, artifact, receipt).await
+        SqlTx::remember(&mut self.0, caller, artifact, receipt).await
     }
     async fn acknowledge(
         &mut self,
@@ -337,20 +339,20 @@ impl<T: SqlTx> WriteTx for T {
         note: Option<&str>,
         at: DateTime<Utc>,
     ) -> Result<i64, StoreError> {
-        SqlTx::acknowledge(self, project, ids, note, at).await
+        SqlTx::acknowledge(&mut self.0, project, ids, note, at).await
     }
     async fn write_document(
         &mut self,
         project: &ProjectKey,
         doc: &Document,
     ) -> Result<bool, StoreError> {
-        SqlTx::write_document(self, project, doc).await
+        SqlTx::write_document(&mut self.0, project, doc).await
     }
     async fn apply_close(&mut self, caller: &Caller, w: CloseWrite<'_>) -> Result<(), StoreError> {
-        SqlTx::apply_close(self, caller, w).await
+        SqlTx::apply_close(&mut self.0, caller, w).await
     }
     async fn grant_elevation(&mut self, caller: &Caller, e: &Elevation) -> Result<(), StoreError> {
-        SqlTx::grant_elevation(self, caller, e).await
+        SqlTx::grant_elevation(&mut self.0, caller, e).await
     }
     async fn revoke_elevation(
         &mut self,
@@ -358,22 +360,22 @@ impl<T: SqlTx> WriteTx for T {
         id: ElevationId,
         at: DateTime<Utc>,
     ) -> Result<Option<Elevation>, StoreError> {
-        SqlTx::revoke_elevation(self, caller, id, at).await
+        SqlTx::revoke_elevation(&mut self.0, caller, id, at).await
     }
     async fn open_connection(
         &mut self,
         caller: &Caller,
         c: NewConnection<'_>,
     ) -> Result<(), StoreError> {
-        SqlTx::open_connection(self, caller, c).await
+        SqlTx::open_connection(&mut self.0, caller, c).await
     }
     async fn delete_project(&mut self, project: &ProjectKey) -> Result<bool, StoreError> {
-        SqlTx::delete_project(self, project).await
+        SqlTx::delete_project(&mut self.0, project).await
     }
     async fn commit(self, receipt: Option<Receipting<'_>>) -> Result<(), StoreError> {
-        SqlTx::commit(self, receipt).await
+        SqlTx::commit(self.0, receipt).await
     }
     async fn finish_read(self) -> Result<(), StoreError> {
-        SqlTx::finish_read(self).await
+        SqlTx::finish_read(self.0).await
     }
 }

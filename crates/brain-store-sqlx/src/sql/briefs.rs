@@ -8,10 +8,10 @@ use chrono::{DateTime, Duration, Utc};
 
 use super::SqlTx;
 use super::{Conn, Finish, Param, Row, Scope, sessions};
-use crate::error::StoreError;
-use crate::ids::{ProjectKey, TenantId};
-use crate::memory::{BRIEF_FOCUS_CHANGES, BRIEF_SESSIONS, DayActivity, daily_brief_text};
-use crate::store::DailyBriefs;
+use brain_core::error::StoreError;
+use brain_core::ids::{ProjectKey, TenantId};
+use brain_core::memory::{BRIEF_FOCUS_CHANGES, BRIEF_SESSIONS, DayActivity, daily_brief_text};
+use brain_core::store::DailyBriefs;
 
 async fn activity<C: Conn + ?Sized>(
     c: &mut C,
@@ -60,7 +60,7 @@ async fn last_of<C: Conn + ?Sized, T>(
 }
 
 #[async_trait]
-impl<S: Scope> DailyBriefs for S {
+impl<S: Scope> DailyBriefs for crate::SqlStore<S> {
     async fn generate_daily_briefs(&self, now: DateTime<Utc>) -> Result<usize, StoreError> {
         let since = now - Duration::hours(24);
         let day = now.date_naive();
@@ -80,7 +80,7 @@ impl<S: Scope> DailyBriefs for S {
             ) else {
                 continue;
             };
-            let mut tx = self.write(&tenant).await?;
+            let mut tx = self.write_tx(&tenant).await?;
             let a = activity(&mut tx, &tenant, &project, since).await?;
             if a.is_empty() {
                 continue;

@@ -35,13 +35,14 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 use uuid::Uuid;
 
-use crate::error::StoreError;
-use crate::ids::{ArtifactId, ElevationId, ProjectKey, ReceiptId, SessionId, SlotName, TenantId};
-use crate::store::StoreSettings;
-use crate::writes::Backend;
+use brain_core::error::StoreError;
+use brain_core::ids::{
+    ArtifactId, ElevationId, ProjectKey, ReceiptId, SessionId, SlotName, TenantId,
+};
+use brain_core::store::StoreSettings;
 
 pub use text::Sql;
-pub use tx::SqlTx;
+pub use tx::{SqlTx, SqlWrite};
 
 /// One statement parameter, in the types brain stores; each store encodes
 /// them in its own column types.
@@ -133,12 +134,16 @@ pub trait Finish {
     async fn finish(self) -> Result<(), StoreError>;
 }
 
-/// How a SQL store hands out connections for its reads, beside the write
-/// transactions of [`Backend`].
+/// What a SQL store supplies: its write transactions ([`SqlTx`]) and the
+/// connections of its reads. [`crate::SqlStore`] makes a `brain_core`
+/// store of it.
 #[async_trait]
-pub trait Scope: Backend<Tx: SqlTx> {
+pub trait Scope: Send + Sync + 'static {
+    type Tx: SqlTx + 'static;
     type Read: Conn + Finish + 'static;
     type Pooled: Conn + 'static;
+    /// A write transaction that sees and writes only `tenant`'s rows.
+    async fn write_tx(&self, tenant: &TenantId) -> Result<Self::Tx, StoreError>;
     /// A connection for `tenant`'s reads: PostgreSQL's row-level security
     /// shows it only that tenant's rows; on SQLite each statement's filter is
     /// the wall.
@@ -151,13 +156,28 @@ pub trait Scope: Backend<Tx: SqlTx> {
     /// A write transaction across tenants, for the sweeps of expiry.
     async fn system_write(&self) -> Result<Self::Tx, StoreError>;
     fn settings(&self) -> &StoreSettings;
+    /// After this long without activity an open session reads as idle.
+    fn idle_secs(&self) -> i64 {
+        self.settings().idle_secs
+    }
     /// Connections in the pool, and how many of them are idle.
     fn pool_gauges(&self) -> (u32, u32);
     /// This replica's memory of focus reads, when the store can tell it of
-    /// every change (see [`crate::focus_cache`]).
-    fn focus_cache(&self) -> Option<&crate::focus_cache::FocusCache> {
+    /// every change (see [`brain_core::focus_cache`]).
+    fn focus_cache(&self) -> Option<&brain_core::focus_cache::FocusCache> {
         None
     }
+    /// After an end or relay committed `out`: tell this process's listeners.
+    /// A database that notifies by itself (PostgreSQL's trigger) needs nothing.
+    fn announce_close(&self, _tenant: &TenantId, _out: &Value) {}
+    /// Close the pool after in-flight calls have finished.
+    async fn close(&self);
+    /// Hand every committed focus change, written on any replica, to
+    /// `listener` from now on. Call once per process.
+    async fn watch_focus(
+        &self,
+        listener: brain_core::feed::FocusListener,
+    ) -> Result<(), StoreError>;
 }
 
 /// A stored value that no longer parses is corruption, not a caller error.

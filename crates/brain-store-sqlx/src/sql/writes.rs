@@ -11,15 +11,15 @@ use super::sessions::{
     open_agent_sessions, slot_key,
 };
 use super::{Conn, Param, Row, corrupt, sessions};
-use crate::error::StoreError;
-use crate::flow::FocusWrite;
-use crate::ids::{ArtifactId, ProjectKey, SessionId, TenantId};
-use crate::memory::{Brief, DocumentKind};
-use crate::model::{
+use brain_core::error::StoreError;
+use brain_core::flow::FocusWrite;
+use brain_core::ids::{ArtifactId, ProjectKey, SessionId, TenantId};
+use brain_core::memory::{Brief, DocumentKind};
+use brain_core::model::{
     Artifact, ArtifactKind, Caller, Focus, FocusOutcome, Session, SessionStatus, now_micros,
 };
-use crate::receipt::{GENESIS_HASH, Receipt, ReceiptDraft};
-use crate::store::{
+use brain_core::receipt::{GENESIS_HASH, Receipt, ReceiptDraft};
+use brain_core::store::{
     BriefingSources, FocusRef, LockedClose, NamedBody, RecentSession, Unattributed,
 };
 
@@ -333,7 +333,7 @@ pub async fn briefing_sources<C: Conn + ?Sized>(
             Some((id, r.time("opened_at")?, r.time("last_activity_at")?, size))
         }
     };
-    let written = |d: crate::memory::Document| (d.revision > 0).then_some(d.body);
+    let written = |d: brain_core::memory::Document| (d.revision > 0).then_some(d.body);
     let exec = DocumentKind::ExecutiveState;
     let exec = load_document(c, tenant, project, exec, "", false).await?;
     let sync = DocumentKind::SyncNote;

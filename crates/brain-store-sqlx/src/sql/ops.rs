@@ -6,13 +6,13 @@ use chrono::{DateTime, Utc};
 
 use super::SqlTx;
 use super::{Conn, Finish, Row, Scope, corrupt};
-use crate::error::{DomainError, ErrorCode, StoreError};
-use crate::ids::{ElevationId, SessionId, SharedTokenId, TenantId};
-use crate::model::{Caller, Role, now_micros};
-use crate::operators::{
+use brain_core::error::{DomainError, ErrorCode, StoreError};
+use brain_core::ids::{ElevationId, SessionId, SharedTokenId, TenantId};
+use brain_core::model::{Caller, Role, now_micros};
+use brain_core::operators::{
     ConnectionOwner, Elevation, SharedToken, new_shared_token_secret, shared_token_hash,
 };
-use crate::store::CredentialStore;
+use brain_core::store::CredentialStore;
 
 fn elevation(row: &dyn Row) -> Result<Elevation, StoreError> {
     Ok(Elevation {
@@ -43,7 +43,7 @@ pub async fn elevation_active<C: Conn + ?Sized>(
     caller: &Caller,
     session: SessionId,
 ) -> Result<bool, StoreError> {
-    if !crate::rules::elevation_can_count(caller) {
+    if !brain_core::rules::elevation_can_count(caller) {
         return Ok(false);
     }
     let params = [
@@ -114,7 +114,7 @@ pub async fn revoke_elevation<C: Conn + ?Sized>(
 
 /// Every [`Scope`]d store keeps elevations and shared tokens the same way.
 #[async_trait]
-impl<S: Scope> CredentialStore for S {
+impl<S: Scope> CredentialStore for crate::SqlStore<S> {
     async fn elevation_list(&self, caller: &Caller) -> Result<Vec<Elevation>, StoreError> {
         let mut c = self.tenant_scope(&caller.tenant).await?;
         let params = [
@@ -137,7 +137,7 @@ impl<S: Scope> CredentialStore for S {
                 DomainError::invalid_argument("name", "must be 1 to 128 characters").into(),
             );
         }
-        let mut tx = self.write(tenant).await?;
+        let mut tx = self.write_tx(tenant).await?;
         super::writes::ensure_tenant(&mut tx, tenant).await?;
         let secret = new_shared_token_secret();
         let t = SharedToken {
@@ -170,7 +170,7 @@ impl<S: Scope> CredentialStore for S {
         tenant: &TenantId,
         name: &str,
     ) -> Result<SharedToken, StoreError> {
-        let mut tx = self.write(tenant).await?;
+        let mut tx = self.write_tx(tenant).await?;
         let params = [tenant.into(), name.into(), now_micros().into()];
         let Some(row) = tx.fetch_optional(tx.sql().token_revoke, &params).await? else {
             return Err(DomainError::new(

@@ -5,20 +5,20 @@ use async_trait::async_trait;
 
 use super::sessions::{ledger_size, load_document, load_focus, load_session, slot_key};
 use super::{Conn, Finish, Param, Scope, rows};
-use crate::error::{DomainError, StoreError};
-use crate::focus_cache::{FocusWithSlots, Look};
-use crate::ids::{ClientKey, ProjectKey, SessionId, SlotName, TenantId};
-use crate::memory::RecallHit;
-use crate::memory::{Document, DocumentKind, HistoryEntry};
-use crate::model::{Artifact, Focus, Revision, now_micros};
-use crate::receipt::Receipt;
-use crate::store::{
+use brain_core::error::{DomainError, StoreError};
+use brain_core::focus_cache::{FocusWithSlots, Look};
+use brain_core::ids::{ClientKey, ProjectKey, SessionId, SlotName, TenantId};
+use brain_core::memory::RecallHit;
+use brain_core::memory::{Document, DocumentKind, HistoryEntry};
+use brain_core::model::{Artifact, Focus, Revision, now_micros};
+use brain_core::receipt::Receipt;
+use brain_core::store::{
     FocusResource, Reads, RecallQuery, ReceiptQuery, SessionDetail, SessionListQuery,
     focus_and_slots,
 };
 
 #[async_trait]
-impl<S: Scope> Reads for S {
+impl<S: Scope> Reads for crate::SqlStore<S> {
     async fn focus_get(
         &self,
         tenant: &TenantId,
@@ -235,7 +235,7 @@ impl<S: Scope> Reads for S {
         c.finish().await?;
         match tip {
             Some(r) => Ok((r.int("seq")?, r.text("hash")?)),
-            None => Ok((0, crate::receipt::GENESIS_HASH.to_owned())),
+            None => Ok((0, brain_core::receipt::GENESIS_HASH.to_owned())),
         }
     }
 

@@ -4,11 +4,11 @@
 use chrono::{DateTime, Utc};
 
 use super::{Conn, Row, corrupt, rows};
-use crate::error::StoreError;
-use crate::ids::{ProjectKey, SessionId, SlotName, TenantId};
-use crate::memory::{Document, DocumentKind};
-use crate::model::{Focus, Revision, Session};
-use crate::rules::CloseRecord;
+use brain_core::error::StoreError;
+use brain_core::ids::{ProjectKey, SessionId, SlotName, TenantId};
+use brain_core::memory::{Document, DocumentKind};
+use brain_core::model::{Focus, Revision, Session};
+use brain_core::rules::CloseRecord;
 
 /// The base focus's row key: slots are named, the base is the empty name.
 pub fn slot_key(slot: Option<&SlotName>) -> &str {

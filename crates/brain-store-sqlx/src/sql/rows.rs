@@ -2,14 +2,16 @@
 //! into domain types. Each store's [`Row`] reads its own encodings.
 
 use super::{Row, corrupt};
-use crate::error::StoreError;
-use crate::ids::{ArtifactId, ClientKey, ProjectKey, ReceiptId, SessionId, SlotName, TenantId};
-use crate::model::{
+use brain_core::error::StoreError;
+use brain_core::ids::{
+    ArtifactId, ClientKey, ProjectKey, ReceiptId, SessionId, SlotName, TenantId,
+};
+use brain_core::model::{
     Artifact, ArtifactKind, CredentialKind, Focus, FocusOutcome, OpenedBy, Role, Session,
     SessionKind, SessionStatus,
 };
-use crate::receipt::Receipt;
-use crate::rules::CloseRecord;
+use brain_core::receipt::Receipt;
+use brain_core::rules::CloseRecord;
 
 pub const SESSION_COLUMNS: &str = crate::session_columns!();
 

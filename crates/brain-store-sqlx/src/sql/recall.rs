@@ -4,10 +4,10 @@
 //! behind [`Conn::search_terms`]).
 
 use super::{Conn, Param, Row, rows};
-use crate::error::StoreError;
-use crate::ids::TenantId;
-use crate::memory::{LIST_SNIPPET_CHARS, RecallHit};
-use crate::store::RecallQuery;
+use brain_core::error::StoreError;
+use brain_core::ids::TenantId;
+use brain_core::memory::{LIST_SNIPPET_CHARS, RecallHit};
+use brain_core::store::RecallQuery;
 
 /// The start of a listed artifact's text, as its snippet.
 fn list_snippet(text: &str) -> String {

@@ -8,11 +8,11 @@ use serde_json::Value;
 
 use super::SqlTx;
 use super::{Conn, Finish, Row, Scope, corrupt};
-use crate::error::StoreError;
-use crate::ids::{ProjectKey, SessionId, TenantId};
-use crate::model::{Caller, CredentialKind, Role, now_micros};
-use crate::operators::{ConnectionUpkeep, connection_upkeep};
-use crate::store::{ConnectionRecord, ConnectionStore};
+use brain_core::error::StoreError;
+use brain_core::ids::{ProjectKey, SessionId, TenantId};
+use brain_core::model::{Caller, CredentialKind, Role, now_micros};
+use brain_core::operators::{ConnectionUpkeep, connection_upkeep};
+use brain_core::store::{ConnectionRecord, ConnectionStore};
 
 /// The tenant claimed (`Sql::tenant_claim`) by this transaction, then its
 /// open connections counted in a statement of their own (PostgreSQL reads
@@ -106,7 +106,7 @@ fn record(tenant: &TenantId, r: &dyn Row) -> Result<(ConnectionRecord, DateTime<
 }
 
 #[async_trait]
-impl<S: Scope> ConnectionStore for S {
+impl<S: Scope> ConnectionStore for crate::SqlStore<S> {
     /// Look a connection up, closing or touching it as
     /// [`connection_upkeep`] decides.
     async fn connection_get(
@@ -131,7 +131,7 @@ impl<S: Scope> ConnectionStore for S {
                 record.closed = true;
             }
             ConnectionUpkeep::Touch => {
-                let mut tx = self.write(tenant).await?;
+                let mut tx = self.write_tx(tenant).await?;
                 let params = [tenant.into(), connection_id.into(), now.into()];
                 tx.execute(tx.sql().connection_touch, &params).await?;
                 tx.commit(None).await?;
@@ -146,7 +146,7 @@ impl<S: Scope> ConnectionStore for S {
         tenant: &TenantId,
         connection_id: &str,
     ) -> Result<(), StoreError> {
-        let mut tx = self.write(tenant).await?;
+        let mut tx = self.write_tx(tenant).await?;
         close(&mut tx, tenant, connection_id).await?;
         tx.commit(None).await
     }

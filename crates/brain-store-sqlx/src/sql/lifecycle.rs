@@ -5,25 +5,25 @@ use serde_json::json;
 
 use super::Scope;
 use super::SqlTx;
-use crate::error::StoreError;
-use crate::ids::{ProjectKey, TenantId};
-use crate::model::Caller;
-use crate::store::Lifecycle;
+use brain_core::error::StoreError;
+use brain_core::ids::{ProjectKey, TenantId};
+use brain_core::model::Caller;
+use brain_core::store::Lifecycle;
 
 #[async_trait]
-impl<S: Scope> Lifecycle for S {
+impl<S: Scope> Lifecycle for crate::SqlStore<S> {
     async fn project_delete(
         &self,
         caller: &Caller,
         project: &ProjectKey,
     ) -> Result<(), StoreError> {
-        let digest = crate::digest::request_digest(&json!({"project": project.as_str()}));
-        let tx = self.write(&caller.tenant).await?;
-        crate::flow::project_delete(tx, caller, project, &digest).await
+        let digest = brain_core::digest::request_digest(&json!({"project": project.as_str()}));
+        let tx = self.write_tx(&caller.tenant).await?;
+        brain_core::flow::project_delete(super::SqlWrite(tx), caller, project, &digest).await
     }
 
     async fn tenant_delete(&self, tenant: &TenantId) -> Result<bool, StoreError> {
-        let mut tx = self.write(tenant).await?;
+        let mut tx = self.write_tx(tenant).await?;
         let removed = super::writes::delete_tenant(&mut tx, tenant).await?;
         tx.commit(None).await?;
         Ok(removed)

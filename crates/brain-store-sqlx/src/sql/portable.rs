@@ -19,9 +19,9 @@ use uuid::Uuid;
 
 use super::SqlTx;
 use super::{Conn, Finish, Param, Row, Scope};
-use crate::error::{DomainError, ErrorCode, StoreError};
-use crate::ids::TenantId;
-use crate::store::Portable;
+use brain_core::error::{DomainError, ErrorCode, StoreError};
+use brain_core::ids::TenantId;
+use brain_core::store::Portable;
 
 /// The format's version, in the header.
 pub const FORMAT: i64 = 1;
@@ -412,7 +412,7 @@ fn row_params(t: &Table, row: &Map<String, Value>, line: u64) -> Result<Vec<Owne
 }
 
 #[async_trait]
-impl<S: Scope> Portable for S {
+impl<S: Scope> Portable for crate::SqlStore<S> {
     async fn export_tenant(
         &self,
         tenant: &TenantId,
@@ -459,7 +459,7 @@ impl<S: Scope> Portable for S {
         tenant: &TenantId,
         lines: &mut (dyn Iterator<Item = Result<Value, StoreError>> + Send),
     ) -> Result<u64, StoreError> {
-        let mut tx = self.write(tenant).await?;
+        let mut tx = self.write_tx(tenant).await?;
         let sql = tx.sql();
         let held = tx.fetch_all(sql.tenant_get, &[tenant.into()]).await?.len();
         if held > 0 {
