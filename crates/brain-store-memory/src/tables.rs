@@ -8,14 +8,18 @@ use serde_json::Value;
 
 use brain_core::ids::{ArtifactId, ProjectKey, SessionId, SlotName};
 use brain_core::memory::{Document, DocumentKind, RecallHit};
+use brain_core::model::Caller;
 use brain_core::model::{
     Artifact, ArtifactKind, CredentialKind, Focus, Revision, Role, Session, SessionKind,
     SessionStatus,
 };
 use brain_core::operators::Elevation;
 use brain_core::receipt::{GENESIS_HASH, Receipt};
+use brain_core::rules;
 use brain_core::rules::CloseRecord;
-use brain_core::store::{RecallQuery, RecentSession, Unattributed};
+use brain_core::store::{
+    BriefingSources, FocusRef, NamedBody, RecallQuery, RecentSession, Unattributed,
+};
 
 /// A target body's key: the project, and the slot's name (`""` for the base focus).
 pub type FocusKey = (ProjectKey, String);
@@ -226,6 +230,62 @@ impl Tables {
             .collect();
         found.sort_by_key(|(id, _, _)| *id);
         found
+    }
+
+    /// Everything the briefing reads but its mission recall.
+    pub fn briefing_sources(&self, session: &Session) -> BriefingSources {
+        let (rows, project) = (self, &session.project);
+        let base = rows.focus_of(project, None);
+        BriefingSources {
+            base: FocusRef {
+                body: base.body,
+                revision: base.revision,
+            },
+            previous_open: rows.previous_open(session).map(|s| {
+                let size = rows.ledger_size(s.session_id);
+                (s.session_id, s.opened_at, s.last_activity_at, size)
+            }),
+            executive_state: rows.written(project, DocumentKind::ExecutiveState),
+            sync_note: rows.written(project, DocumentKind::SyncNote),
+            mental_models: rows
+                .mental_models(project)
+                .map(|d| NamedBody {
+                    name: d.name.clone(),
+                    body: d.body.clone(),
+                })
+                .collect(),
+            // The daily briefs are a job of the SQL stores' replicas.
+            brief: None,
+            inbox_count: rows.inbox_count(project),
+            open_sessions: rows.open_agent_sessions(project),
+            recent_sessions: rows.recent_closed(project),
+        }
+    }
+
+    /// Whether an elevation of the caller's credential, live at `now`,
+    /// covers its MCP connection (or, without one, `session`).
+    pub fn elevation_active(
+        &self,
+        caller: &Caller,
+        session: SessionId,
+        now: DateTime<Utc>,
+    ) -> bool {
+        if !rules::elevation_can_count(caller) {
+            return false;
+        }
+        let open = |id: &String| self.connections.get(id).is_none_or(|c| !c.closed);
+        self.elevations.iter().any(|(held_by, e)| {
+            let target = match (&e.mcp_session_id, &caller.connection_id) {
+                (Some(on), Some(used)) => on == used,
+                (_, None) => e.session_id == Some(session),
+                (None, Some(_)) => false,
+            };
+            held_by == &caller.credential_id
+                && e.revoked_at.is_none()
+                && e.expires_at > now
+                && e.mcp_session_id.as_ref().is_none_or(open)
+                && target
+        })
     }
 
     /// Remove the project and everything of it but its receipts; whether it existed.

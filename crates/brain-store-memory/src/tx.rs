@@ -14,9 +14,9 @@ use brain_core::memory::{Document, DocumentKind, RecallHit};
 use brain_core::model::{Artifact, ArtifactKind, Caller, Focus, Revision, Session, now_micros};
 use brain_core::operators::{ConnectionOwner, Elevation};
 use brain_core::receipt::{Receipt, ReceiptDraft};
-use brain_core::rules::{self, CloseRecord};
+use brain_core::rules::CloseRecord;
 use brain_core::store::Unattributed;
-use brain_core::store::{BriefingSources, FocusRef, LockedClose, NamedBody, RecallQuery};
+use brain_core::store::{BriefingSources, LockedClose, RecallQuery};
 
 use crate::tables::{Connection, Tables, focus_key};
 
@@ -62,35 +62,6 @@ impl MemoryTx {
         match self.rows.sessions.get_mut(&id) {
             Some((s, _)) => Ok(s),
             None => Err(StoreError::Backend("no such session to write".into())),
-        }
-    }
-
-    fn sources(&self, session: &Session) -> BriefingSources {
-        let (rows, project) = (&self.rows, &session.project);
-        let base = rows.focus_of(project, None);
-        BriefingSources {
-            base: FocusRef {
-                body: base.body,
-                revision: base.revision,
-            },
-            previous_open: rows.previous_open(session).map(|s| {
-                let size = rows.ledger_size(s.session_id);
-                (s.session_id, s.opened_at, s.last_activity_at, size)
-            }),
-            executive_state: rows.written(project, DocumentKind::ExecutiveState),
-            sync_note: rows.written(project, DocumentKind::SyncNote),
-            mental_models: rows
-                .mental_models(project)
-                .map(|d| NamedBody {
-                    name: d.name.clone(),
-                    body: d.body.clone(),
-                })
-                .collect(),
-            // The daily briefs are a job of the SQL stores' replicas.
-            brief: None,
-            inbox_count: rows.inbox_count(project),
-            open_sessions: rows.open_agent_sessions(project),
-            recent_sessions: rows.recent_closed(project),
         }
     }
 }
@@ -158,27 +129,11 @@ impl WriteTx for MemoryTx {
         caller: &Caller,
         session: SessionId,
     ) -> Result<bool, StoreError> {
-        if !rules::elevation_can_count(caller) {
-            return Ok(false);
-        }
-        let now = now_micros();
-        let open = |id: &String| self.rows.connections.get(id).is_none_or(|c| !c.closed);
-        Ok(self.rows.elevations.iter().any(|(held_by, e)| {
-            let target = match (&e.mcp_session_id, &caller.connection_id) {
-                (Some(on), Some(used)) => on == used,
-                (_, None) => e.session_id == Some(session),
-                (None, Some(_)) => false,
-            };
-            held_by == &caller.credential_id
-                && e.revoked_at.is_none()
-                && e.expires_at > now
-                && e.mcp_session_id.as_ref().is_none_or(open)
-                && target
-        }))
+        Ok(self.rows.elevation_active(caller, session, now_micros()))
     }
 
     async fn briefing_sources(&mut self, session: &Session) -> Result<BriefingSources, StoreError> {
-        Ok(self.sources(session))
+        Ok(self.rows.briefing_sources(session))
     }
 
     async fn recall(&mut self, q: &RecallQuery) -> Result<Vec<RecallHit>, StoreError> {
@@ -269,7 +224,7 @@ impl WriteTx for MemoryTx {
         );
         let row = (session.clone(), None);
         self.rows.sessions.insert(session.session_id, row);
-        let sources = self.sources(session);
+        let sources = self.rows.briefing_sources(session);
         self.append_receipt(caller, receipt)?;
         Ok((slot, sources))
     }

@@ -1,16 +1,19 @@
 //! The calls that close a session: end and relay (SPEC §2.4), abandon (§2.6).
 
+use super::close_answer::{
+    finish, mark_merge, replay_diff_job, replay_needs_body_before, with_diff,
+};
 use super::{CloseWrite, FocusWrite, WriteTx, draft, refuse};
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use crate::diff::{self, DiffJob};
+use crate::diff;
 use crate::error::{DomainError, MergeNeeded, StoreError};
 use crate::ids::{ClientKey, SlotName};
-use crate::model::{Caller, Focus, FocusOutcome, Revision, Session, SessionStatus, now_micros};
-use crate::outcome::{AbandonResult, EndResult, RelayResult, as_replay, slot_after_relay};
+use crate::model::{Caller, Focus, FocusOutcome, Session, SessionStatus, now_micros};
+use crate::outcome::{AbandonResult, EndResult, as_replay, slot_after_relay};
 use crate::requests::{AbandonRequest, EndRequest, MergeStep, OverrideGrant};
 use crate::rules::{self, CloseDecision, CloseKind};
-use crate::store::{LockedClose, SlotView};
+use crate::store::LockedClose;
 
 /// End (`relay_to` None) or relay: steps 1–8 of SPEC §2.4, in one transaction.
 pub async fn close<T: WriteTx>(
@@ -264,104 +267,6 @@ fn merge_needed(req: &EndRequest, found: &Focus, bound: Option<&SlotName>) -> Op
         }
         _ => None,
     }
-}
-
-/// A merging end's answer says so: `focus_outcome` is `merged` when the
-/// merged body was written, and `merge` names the revisions merged (or, when
-/// the merge did not come out clean, the text with its conflict markers).
-fn mark_merge(out: &mut Value, merge: &MergeStep, outcome: FocusOutcome) {
-    let Value::Object(m) = out else { return };
-    match merge {
-        MergeStep::Onto {
-            base_revision,
-            onto,
-            ..
-        } => {
-            if outcome == FocusOutcome::Applied {
-                m.insert("focus_outcome".into(), json!(MERGED));
-                if m.get("would").is_some_and(|w| !w.is_null()) {
-                    m.insert("would".into(), json!(MERGED));
-                }
-            }
-            m.insert(
-                "merge".into(),
-                json!({"base_revision": base_revision, "onto_revision": onto, "conflicts": false}),
-            );
-        }
-        MergeStep::Failed(note) => {
-            m.insert("merge".into(), note.clone());
-        }
-        MergeStep::Off | MergeStep::Asked => {}
-    }
-}
-
-/// The `focus_outcome` of an end whose merged body was written.
-pub const MERGED: &str = "merged";
-
-/// Whether a stored `focus_outcome` wrote a body (applied, or merged).
-pub fn wrote_body(focus_outcome: &str) -> bool {
-    focus_outcome == FocusOutcome::Applied.as_str() || focus_outcome == MERGED
-}
-
-/// `out` with its `focus_diff` computed from `job` (bounded: see [`diff`]).
-async fn with_diff(tenant: &str, mut out: Value, job: Option<DiffJob>) -> Value {
-    if let Some(job) = job {
-        let diff = diff::unified_bounded(tenant, job).await;
-        if let Value::Object(m) = &mut out {
-            m.insert("focus_diff".into(), Value::String(diff));
-        }
-    }
-    out
-}
-
-/// The body a stored end or relay needs to compute its diff again: the
-/// previous revision's, when it applied.
-fn replay_needs_body_before(stored: &Value) -> Option<Revision> {
-    let applied = wrote_body(stored.get("focus_outcome")?.as_str()?);
-    let at_end = stored.get("focus_revision_at_end")?.as_i64()?;
-    applied.then_some(at_end - 1)
-}
-
-/// The diff a stored end or relay answered with, from its stored bodies (and
-/// `before`, the previous revision's body, when it applied).
-fn replay_diff_job(stored: &Value, before: Option<&str>) -> Option<DiffJob> {
-    let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_owned);
-    let at_end = text(stored.pointer("/focus_at_end/body"))
-        .or_else(|| text(stored.pointer("/slot/body")))?;
-    let revision = stored.get("focus_revision_at_end")?.as_i64()?;
-    match stored.get("focus_outcome")?.as_str()? {
-        o if wrote_body(o) => Some(DiffJob::new(
-            before?,
-            &at_end,
-            format!("revision {}", revision - 1),
-            format!("revision {revision}"),
-        )),
-        o if o == FocusOutcome::Conflict.as_str() => Some(DiffJob::new(
-            &text(stored.pointer("/session/next_focus"))?,
-            &at_end,
-            "proposal".to_owned(),
-            format!("revision {revision}"),
-        )),
-        _ => None,
-    }
-}
-
-fn finish(
-    kind: CloseKind,
-    end: EndResult,
-    new_session: Option<Session>,
-    slot: Option<SlotView>,
-) -> Result<Value, StoreError> {
-    let value = match kind {
-        CloseKind::End => serde_json::to_value(end),
-        CloseKind::Relay => RelayResult {
-            end,
-            new_session,
-            slot,
-        }
-        .to_value(),
-    };
-    value.map_err(StoreError::backend)
 }
 
 /// Abandon (SPEC §2.6): steps 1–3, a non-blank reason, consent; no focus write.

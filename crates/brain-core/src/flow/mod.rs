@@ -5,6 +5,7 @@
 //! answered live here once, one module per concern.
 
 mod close;
+mod close_answer;
 mod connections;
 mod documents;
 mod elevations;
@@ -14,7 +15,8 @@ mod port;
 mod projects;
 mod receipts;
 
-pub use close::{MERGED, abandon, close, wrote_body};
+pub use close::{abandon, close};
+pub use close_answer::{MERGED, wrote_body};
 pub use connections::{connection_open, over_cap};
 pub use documents::document_put;
 pub use elevations::{elevation_grant, elevation_revoke};

@@ -1,0 +1,111 @@
+//! What an end or relay answers: its diff (computed off the transaction,
+//! and again for a replay, from the bodies it ran between), a merge's note,
+//! and the relay's shape.
+
+use serde_json::{Value, json};
+
+use crate::diff::{self, DiffJob};
+use crate::error::StoreError;
+use crate::model::{FocusOutcome, Revision, Session};
+use crate::outcome::{EndResult, RelayResult};
+use crate::requests::MergeStep;
+use crate::rules::CloseKind;
+use crate::store::SlotView;
+
+/// A merging end's answer says so: `focus_outcome` is `merged` when the
+/// merged body was written, and `merge` names the revisions merged (or, when
+/// the merge did not come out clean, the text with its conflict markers).
+pub(super) fn mark_merge(out: &mut Value, merge: &MergeStep, outcome: FocusOutcome) {
+    let Value::Object(m) = out else { return };
+    match merge {
+        MergeStep::Onto {
+            base_revision,
+            onto,
+            ..
+        } => {
+            if outcome == FocusOutcome::Applied {
+                m.insert("focus_outcome".into(), json!(MERGED));
+                if m.get("would").is_some_and(|w| !w.is_null()) {
+                    m.insert("would".into(), json!(MERGED));
+                }
+            }
+            m.insert(
+                "merge".into(),
+                json!({"base_revision": base_revision, "onto_revision": onto, "conflicts": false}),
+            );
+        }
+        MergeStep::Failed(note) => {
+            m.insert("merge".into(), note.clone());
+        }
+        MergeStep::Off | MergeStep::Asked => {}
+    }
+}
+
+/// The `focus_outcome` of an end whose merged body was written.
+pub const MERGED: &str = "merged";
+
+/// Whether a stored `focus_outcome` wrote a body (applied, or merged).
+pub fn wrote_body(focus_outcome: &str) -> bool {
+    focus_outcome == FocusOutcome::Applied.as_str() || focus_outcome == MERGED
+}
+
+/// `out` with its `focus_diff` computed from `job` (bounded: see [`diff`]).
+pub(super) async fn with_diff(tenant: &str, mut out: Value, job: Option<DiffJob>) -> Value {
+    if let Some(job) = job {
+        let diff = diff::unified_bounded(tenant, job).await;
+        if let Value::Object(m) = &mut out {
+            m.insert("focus_diff".into(), Value::String(diff));
+        }
+    }
+    out
+}
+
+/// The body a stored end or relay needs to compute its diff again: the
+/// previous revision's, when it applied.
+pub(super) fn replay_needs_body_before(stored: &Value) -> Option<Revision> {
+    let applied = wrote_body(stored.get("focus_outcome")?.as_str()?);
+    let at_end = stored.get("focus_revision_at_end")?.as_i64()?;
+    applied.then_some(at_end - 1)
+}
+
+/// The diff a stored end or relay answered with, from its stored bodies (and
+/// `before`, the previous revision's body, when it applied).
+pub(super) fn replay_diff_job(stored: &Value, before: Option<&str>) -> Option<DiffJob> {
+    let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_owned);
+    let at_end = text(stored.pointer("/focus_at_end/body"))
+        .or_else(|| text(stored.pointer("/slot/body")))?;
+    let revision = stored.get("focus_revision_at_end")?.as_i64()?;
+    match stored.get("focus_outcome")?.as_str()? {
+        o if wrote_body(o) => Some(DiffJob::new(
+            before?,
+            &at_end,
+            format!("revision {}", revision - 1),
+            format!("revision {revision}"),
+        )),
+        o if o == FocusOutcome::Conflict.as_str() => Some(DiffJob::new(
+            &text(stored.pointer("/session/next_focus"))?,
+            &at_end,
+            "proposal".to_owned(),
+            format!("revision {revision}"),
+        )),
+        _ => None,
+    }
+}
+
+pub(super) fn finish(
+    kind: CloseKind,
+    end: EndResult,
+    new_session: Option<Session>,
+    slot: Option<SlotView>,
+) -> Result<Value, StoreError> {
+    let value = match kind {
+        CloseKind::End => serde_json::to_value(end),
+        CloseKind::Relay => RelayResult {
+            end,
+            new_session,
+            slot,
+        }
+        .to_value(),
+    };
+    value.map_err(StoreError::backend)
+}

@@ -1,0 +1,49 @@
+//! The filters and pages of recall, session and receipt lists.
+
+use chrono::{DateTime, Utc};
+
+use crate::ids::{ClientKey, ProjectKey, SessionId, SlotName};
+use crate::model::{ArtifactKind, SessionStatus};
+
+#[derive(Debug, Clone)]
+pub struct RecallQuery {
+    pub project: ProjectKey,
+    /// Web-search syntax; `None` lists the matching artifacts newest first.
+    pub query: Option<String>,
+    /// Only todos not yet acknowledged (the briefing's inbox).
+    pub inbox: bool,
+    /// Only this session's ledger.
+    pub session_id: Option<crate::ids::SessionId>,
+    /// A listing's page: only artifacts older than this `(created_at,
+    /// artifact_id)`, the previous page's last (a keyset, so acknowledging the
+    /// todos of one page does not skip any of the next).
+    pub before: Option<(DateTime<Utc>, crate::ids::ArtifactId)>,
+    pub kinds: Vec<ArtifactKind>,
+    /// Only artifacts carrying every one of these tags (none: no filter).
+    pub tags: Vec<String>,
+    pub limit: i64,
+    pub offset: i64,
+}
+
+#[derive(Debug, Clone)]
+pub struct SessionListQuery {
+    pub project: ProjectKey,
+    pub status: Option<SessionStatus>,
+    /// Only sessions bound to this slot.
+    pub slot: Option<SlotName>,
+    /// Only sessions opened for this client key.
+    pub client_key: Option<ClientKey>,
+    /// `(opened_at, session_id)` of the last row of the previous page.
+    pub after: Option<(DateTime<Utc>, SessionId)>,
+    pub limit: i64,
+}
+
+#[derive(Debug, Clone)]
+pub struct ReceiptQuery {
+    pub project: Option<ProjectKey>,
+    pub session_id: Option<SessionId>,
+    pub after_seq: i64,
+    /// `Some`: only `seq` below this, newest first.
+    pub before_seq: Option<i64>,
+    pub limit: i64,
+}

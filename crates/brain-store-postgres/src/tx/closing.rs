@@ -1,0 +1,213 @@
+//! The statements of a closing call on PostgreSQL: its locks, sent with
+//! the transaction's BEGIN where they can be; what its answer counts; and the
+//! close itself, one statement with the body, the change's announcement and
+//! the pending receipt.
+
+use brain_core::error::StoreError;
+use brain_core::flow::FocusWrite;
+use brain_core::ids::{ArtifactId, SessionId, TenantId};
+use brain_core::model::{FocusOutcome, Session};
+use brain_core::store::{LockedClose, Unattributed};
+use brain_store_sqlx::Cols;
+use brain_store_sqlx::sql::{BoxRow, Conn, rows, sessions};
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use sqlx::{PgConnection, Row};
+
+use super::Tx;
+use crate::{db, dialect};
+
+impl Tx {
+    /// Persist the closed session and, when the close applied, its target
+    /// body, in one statement. The change is announced in it too:
+    /// PostgreSQL delivers a NOTIFY only when its transaction commits, so a
+    /// listener on any replica hears exactly the writes that happened (SPEC
+    /// §2.11).
+    pub(super) async fn close_session(
+        &mut self,
+        s: &Session,
+        focus: Option<FocusWrite<'_>>,
+        digest: &str,
+        result: &Value,
+    ) -> Result<(), StoreError> {
+        // The session's own update is the portable statement; a body to write
+        // and a receipt left for the commit (`$13` or `$19`, after the body's
+        // parameters) join it as CTE and select-list parts. Built once each.
+        use std::sync::LazyLock;
+        fn build(focus: bool, receipt: bool) -> String {
+            let mut ctes = format!("WITH s AS ({})", crate::sql::SQL.session_close);
+            let mut cols = Vec::new();
+            if focus {
+                ctes.push_str(
+                    ", u AS (UPDATE focus_bodies SET body = $15, revision = $16, \
+                     updated_at = $17, updated_by_session = $2 \
+                     WHERE tenant_id = $1 AND project = $13 AND slot = $14 RETURNING 1)",
+                );
+                cols.push("(SELECT pg_notify('brain_focus', $18) FROM u)");
+            }
+            if receipt {
+                cols.push(if focus {
+                    "set_config('brain.receipt', $19, true)"
+                } else {
+                    "set_config('brain.receipt', $13, true)"
+                });
+            }
+            format!("{ctes} SELECT {}", cols.join(", "))
+        }
+        static WITH_FOCUS: LazyLock<String> = LazyLock::new(|| build(true, false));
+        static WITH_RECEIPT: LazyLock<String> = LazyLock::new(|| build(false, true));
+        static WITH_BOTH: LazyLock<String> = LazyLock::new(|| build(true, true));
+        let carried = self
+            .receipt
+            .as_ref()
+            .filter(|p| !p.sent)
+            .map(|p| p.setting.clone());
+        let sql: &str = match (focus, &carried) {
+            (None, None) => crate::sql::SQL.session_close,
+            (Some(_), None) => &WITH_FOCUS,
+            (None, Some(_)) => &WITH_RECEIPT,
+            (Some(_), Some(_)) => &WITH_BOTH,
+        };
+        let q = sqlx::query(sql)
+            .bind(self.tenant.as_str().to_owned())
+            .bind(s.session_id.as_uuid())
+            .bind(s.status.as_str())
+            .bind(s.ended_at)
+            .bind(s.last_activity_at)
+            .bind(&s.summary)
+            .bind(&s.next_focus)
+            .bind(&s.nothing_to_capture_reason)
+            .bind(s.focus_outcome.map(FocusOutcome::as_str))
+            .bind(&s.abandon_reason)
+            .bind(digest)
+            .bind(result);
+        let q = match focus {
+            None => q,
+            Some(w) => {
+                let change = brain_core::feed::FocusChange {
+                    tenant: self.tenant.clone(),
+                    project: w.session.project.clone(),
+                    slot: w.session.bound_slot.clone(),
+                    revision: w.revision,
+                };
+                q.bind(w.session.project.as_str())
+                    .bind(sessions::slot_key(w.session.bound_slot.as_ref()))
+                    .bind(w.body)
+                    .bind(w.revision)
+                    .bind(w.at)
+                    .bind(change.to_payload())
+            }
+        };
+        let q = match &carried {
+            None => q,
+            Some(setting) => q.bind(setting.as_str()),
+        };
+        q.execute(self.conn().await?).await.map_err(db)?;
+        if let Some(p) = self.receipt.as_mut() {
+            p.sent |= carried.is_some();
+        }
+        Ok(())
+    }
+}
+
+/// The session and its target body, locked in one statement. When the join
+/// finds no row although the session exists (a bind committed while this
+/// waited, so the locked row is no longer its target), the two are loaded
+/// apart, locked in the same order.
+pub(super) async fn lock_close(
+    tx: &mut Tx,
+    id: SessionId,
+) -> Result<Option<LockedClose>, StoreError> {
+    let tenant = &tx.tenant.clone();
+    let row = match lock_first(tx, "brain_lock_close", id).await? {
+        Some(row) => row.map(|r| Box::new(Cols::<dialect::Pg, _>::new(r)) as BoxRow),
+        // Begun already: the same function, with parameters.
+        None => {
+            tx.fetch_optional(
+                "SELECT * FROM brain_lock_close($1, $2)",
+                &[tenant.into(), id.into()],
+            )
+            .await?
+        }
+    };
+    if let Some(row) = row {
+        let (session, close_record) = rows::session(row.as_ref())?;
+        return Ok(Some(LockedClose {
+            session,
+            close_record,
+            target: rows::focus(row.as_ref())?,
+        }));
+    }
+    let Some((session, close_record)) = sessions::load_session(tx, tenant, id, true).await? else {
+        return Ok(None);
+    };
+    let target = sessions::load_focus(
+        tx,
+        tenant,
+        &session.project,
+        session.bound_slot.as_ref(),
+        true,
+    )
+    .await?;
+    Ok(Some(LockedClose {
+        session,
+        close_record,
+        target,
+    }))
+}
+
+/// `function` (migrations 0011, 0012: a lock's query, the same as its
+/// parameterized form) as the transaction's first statement, sent in its
+/// BEGIN's message: one round trip fewer. Its row, if any; `None` when the
+/// transaction had begun already and nothing was sent.
+pub(super) async fn lock_first(
+    tx: &mut Tx,
+    function: &str,
+    id: SessionId,
+) -> Result<Option<Option<sqlx::postgres::PgRow>>, StoreError> {
+    let first = format!(
+        "SELECT * FROM {function}('{}', '{}')",
+        crate::tenant_literal(&tx.tenant)?,
+        id.as_uuid().hyphenated()
+    );
+    let tenant = tx.tenant.clone();
+    Ok(tx.link.begin_with(&tenant, &first).await?.map(|rows| {
+        rows.into_iter()
+            // BEGIN's message answers the scope's set_config first.
+            .find(|r| sqlx::Row::try_column(r, "session_id").is_ok())
+    }))
+}
+
+/// What a close's answer counts, in one statement (its own snapshot, taken
+/// after the close's locks).
+pub(super) async fn close_counts(
+    conn: &mut PgConnection,
+    tenant: &TenantId,
+    s: &Session,
+    until: DateTime<Utc>,
+) -> Result<(Unattributed, i64), StoreError> {
+    let row = sqlx::query(
+        "SELECT (SELECT count(*) FROM sessions WHERE tenant_id = $1 AND project = $2 \
+                  AND status = 'open' AND kind = 'agent') AS open_agents, \
+           (SELECT count(*) FROM artifacts WHERE tenant_id = $1 AND project = $2 \
+              AND session_id IS NULL AND created_at >= $3 AND created_at <= $4) AS unattributed_n, \
+           ARRAY(SELECT artifact_id FROM artifacts WHERE tenant_id = $1 AND project = $2 \
+              AND session_id IS NULL AND created_at >= $3 AND created_at <= $4 \
+              ORDER BY created_at, artifact_id LIMIT 20) AS unattributed_ids",
+    )
+    .bind(tenant.as_str())
+    .bind(s.project.as_str())
+    .bind(s.opened_at)
+    .bind(until)
+    .fetch_one(&mut *conn)
+    .await
+    .map_err(db)?;
+    let ids: Vec<uuid::Uuid> = row.try_get("unattributed_ids").map_err(db)?;
+    Ok((
+        Unattributed {
+            count: row.try_get("unattributed_n").map_err(db)?,
+            ids: ids.into_iter().map(ArtifactId::from_uuid).collect(),
+        },
+        row.try_get("open_agents").map_err(db)?,
+    ))
+}
