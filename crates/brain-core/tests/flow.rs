@@ -19,7 +19,7 @@ use brain_core::rules::Door;
 use brain_core::store::ConnectionCaps;
 use brain_core::writes::{Backend, SessionWrites};
 use brain_store_memory::{MemoryStore, Tables};
-use serde_json::{Value, json};
+use serde_json::json;
 
 fn store() -> MemoryStore {
     MemoryStore::new(21_600, 1_800)
@@ -133,10 +133,9 @@ async fn start_opens_a_session_with_its_receipt() {
     let t = tables(&s).await;
     assert_eq!(status(&t, a.session_id), SessionStatus::Open);
     assert_eq!(t.sessions[&b.session_id].0.read_revision, Some(0));
-    assert_eq!(
-        t.focus_of(&project(), SlotName::parse("ui").ok().as_ref())
-            .revision,
-        0
+    assert!(
+        t.focus.contains_key(&(project(), "ui".to_owned())),
+        "the slot is created"
     );
     let tools: Vec<&str> = t.receipts.iter().map(|r| r.tool.as_str()).collect();
     assert_eq!(tools, ["brain_session_start", "brain_session_start"]);
@@ -375,10 +374,19 @@ async fn bind_binds_once() {
     let out = s.bind_session(&c, bind("ui", "a")).await.unwrap();
     assert_eq!(out.slot.revision, 0);
     let t = tables(&s).await;
+    assert!(
+        t.focus.contains_key(&(project(), "ui".to_owned())),
+        "the slot is created"
+    );
     let bound = &t.sessions[&a.session_id].0;
     assert_eq!(bound.bound_slot.as_ref().map(|s| s.as_str()), Some("ui"));
     assert_eq!(bound.read_revision, Some(0));
-    s.bind_session(&c, bind("ui", "a")).await.unwrap();
+    // The same slot again answers as the first bind did, and writes only
+    // its receipt.
+    let n = tables(&s).await.receipts.len();
+    let again = s.bind_session(&c, bind("ui", "a")).await.unwrap();
+    assert_eq!((again.slot.name.as_str(), again.slot.revision), ("ui", 0));
+    assert_eq!(tables(&s).await.receipts.len(), n + 1);
     let e = refused(s.bind_session(&c, bind("other", "a")).await);
     assert_eq!(e.code, ErrorCode::AlreadyBound);
     s.end_session(&c, end_req(a.session_id, "a", "done", 0))
@@ -645,11 +653,14 @@ async fn an_elevation_lets_its_session_shrink_the_focus() {
         t.receipts.last().unwrap().elevated,
         "the receipt says it was elevated"
     );
-    // Revoked, it no longer counts.
     s.elevation_revoke(&op, granted.id, "revoke").await.unwrap();
+    assert!(tables(&s).await.elevations[0].1.revoked_at.is_some());
+    // Revoked, it no longer counts: granted on a session, revoked before
+    // the session's end asks for it.
     let again = start(&s, &op, "o2", None).await;
-    let t = tables(&s).await;
-    assert!(t.elevations[0].1.revoked_at.is_some());
+    let on_again = ElevationTarget::Session(again.session_id);
+    let second = s.elevation_grant(&op, grant(on_again, 60)).await.unwrap();
+    s.elevation_revoke(&op, second.id, "revoke").await.unwrap();
     let mut r = end_req(again.session_id, "o2", "", 2);
     r.next_focus = "x".into();
     r.allow_focus_shrink = true;
@@ -748,5 +759,24 @@ async fn a_dropped_transaction_writes_nothing() {
         a.last_activity_at
     );
     assert!(!t.projects.contains(&ProjectKey::parse("never").unwrap()));
-    let _: Value = json!(null);
+}
+
+#[tokio::test]
+async fn an_end_that_keeps_the_focus_writes_no_revision() {
+    let s = store();
+    let c = agent();
+    let a = start(&s, &c, "a", None).await;
+    s.end_session(&c, end_req(a.session_id, "a", "the plan", 0))
+        .await
+        .unwrap();
+    let b = start(&s, &c, "b", None).await;
+    // Stale and blank: keep_focus ends on the body as it stands.
+    let mut r = end_req(b.session_id, "b", "", 0);
+    r.keep_focus = true;
+    redigest(&mut r);
+    let out = s.end_session(&c, r).await.unwrap();
+    assert_eq!(out["focus_outcome"], json!("unchanged"));
+    let t = tables(&s).await;
+    assert_eq!(base(&t), ("the plan".to_owned(), 1));
+    assert_eq!(status(&t, b.session_id), SessionStatus::Ended);
 }

@@ -288,6 +288,22 @@ impl Tables {
         })
     }
 
+    /// Open connections last seen after `since`: `(the caller's credential
+    /// with its role, the whole tenant)`.
+    pub fn open_connections(&self, caller: &Caller, since: DateTime<Utc>) -> (i64, i64) {
+        let open = || {
+            self.connections
+                .values()
+                .filter(move |c| !c.closed && c.last_seen_at > since)
+        };
+        let mine = open().filter(|c| {
+            c.credential_kind == caller.kind
+                && c.credential_id == caller.credential_id
+                && c.role == caller.role
+        });
+        (count(mine), count(open()))
+    }
+
     /// Remove the project and everything of it but its receipts; whether it existed.
     pub fn delete_project(&mut self, project: &ProjectKey) -> bool {
         if !self.projects.remove(project) {

@@ -26,12 +26,20 @@ pub struct MemoryTx {
     all: OwnedMutexGuard<HashMap<TenantId, Tables>>,
     tenant: TenantId,
     rows: Tables,
+    /// Whether this write appended its receipt: one each, as PostgreSQL
+    /// places one receipt with its commit.
+    receipted: bool,
 }
 
 impl MemoryTx {
     pub(crate) fn open(all: OwnedMutexGuard<HashMap<TenantId, Tables>>, tenant: TenantId) -> Self {
         let rows = all.get(&tenant).cloned().unwrap_or_default();
-        Self { all, tenant, rows }
+        Self {
+            all,
+            tenant,
+            rows,
+            receipted: false,
+        }
     }
 
     /// Append a receipt after the tenant's tip, as a SQL store's ledger does:
@@ -40,6 +48,13 @@ impl MemoryTx {
         if !self.rows.provisioned {
             return Err(StoreError::Backend("tenant has no ledger tip".into()));
         }
+        if self.receipted {
+            return Err(StoreError::Backend("a second receipt in one write".into()));
+        }
+        if caller.tenant != self.tenant {
+            return Err(StoreError::Backend("a caller of another tenant".into()));
+        }
+        self.receipted = true;
         let (seq, hash) = self.rows.tip();
         let receipt = Receipt::chain(caller, draft, seq, hash, now_micros());
         let seq = receipt.seq;
@@ -182,19 +197,7 @@ impl WriteTx for MemoryTx {
         caller: &Caller,
         since: DateTime<Utc>,
     ) -> Result<(i64, i64), StoreError> {
-        let open: Vec<&Connection> = self
-            .rows
-            .connections
-            .values()
-            .filter(|c| !c.closed && c.last_seen_at > since)
-            .collect();
-        let mine = open.iter().filter(|c| {
-            c.credential_kind == caller.kind
-                && c.credential_id == caller.credential_id
-                && c.role == caller.role
-        });
-        let n = |k: usize| i64::try_from(k).unwrap_or(i64::MAX);
-        Ok((n(mine.count()), n(open.len())))
+        Ok(self.rows.open_connections(caller, since))
     }
 
     async fn provision(&mut self, project: Option<&ProjectKey>) -> Result<(), StoreError> {
@@ -233,18 +236,19 @@ impl WriteTx for MemoryTx {
         &mut self,
         id: SessionId,
         now: DateTime<Utc>,
-        bind: Option<(&ProjectKey, &SlotName, Revision)>,
-    ) -> Result<(), StoreError> {
-        if let Some((project, slot, _)) = bind {
+        bind: Option<(&ProjectKey, &SlotName)>,
+    ) -> Result<Option<Focus>, StoreError> {
+        let read = bind.map(|(project, slot)| {
             self.ensure_focus(project, Some(slot));
-        }
+            (slot.clone(), self.rows.focus_of(project, Some(slot)))
+        });
         let s = self.session_mut(id)?;
         s.last_activity_at = now;
-        if let Some((_, slot, read)) = bind {
-            s.bound_slot = Some(slot.clone());
-            s.read_revision = Some(read);
-        }
-        Ok(())
+        Ok(read.map(|(slot, focus)| {
+            s.bound_slot = Some(slot);
+            s.read_revision = Some(focus.revision);
+            focus
+        }))
     }
 
     async fn remember(
@@ -375,6 +379,7 @@ impl WriteTx for MemoryTx {
             mut all,
             tenant,
             rows,
+            ..
         } = self;
         all.insert(tenant, rows);
         Ok(())

@@ -14,7 +14,9 @@ use crate::dialect;
 /// A write transaction, as `brain_core::flow` needs it, for the tenant it
 /// was opened for ([`TenantId::across`] for the expiry sweeps, which span
 /// tenants). SQLite has no row-level security: each statement filters on
-/// the transaction's own tenant, the only one a flow can name.
+/// the transaction's tenant, or on the caller's for what a caller records
+/// (receipts, elevations, connections), which `SqlWrite` holds to the
+/// transaction's.
 pub struct Tx(pub(crate) Member, pub(crate) TenantId);
 
 #[async_trait]

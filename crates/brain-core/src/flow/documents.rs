@@ -22,26 +22,36 @@ pub async fn document_put<T: WriteTx>(
         return refuse(tx, caller, false, receipt(Err(&e)), e).await;
     }
     tx.provision(Some(&put.project)).await?;
+    // The document first: a stale put is refused before it claims anything
+    // (a claim taken before the document's lock could wait in a cycle with
+    // a project's deletion, which deletes documents before the project).
+    let (project, kind, name) = (&put.project, put.kind, put.name.as_str());
+    let mut lock = tx.lock_document(project, kind, name, false).await?;
+    if lock.current.revision != put.expected_revision {
+        let e = document_conflict(lock.current.revision);
+        return refuse(tx, caller, false, receipt(Err(&e)), e).await;
+    }
     // A new model makes every briefing of the project longer: the count is
-    // bounded (replacing a model's body is always allowed). A put that
-    // expects no model yet counts them with the project claimed, so two new
-    // models racing are counted one after the other; any other put of a
-    // model that does not exist is stale anyway.
-    let new_model = put.kind == DocumentKind::MentalModel && put.expected_revision == 0;
-    let DocumentLock {
-        current,
-        mental_models,
-    } = tx
-        .lock_document(&put.project, put.kind, &put.name, new_model)
-        .await?;
-    if current.revision != put.expected_revision {
-        let e = document_conflict(current.revision);
-        return refuse(tx, caller, false, receipt(Err(&e)), e).await;
+    // bounded (replacing a model's body is always allowed), taken with the
+    // project claimed so that two new models racing are counted one after
+    // the other.
+    if kind == DocumentKind::MentalModel && lock.current.revision == 0 {
+        lock = tx.lock_document(project, kind, name, true).await?;
+        // A writer of the same new name may have gone first while the claim
+        // waited: this put is then stale, not one model too many.
+        if lock.current.revision != put.expected_revision {
+            let e = document_conflict(lock.current.revision);
+            return refuse(tx, caller, false, receipt(Err(&e)), e).await;
+        }
+        if lock
+            .mental_models
+            .is_some_and(|held| held >= MAX_MENTAL_MODELS)
+        {
+            let e = too_many_mental_models();
+            return refuse(tx, caller, false, receipt(Err(&e)), e).await;
+        }
     }
-    if mental_models.is_some_and(|held| held >= MAX_MENTAL_MODELS) {
-        let e = too_many_mental_models();
-        return refuse(tx, caller, false, receipt(Err(&e)), e).await;
-    }
+    let DocumentLock { current, .. } = lock;
     let doc = Document {
         kind: put.kind,
         name: put.name.clone(),

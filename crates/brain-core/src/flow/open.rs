@@ -43,14 +43,13 @@ pub async fn bind<T: WriteTx>(
     let now = now_micros();
     session.bound_slot = Some(req.slot.clone());
     session.last_activity_at = now;
-    // Read before the binding records it: the answer's revision is the one
-    // the session read (a slot not yet created reads as revision 0, and the
-    // binding creates it).
-    let focus = tx.focus(&session.project, Some(&req.slot)).await?;
+    // The answer's revision is the one the binding records as read.
+    let bind = (&session.project, &req.slot);
+    let touched = tx.touch_session(session.session_id, now, Some(bind));
+    let Some(focus) = touched.await? else {
+        return Err(StoreError::Backend("a bind read no slot".into()));
+    };
     session.read_revision = Some(focus.revision);
-    let bind = (&session.project, &req.slot, focus.revision);
-    tx.touch_session(session.session_id, now, Some(bind))
-        .await?;
     let d = draft(
         TOOL,
         Some(&session.project),

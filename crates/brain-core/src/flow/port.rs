@@ -126,8 +126,8 @@ pub trait WriteTx: Send + Sized {
         ids: &[ArtifactId],
     ) -> Result<Vec<(ArtifactId, ArtifactKind, bool)>, StoreError>;
     /// A project document, locked. With `count_models`, the project is
-    /// claimed first against other writers of new mental models, and its
-    /// models counted.
+    /// claimed first against other writers of new mental models and its
+    /// models counted, then the document locked again.
     async fn lock_document(
         &mut self,
         project: &ProjectKey,
@@ -164,14 +164,15 @@ pub trait WriteTx: Send + Sized {
         session: &mut Session,
         receipt: ReceiptDraft,
     ) -> Result<(Option<Focus>, BriefingSources), StoreError>;
-    /// Mark the session active at `now`; with `bind`, bind it to the slot
-    /// (created on first use), read at that revision.
+    /// Mark the session active at `now`. With `bind`, also create the slot
+    /// on first use, read it, and bind the session to it at the revision
+    /// read: the slot as read.
     async fn touch_session(
         &mut self,
         id: SessionId,
         now: DateTime<Utc>,
-        bind: Option<(&ProjectKey, &SlotName, Revision)>,
-    ) -> Result<(), StoreError>;
+        bind: Option<(&ProjectKey, &SlotName)>,
+    ) -> Result<Option<Focus>, StoreError>;
     /// A remember's writes: its project when missing, the artifact, its receipt.
     async fn remember(
         &mut self,

@@ -5,9 +5,10 @@
 //! comes from the routes below, which take the operator's JWT as a bearer
 //! header (the page keeps it in `sessionStorage`; never a cookie, so there is
 //! no CSRF surface) and answer other credentials 401/403 exactly like the
-//! elevation routes. Every read goes through the same code as the matching
-//! tool (`tools::call`), so the console shows what an agent of the tenant
-//! would see: tenant-scoped, connection ids of receipts as fingerprints.
+//! elevation routes. Every read calls the typed read of the matching tool
+//! (`focus_get::read`, `receipts::page`, …), so the console shows what an
+//! agent of the tenant would see: tenant-scoped, connection ids of receipts
+//! as fingerprints.
 
 // An error in these handlers *is* the HTTP response, built once and returned
 // at once; boxing it would only add noise.
@@ -18,9 +19,11 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Extension, Json, Router};
 use brain_core::DomainError;
-use brain_core::error::ErrorCode;
-use brain_core::ids::ProjectKey;
+use brain_core::error::{ErrorCode, StoreError};
+use brain_core::ids::{ProjectKey, SessionId, SlotName};
+use brain_core::memory::DocumentKind;
 use brain_core::model::{CredentialKind, Role};
+use brain_core::store::{ReceiptQuery, SessionListQuery};
 use http::{HeaderValue, StatusCode, header};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -29,7 +32,7 @@ use super::AppState;
 use super::admin::limited;
 use crate::auth::Principal;
 use crate::refusal::Refusal;
-use crate::tools::{self, ToolCtx};
+use crate::tools::{document_get, focus_get, focus_history, session_list};
 
 const INDEX: &str = include_str!("../../console/index.html");
 const SCRIPT: &str = include_str!("../../console/console.js");
@@ -110,18 +113,9 @@ fn operator(p: &Principal) -> Result<(), Response> {
     }
 }
 
-async fn tool(state: &AppState, p: &Principal, name: &str, args: Value) -> Result<Value, Response> {
-    let ctx = ToolCtx {
-        store: state.store.as_ref(),
-        caller: p.caller(None),
-        known: None,
-    };
-    let args = args.as_object().cloned().unwrap_or_default();
-    match tools::call(name, &ctx, args).await {
-        Some(Ok(v)) => Ok(v),
-        Some(Err(e)) => Err(Refusal::from(e).into_response()),
-        None => Err(Refusal::from(DomainError::internal()).into_response()),
-    }
+/// A read's failure as the console's answer.
+fn refused(e: StoreError) -> Response {
+    Refusal::from(e).into_response()
 }
 
 async fn me(Extension(p): Extension<Principal>) -> Response {
@@ -187,54 +181,57 @@ async fn project(
     let read = async {
         let key =
             ProjectKey::parse_for_caller(&q.name).map_err(|e| Refusal::from(e).into_response())?;
-        let mut at = json!({"project": q.name});
-        if let Some(s) = &q.slot {
-            at["slot"] = json!(s);
-        }
-        let base = tool(&state, &p, "brain_focus_get", json!({"project": q.name})).await?;
-        let focus = if q.slot.is_some() {
-            tool(&state, &p, "brain_focus_get", at.clone()).await?
-        } else {
-            base.clone()
+        let slot = match q.slot.as_deref() {
+            Some(s) => Some(SlotName::parse(s).map_err(|e| Refusal::from(e).into_response())?),
+            None => None,
         };
-        let mut hist = at.clone();
-        hist["limit"] = json!(50);
-        // The page shows each revision as its diff, as the tool answers it.
-        let history = tool(&state, &p, "brain_focus_history", hist).await?;
-        let sessions = tool(
-            &state,
-            &p,
-            "brain_session_list",
-            json!({"project": q.name, "limit": 50}),
-        )
-        .await?;
-        let mut documents = serde_json::Map::new();
-        for d in ["executive_state", "critique", "sync_note"] {
-            let doc = tool(
-                &state,
-                &p,
-                "brain_document_get",
-                json!({"project": q.name, "kind": d}),
-            )
-            .await?;
-            documents.insert(d.to_owned(), doc);
-        }
-        let names = state
-            .store
-            .mental_model_names(&p.tenant, &key)
+        let (store, tenant) = (state.store.as_ref(), &p.tenant);
+        let base = focus_get::read(store, tenant, &key, None)
             .await
-            .map_err(|e| Refusal::from(e).into_response())?;
+            .map_err(refused)?;
+        let focus = match &slot {
+            Some(s) => focus_get::read(store, tenant, &key, Some(s))
+                .await
+                .map_err(refused)?,
+            None => base.clone(),
+        };
+        // The page shows each revision as its diff, as the tool answers it.
+        let history = focus_history::page(store, tenant, (&key, slot.as_ref()), None, 50)
+            .await
+            .map_err(refused)?;
+        let listed = SessionListQuery {
+            project: key.clone(),
+            status: None,
+            slot: None,
+            client_key: None,
+            after: None,
+            limit: 50,
+        };
+        let sessions = session_list::page(store, tenant, &listed)
+            .await
+            .map_err(refused)?;
+        let mut documents = serde_json::Map::new();
+        for kind in [
+            DocumentKind::ExecutiveState,
+            DocumentKind::Critique,
+            DocumentKind::SyncNote,
+        ] {
+            let doc = document_get::read(store, tenant, &key, kind, "")
+                .await
+                .map_err(refused)?;
+            documents.insert(kind.as_str().to_owned(), doc);
+        }
+        let names = store
+            .mental_model_names(tenant, &key)
+            .await
+            .map_err(refused)?;
         let mut models = Vec::new();
         for name in names.into_iter().take(MODELS_SHOWN) {
-            models.push(
-                tool(
-                    &state,
-                    &p,
-                    "brain_document_get",
-                    json!({"project": q.name, "kind": "mental_model", "name": name}),
-                )
-                .await?,
-            );
+            let kind = DocumentKind::MentalModel;
+            let model = document_get::read(store, tenant, &key, kind, &name)
+                .await
+                .map_err(refused)?;
+            models.push(model);
         }
         Ok::<_, Response>(json!({
             "project": q.name,
@@ -278,16 +275,29 @@ async fn receipts(
     if let Err(r) = operator(&p) {
         return r;
     }
-    let mut args = json!({"limit": 100, "since_seq": q.since_seq.unwrap_or(0)});
-    for (k, v) in [("project", &q.project), ("session_id", &q.session_id)] {
-        if let Some(v) = v.as_deref().filter(|v| !v.is_empty()) {
-            args[k] = json!(v);
-        }
+    let since_seq = q.since_seq.unwrap_or(0);
+    if since_seq < 0 {
+        let e = DomainError::invalid_argument("since_seq", "must be 0 or more");
+        return Refusal::from(e).into_response();
     }
-    let page = match tool(&state, &p, "brain_receipts", args).await {
-        Ok(v) => v,
-        Err(r) => return r,
+    let given = |v: &Option<String>| v.clone().filter(|v| !v.is_empty());
+    let project = given(&q.project).map(|p| ProjectKey::parse_for_caller(&p));
+    let session = given(&q.session_id).map(|s| SessionId::parse(&s));
+    let query = match (project.transpose(), session.transpose()) {
+        (Ok(project), Ok(session_id)) => ReceiptQuery {
+            project,
+            session_id,
+            after_seq: since_seq,
+            before_seq: None,
+            limit: 100,
+        },
+        (Err(e), _) | (_, Err(e)) => return Refusal::from(e).into_response(),
     };
+    let page =
+        match crate::tools::receipts::page(state.store.as_ref(), &p.tenant, &query, None).await {
+            Ok(v) => v,
+            Err(e) => return refused(e),
+        };
     let keep = |r: &Value, field: &str, want: &Option<String>| {
         want.as_deref()
             .filter(|w| !w.is_empty())

@@ -1,4 +1,6 @@
-use brain_core::ids::ProjectKey;
+use brain_core::ids::{ProjectKey, TenantId};
+use brain_core::memory::DocumentKind;
+use brain_core::store::Store;
 use rmcp::model::{JsonObject, Tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -44,7 +46,7 @@ pub fn definition() -> Tool {
 pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
     let a: Args = args::parse_tool(args::renamed(raw, "document", "kind"))?;
     let project = ProjectKey::parse_for_caller(&a.project)?;
-    let kind: brain_core::memory::DocumentKind = a.kind.into();
+    let kind: DocumentKind = a.kind.into();
     // The same rule as brain_document_put: a name for mental models only.
     let name = match (kind, a.name) {
         (brain_core::memory::DocumentKind::MentalModel, Some(n)) if !n.trim().is_empty() => n,
@@ -64,9 +66,18 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
         }
         (_, None) => String::new(),
     };
-    let doc = ctx
-        .store
-        .document_get(&ctx.caller.tenant, &project, kind, &name)
-        .await?;
+    read(ctx.store, &ctx.caller.tenant, &project, kind, &name).await
+}
+
+/// A document (one never written reads as empty at revision 0), as the
+/// tool answers it.
+pub async fn read(
+    store: &dyn Store,
+    tenant: &TenantId,
+    project: &ProjectKey,
+    kind: DocumentKind,
+    name: &str,
+) -> ToolResult {
+    let doc = store.document_get(tenant, project, kind, name).await?;
     to_result(&json!({ "document": doc }))
 }

@@ -1,4 +1,5 @@
-use brain_core::ids::{ProjectKey, SlotName};
+use brain_core::ids::{ProjectKey, SlotName, TenantId};
+use brain_core::store::Store;
 use rmcp::model::{JsonObject, Tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -57,20 +58,23 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
     let a: Args = args::parse_tool(raw)?;
     let project = ProjectKey::parse_for_caller(&a.project)?;
     let slot = a.slot.as_deref().map(SlotName::parse).transpose()?;
+    read(ctx.store, &ctx.caller.tenant, &project, slot.as_ref()).await
+}
+
+/// The base focus with the project's slots, or a slot's body, as the tool
+/// answers it.
+pub async fn read(
+    store: &dyn Store,
+    tenant: &TenantId,
+    project: &ProjectKey,
+    slot: Option<&SlotName>,
+) -> ToolResult {
     // The base focus read also lists the slots, so a misspelt name shows up
     // before a bind creates an empty slot of it.
-    let (focus, slots) = match &slot {
-        Some(name) => (
-            ctx.store
-                .focus_get(&ctx.caller.tenant, &project, Some(name))
-                .await?,
-            None,
-        ),
+    let (focus, slots) = match slot {
+        Some(name) => (store.focus_get(tenant, project, Some(name)).await?, None),
         None => {
-            let (focus, slots) = ctx
-                .store
-                .focus_with_slots(&ctx.caller.tenant, &project)
-                .await?;
+            let (focus, slots) = store.focus_with_slots(tenant, project).await?;
             (focus, Some(slots))
         }
     };

@@ -1,5 +1,7 @@
 use brain_core::diff::{DiffJob, PAGE_BUDGET, unified_page};
-use brain_core::ids::{ProjectKey, SlotName};
+use brain_core::ids::{ProjectKey, SlotName, TenantId};
+use brain_core::model::Revision;
+use brain_core::store::Store;
 use rmcp::model::{JsonObject, Tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -65,15 +67,21 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
     let project = ProjectKey::parse_for_caller(&a.project)?;
     let slot = a.slot.as_deref().map(SlotName::parse).transpose()?;
     let limit = args::bounded("limit", a.limit, 10, 50)?;
-    let rows = ctx
-        .store
-        .focus_history(
-            &ctx.caller.tenant,
-            &project,
-            slot.as_ref(),
-            a.before_revision,
-            limit,
-        )
+    let at = (&project, slot.as_ref());
+    page(ctx.store, &ctx.caller.tenant, at, a.before_revision, limit).await
+}
+
+/// A page of the base focus's or a slot's revisions, newest first, each
+/// with its diff from the one before, as the tool answers it.
+pub async fn page(
+    store: &dyn Store,
+    tenant: &TenantId,
+    (project, slot): (&ProjectKey, Option<&SlotName>),
+    before_revision: Option<Revision>,
+    limit: i64,
+) -> ToolResult {
+    let rows = store
+        .focus_history(tenant, project, slot, before_revision, limit)
         .await?;
     let shown = rows.len().min(usize::try_from(limit).unwrap_or(0));
     // Revision 1's predecessor is the empty body at revision 0. The page's
@@ -94,7 +102,7 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
             )
         })
         .collect();
-    let diffs = unified_page(ctx.caller.tenant.as_str(), jobs, PAGE_BUDGET).await;
+    let diffs = unified_page(tenant.as_str(), jobs, PAGE_BUDGET).await;
     drop(bodies);
     // A list carries sizes, not bodies (SPEC §2.8: session, receipt and
     // diff): the diff holds the replaced wording.

@@ -1,5 +1,5 @@
-use brain_core::ids::{ProjectKey, SessionId};
-use brain_core::store::ReceiptQuery;
+use brain_core::ids::{ProjectKey, SessionId, TenantId};
+use brain_core::store::{ReceiptQuery, Store};
 use rmcp::model::{JsonObject, Tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -136,18 +136,31 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
         }
         _ => q,
     };
-    let mut receipts = ctx.store.receipts_page(&ctx.caller.tenant, &q).await?;
+    let on = ctx.caller.connection_id.as_deref();
+    page(ctx.store, &ctx.caller.tenant, &q, on).await
+}
+
+/// A page of the tenant's receipts with the ledger tip, as the tool answers
+/// it; `on` is the MCP connection the call came on (`None`: no connection).
+pub async fn page(
+    store: &dyn Store,
+    tenant: &TenantId,
+    q: &ReceiptQuery,
+    on: Option<&str>,
+) -> ToolResult {
+    let limit = q.limit;
+    let mut receipts = store.receipts_page(tenant, q).await?;
     // A connection id is a bearer capability: only the connection the call
     // came on is shown as itself, every other as its fingerprint.
     for r in &mut receipts {
-        if r.connection_id.is_some() && r.connection_id != ctx.caller.connection_id {
+        if r.connection_id.is_some() && r.connection_id.as_deref() != on {
             r.connection_id = r
                 .connection_id
                 .as_deref()
                 .map(brain_core::operators::connection_fingerprint);
         }
     }
-    let (seq, hash) = ctx.store.ledger_tip(&ctx.caller.tenant).await?;
+    let (seq, hash) = store.ledger_tip(tenant).await?;
     let next = (receipts.len() as i64 == limit)
         .then(|| receipts.last().map(|r| r.seq))
         .flatten()

@@ -1,7 +1,8 @@
 use brain_core::DomainError;
+use brain_core::ids::TenantId;
 use brain_core::ids::{ClientKey, ProjectKey, SessionId, SlotName};
 use brain_core::model::SessionStatus;
-use brain_core::store::SessionListQuery;
+use brain_core::store::{SessionListQuery, Store};
 use chrono::DateTime;
 use rmcp::model::{JsonObject, Tool};
 use schemars::JsonSchema;
@@ -106,7 +107,14 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
         after: a.cursor.as_deref().map(parse_cursor).transpose()?,
         limit,
     };
-    let sessions = ctx.store.session_list(&ctx.caller.tenant, &q).await?;
+    page(ctx.store, &ctx.caller.tenant, &q).await
+}
+
+/// A page of a project's agent sessions, newest first, as the tool answers
+/// it: summaries and sizes, not whole bodies.
+pub async fn page(store: &dyn Store, tenant: &TenantId, q: &SessionListQuery) -> ToolResult {
+    let limit = q.limit;
+    let sessions = store.session_list(tenant, q).await?;
     let next = (sessions.len() as i64 == limit)
         .then(|| sessions.last())
         .flatten()

@@ -138,16 +138,19 @@ pub trait SqlTx: Conn + Sized {
         &mut self,
         id: SessionId,
         now: DateTime<Utc>,
-        bind: Option<(&ProjectKey, &SlotName, Revision)>,
-    ) -> Result<(), StoreError> {
+        bind: Option<(&ProjectKey, &SlotName)>,
+    ) -> Result<Option<Focus>, StoreError> {
         let tenant = self.tenant().clone();
-        match bind {
-            None => sessions::touch_session(self, &tenant, id, now).await,
-            Some((project, slot, read)) => {
-                sessions::ensure_slot(self, &tenant, project, slot).await?;
-                sessions::set_binding(self, &tenant, id, slot, read, now).await
-            }
-        }
+        let Some((project, slot)) = bind else {
+            sessions::touch_session(self, &tenant, id, now).await?;
+            return Ok(None);
+        };
+        // Created first: a closer writing the slot meanwhile is waited for,
+        // and its revision is the one read.
+        sessions::ensure_slot(self, &tenant, project, slot).await?;
+        let read = sessions::load_focus(self, &tenant, project, Some(slot), false).await?;
+        sessions::set_binding(self, &tenant, id, slot, read.revision, now).await?;
+        Ok(Some(read))
     }
     async fn remember(
         &mut self,
@@ -227,6 +230,19 @@ pub trait SqlTx: Conn + Sized {
 /// [`SqlTx`] form.
 pub struct SqlWrite<T>(pub T);
 
+impl<T: SqlTx> SqlWrite<T> {
+    /// The caller an operation records (a receipt, an elevation, a
+    /// connection) is of the transaction's tenant: SQLite has no row-level
+    /// security to stop a flow that mixed them up.
+    fn own(&self, caller: &Caller) -> Result<(), StoreError> {
+        if &caller.tenant == self.0.tenant() {
+            Ok(())
+        } else {
+            Err(StoreError::Backend("a caller of another tenant".into()))
+        }
+    }
+}
+
 #[async_trait]
 impl<T: SqlTx> WriteTx for SqlWrite<T> {
     fn tenant(&self) -> &TenantId {
@@ -268,6 +284,7 @@ impl<T: SqlTx> WriteTx for SqlWrite<T> {
         caller: &Caller,
         session: SessionId,
     ) -> Result<bool, StoreError> {
+        self.own(caller)?;
         SqlTx::elevation_active(&mut self.0, caller, session).await
     }
     async fn briefing_sources(&mut self, session: &Session) -> Result<BriefingSources, StoreError> {
@@ -303,6 +320,7 @@ impl<T: SqlTx> WriteTx for SqlWrite<T> {
         caller: &Caller,
         since: DateTime<Utc>,
     ) -> Result<(i64, i64), StoreError> {
+        self.own(caller)?;
         SqlTx::claim_connection_counts(&mut self.0, caller, since).await
     }
     async fn provision(&mut self, project: Option<&ProjectKey>) -> Result<(), StoreError> {
@@ -314,14 +332,15 @@ impl<T: SqlTx> WriteTx for SqlWrite<T> {
         session: &mut Session,
         receipt: ReceiptDraft,
     ) -> Result<(Option<Focus>, BriefingSources), StoreError> {
+        self.own(caller)?;
         SqlTx::open_session(&mut self.0, caller, session, receipt).await
     }
     async fn touch_session(
         &mut self,
         id: SessionId,
         now: DateTime<Utc>,
-        bind: Option<(&ProjectKey, &SlotName, Revision)>,
-    ) -> Result<(), StoreError> {
+        bind: Option<(&ProjectKey, &SlotName)>,
+    ) -> Result<Option<Focus>, StoreError> {
         SqlTx::touch_session(&mut self.0, id, now, bind).await
     }
     async fn remember(
@@ -330,6 +349,7 @@ impl<T: SqlTx> WriteTx for SqlWrite<T> {
         artifact: &Artifact,
         receipt: ReceiptDraft,
     ) -> Result<(), StoreError> {
+        self.own(caller)?;
         SqlTx::remember(&mut self.0, caller, artifact, receipt).await
     }
     async fn acknowledge(
@@ -349,9 +369,11 @@ impl<T: SqlTx> WriteTx for SqlWrite<T> {
         SqlTx::write_document(&mut self.0, project, doc).await
     }
     async fn apply_close(&mut self, caller: &Caller, w: CloseWrite<'_>) -> Result<(), StoreError> {
+        self.own(caller)?;
         SqlTx::apply_close(&mut self.0, caller, w).await
     }
     async fn grant_elevation(&mut self, caller: &Caller, e: &Elevation) -> Result<(), StoreError> {
+        self.own(caller)?;
         SqlTx::grant_elevation(&mut self.0, caller, e).await
     }
     async fn revoke_elevation(
@@ -360,6 +382,7 @@ impl<T: SqlTx> WriteTx for SqlWrite<T> {
         id: ElevationId,
         at: DateTime<Utc>,
     ) -> Result<Option<Elevation>, StoreError> {
+        self.own(caller)?;
         SqlTx::revoke_elevation(&mut self.0, caller, id, at).await
     }
     async fn open_connection(
@@ -367,12 +390,16 @@ impl<T: SqlTx> WriteTx for SqlWrite<T> {
         caller: &Caller,
         c: NewConnection<'_>,
     ) -> Result<(), StoreError> {
+        self.own(caller)?;
         SqlTx::open_connection(&mut self.0, caller, c).await
     }
     async fn delete_project(&mut self, project: &ProjectKey) -> Result<bool, StoreError> {
         SqlTx::delete_project(&mut self.0, project).await
     }
     async fn commit(self, receipt: Option<Receipting<'_>>) -> Result<(), StoreError> {
+        if let Some((caller, _)) = &receipt {
+            self.own(caller)?;
+        }
         SqlTx::commit(self.0, receipt).await
     }
     async fn finish_read(self) -> Result<(), StoreError> {
