@@ -1,7 +1,14 @@
 //! brain-store-memory: brain's write port ([`brain_core::flow::WriteTx`])
-//! over maps in memory. It proves the port small enough for a store to
-//! implement in a few hundred lines with no SQL, and it runs the flows'
-//! unit tests (`brain-core/tests/flow.rs`) with no database.
+//! and its reads over maps in memory: a `brain_core::store::Store` that no
+//! server serves. It proves the port small enough for a store to implement
+//! in a few hundred lines with no SQL; it runs the flows' unit tests
+//! (`brain-core/tests/flow.rs`) and the behaviour story (`tests/story.rs`)
+//! with no database, and backs the server's unit tests.
+//!
+//! - [`tx`]: the write port; [`tables`]: a tenant's rows and what the port
+//!   reads of them; [`recall`]: web-search recall; [`reads`]: the tools'
+//!   reads; [`briefs`]: the daily briefs; [`store`]: the rest of `Store`
+//!   (what it does not keep, it refuses with a backend error that says so).
 //!
 //! A write transaction holds the whole store's lock from its opening to its
 //! end, so writers run one at a time (every lock a SQL store takes is held
@@ -9,6 +16,10 @@
 //! back: dropping it rolls back. Nothing is kept across processes.
 #![forbid(unsafe_code)]
 
+mod briefs;
+mod reads;
+mod recall;
+mod store;
 mod tables;
 mod tx;
 
@@ -21,7 +32,7 @@ use brain_core::ids::TenantId;
 use brain_core::writes::Backend;
 use tokio::sync::Mutex;
 
-pub use tables::{Connection, Tables};
+pub use tables::{Connection, HistoryRow, Tables};
 pub use tx::MemoryTx;
 
 /// The store: each tenant's tables, behind one lock.

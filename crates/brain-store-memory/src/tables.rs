@@ -7,12 +7,12 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use brain_core::ids::{ArtifactId, ProjectKey, SessionId, SlotName};
-use brain_core::memory::{Document, DocumentKind, RecallHit};
-use brain_core::model::Caller;
+use brain_core::memory::{Brief, Document, DocumentKind, RecallHit};
 use brain_core::model::{
     Artifact, ArtifactKind, CredentialKind, Focus, Revision, Role, Session, SessionKind,
     SessionStatus,
 };
+use brain_core::model::{Caller, now_micros};
 use brain_core::operators::Elevation;
 use brain_core::receipt::{GENESIS_HASH, Receipt};
 use brain_core::rules;
@@ -32,8 +32,10 @@ pub struct Tables {
     pub projects: BTreeSet<ProjectKey>,
     /// The base focus and the slots of each project, as they stand.
     pub focus: BTreeMap<FocusKey, Focus>,
-    /// Every revision's body.
-    pub history: BTreeMap<(FocusKey, Revision), String>,
+    /// Every revision of each body.
+    pub history: BTreeMap<(FocusKey, Revision), HistoryRow>,
+    /// Each project's daily briefs by day (`YYYY-MM-DD`).
+    pub briefs: BTreeMap<(ProjectKey, String), Brief>,
     /// Each session with the stored close that answers its replays.
     pub sessions: BTreeMap<SessionId, (Session, Option<CloseRecord>)>,
     pub artifacts: Vec<Artifact>,
@@ -43,6 +45,16 @@ pub struct Tables {
     /// Each elevation with the credential that holds it.
     pub elevations: Vec<(String, Elevation)>,
     pub connections: BTreeMap<String, Connection>,
+}
+
+/// A revision of a body: what was written, by which session, under which
+/// receipt, when.
+#[derive(Debug, Clone)]
+pub struct HistoryRow {
+    pub body: String,
+    pub session_id: SessionId,
+    pub receipt_seq: i64,
+    pub created_at: DateTime<Utc>,
 }
 
 /// An MCP connection's record.
@@ -175,46 +187,8 @@ impl Tables {
         }
     }
 
-    /// Recall by words: an artifact matches when it holds any of the
-    /// query's words (case-insensitive), ranked by how many; without a
-    /// query, newest first.
     pub fn recall(&self, q: &RecallQuery) -> Vec<RecallHit> {
-        let words: Vec<String> = q
-            .query
-            .iter()
-            .flat_map(|text| text.split(|c: char| !c.is_alphanumeric()))
-            .filter(|w| !w.is_empty() && !w.eq_ignore_ascii_case("or"))
-            .map(str::to_lowercase)
-            .collect();
-        let mut hits: Vec<RecallHit> = self
-            .artifacts
-            .iter()
-            .filter(|a| a.project == q.project)
-            .filter(|a| !q.inbox || (a.kind == ArtifactKind::Todo && a.acknowledged_at.is_none()))
-            .filter(|a| q.session_id.is_none() || a.session_id == q.session_id)
-            .filter(|a| q.kinds.is_empty() || q.kinds.contains(&a.kind))
-            .filter(|a| q.tags.iter().all(|t| a.tags.contains(t)))
-            .filter(|a| q.before.is_none_or(|b| (a.created_at, a.artifact_id) < b))
-            .filter_map(|a| {
-                let text = a.text.to_lowercase();
-                let rank = count(words.iter().filter(|w| text.contains(w.as_str())));
-                let found = q.query.is_none() || rank > 0;
-                found.then(|| RecallHit {
-                    artifact: a.clone(),
-                    rank: rank as f64,
-                    snippet: a.text.clone(),
-                })
-            })
-            .collect();
-        hits.sort_by(|a, b| {
-            b.rank
-                .total_cmp(&a.rank)
-                .then(b.artifact.created_at.cmp(&a.artifact.created_at))
-                .then(b.artifact.artifact_id.cmp(&a.artifact.artifact_id))
-        });
-        let skip = usize::try_from(q.offset).unwrap_or(0);
-        let take = usize::try_from(q.limit).unwrap_or(0);
-        hits.into_iter().skip(skip).take(take).collect()
+        crate::recall::recall(self.artifacts.iter(), q)
     }
 
     pub fn artifact_states(
@@ -254,8 +228,12 @@ impl Tables {
                     body: d.body.clone(),
                 })
                 .collect(),
-            // The daily briefs are a job of the SQL stores' replicas.
-            brief: None,
+            brief: rows
+                .briefs
+                .range((project.clone(), String::new())..)
+                .take_while(|((p, _), _)| p == project)
+                .last()
+                .map(|(_, b)| Brief::at(b.body.clone(), b.generated_at, now_micros())),
             inbox_count: rows.inbox_count(project),
             open_sessions: rows.open_agent_sessions(project),
             recent_sessions: rows.recent_closed(project),
@@ -311,6 +289,7 @@ impl Tables {
         }
         self.focus.retain(|(p, _), _| p != project);
         self.history.retain(|((p, _), _), _| p != project);
+        self.briefs.retain(|(p, _), _| p != project);
         self.sessions.retain(|_, (s, _)| &s.project != project);
         self.artifacts.retain(|a| &a.project != project);
         self.documents.retain(|(p, _, _), _| p != project);

@@ -18,7 +18,7 @@ use brain_core::rules::CloseRecord;
 use brain_core::store::Unattributed;
 use brain_core::store::{BriefingSources, LockedClose, RecallQuery};
 
-use crate::tables::{Connection, Tables, focus_key};
+use crate::tables::{Connection, HistoryRow, Tables, focus_key};
 
 /// A write transaction: the store's lock, held to its end, and the
 /// tenant's rows as this transaction has written them so far.
@@ -126,7 +126,7 @@ impl WriteTx for MemoryTx {
             return Ok(Some(String::new()));
         }
         let key = (focus_key(project, slot), revision);
-        Ok(self.rows.history.get(&key).cloned())
+        Ok(self.rows.history.get(&key).map(|h| h.body.clone()))
     }
 
     async fn close_counts(
@@ -299,7 +299,7 @@ impl WriteTx for MemoryTx {
                 .sessions
                 .insert(next.session_id, (next.clone(), None));
         }
-        self.append_receipt(caller, w.receipt)?;
+        let receipt_seq = self.append_receipt(caller, w.receipt)?;
         if let Some(f) = w.focus {
             let key = focus_key(&f.session.project, f.session.bound_slot.as_ref());
             let written = Focus {
@@ -308,9 +308,13 @@ impl WriteTx for MemoryTx {
                 updated_at: Some(f.at),
                 updated_by_session: Some(f.session.session_id),
             };
-            self.rows
-                .history
-                .insert((key.clone(), f.revision), f.body.to_owned());
+            let row = HistoryRow {
+                body: f.body.to_owned(),
+                session_id: f.session.session_id,
+                receipt_seq,
+                created_at: f.at,
+            };
+            self.rows.history.insert((key.clone(), f.revision), row);
             self.rows.focus.insert(key, written);
         }
         let record = CloseRecord {

@@ -117,7 +117,7 @@ mod tests {
     use axum::Router;
     use axum::body::Body;
     use axum::routing::get;
-    use brain_store_postgres::{PgScope, PgStore};
+    use brain_store_memory::MemoryStore;
     use tower::ServiceExt;
 
     use super::*;
@@ -135,12 +135,9 @@ mod tests {
             claims: Default::default(),
             jwks: Default::default(),
         };
-        // Never connected: authentication needs no database.
-        let pool = sqlx::postgres::PgPoolOptions::new()
-            .connect_lazy("postgres://unused@127.0.0.1:1/unused")
-            .unwrap();
+        // Authentication needs no database: the store in memory.
         AppState::from(crate::http::AppParts {
-            store: Arc::new(PgStore::new(PgScope::from_pool(pool, Default::default()))),
+            store: Arc::new(MemoryStore::new(21_600, 1_800)),
             auth: Arc::new(Authenticator::from_config(&jwt).unwrap()),
             public_url: "http://brain.test".into(),
             allowed_hosts: Arc::new(vec![]),

@@ -1,0 +1,233 @@
+//! The tools' and audits' reads over the maps, as the SQL stores answer them.
+
+use async_trait::async_trait;
+
+use brain_core::error::{DomainError, StoreError};
+use brain_core::ids::{ProjectKey, SessionId, SlotName, TenantId};
+use brain_core::memory::{Document, DocumentKind, HistoryEntry, RecallHit};
+use brain_core::model::{Artifact, Focus, Revision, now_micros};
+use brain_core::receipt::Receipt;
+use brain_core::store::{
+    FocusResource, Reads, RecallQuery, ReceiptQuery, SessionDetail, SessionListQuery,
+};
+use brain_core::writes::Backend;
+
+use crate::MemoryStore;
+use crate::tables::focus_key;
+
+fn page<T>(items: impl Iterator<Item = T>, limit: i64) -> Vec<T> {
+    items.take(usize::try_from(limit).unwrap_or(0)).collect()
+}
+
+#[async_trait]
+impl Reads for MemoryStore {
+    async fn focus_get(
+        &self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+        slot: Option<&SlotName>,
+    ) -> Result<Focus, StoreError> {
+        Ok(self.read(tenant, |t| t.focus_of(project, slot)).await)
+    }
+
+    async fn session_get(
+        &self,
+        tenant: &TenantId,
+        session_id: SessionId,
+    ) -> Result<SessionDetail, StoreError> {
+        let idle_secs = self.idle_secs();
+        self.read(tenant, |t| {
+            let (session, _) = t
+                .sessions
+                .get(&session_id)
+                .ok_or_else(DomainError::session_not_found)?;
+            Ok(SessionDetail {
+                idle: session.is_idle(now_micros(), idle_secs),
+                session: session.clone(),
+                ledger_size: t.ledger_size(session_id),
+            })
+        })
+        .await
+    }
+
+    async fn receipts(&self, tenant: &TenantId) -> Result<Vec<Receipt>, StoreError> {
+        Ok(self.read(tenant, |t| t.receipts.clone()).await)
+    }
+
+    async fn session_ledger(
+        &self,
+        tenant: &TenantId,
+        session_id: SessionId,
+        limit: i64,
+    ) -> Result<Vec<Artifact>, StoreError> {
+        self.read(tenant, |t| {
+            let mut held: Vec<&Artifact> = t
+                .artifacts
+                .iter()
+                .filter(|a| a.session_id == Some(session_id))
+                .collect();
+            held.sort_by_key(|a| (a.created_at, a.artifact_id));
+            Ok(page(held.into_iter().cloned(), limit))
+        })
+        .await
+    }
+
+    async fn document_get(
+        &self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+        kind: DocumentKind,
+        name: &str,
+    ) -> Result<Document, StoreError> {
+        Ok(self.read(tenant, |t| t.document(project, kind, name)).await)
+    }
+
+    async fn focus_history(
+        &self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+        slot: Option<&SlotName>,
+        before: Option<Revision>,
+        limit: i64,
+    ) -> Result<Vec<HistoryEntry>, StoreError> {
+        let key = focus_key(project, slot);
+        let below = before.unwrap_or(i64::MAX);
+        self.read(tenant, |t| {
+            let newest_first = t
+                .history
+                .range((key.clone(), 0)..(key.clone(), below))
+                .rev()
+                .map(|((_, revision), h)| HistoryEntry {
+                    revision: *revision,
+                    body: h.body.clone(),
+                    session_id: h.session_id,
+                    receipt_seq: h.receipt_seq,
+                    created_at: h.created_at,
+                });
+            Ok(page(newest_first, limit + 1))
+        })
+        .await
+    }
+
+    async fn session_list(
+        &self,
+        tenant: &TenantId,
+        q: &SessionListQuery,
+    ) -> Result<Vec<SessionDetail>, StoreError> {
+        let idle_secs = self.idle_secs();
+        self.read(tenant, |t| {
+            let mut found: Vec<_> = t
+                .sessions
+                .values()
+                .map(|(s, _)| s)
+                .filter(|s| {
+                    s.project == q.project && s.kind == brain_core::model::SessionKind::Agent
+                })
+                .filter(|s| q.status.is_none_or(|st| s.status == st))
+                .filter(|s| q.slot.is_none() || s.bound_slot == q.slot)
+                .filter(|s| q.client_key.as_ref().is_none_or(|k| &s.client_key == k))
+                .filter(|s| q.after.is_none_or(|a| (s.opened_at, s.session_id) < a))
+                .collect();
+            found.sort_by_key(|s| std::cmp::Reverse((s.opened_at, s.session_id)));
+            let now = now_micros();
+            let details = found.into_iter().map(|s| SessionDetail {
+                idle: s.is_idle(now, idle_secs),
+                session: s.clone(),
+                ledger_size: t.ledger_size(s.session_id),
+            });
+            Ok(page(details, q.limit))
+        })
+        .await
+    }
+
+    async fn receipts_page(
+        &self,
+        tenant: &TenantId,
+        q: &ReceiptQuery,
+    ) -> Result<Vec<Receipt>, StoreError> {
+        self.read(tenant, |t| {
+            let wanted = |r: &&Receipt| {
+                r.seq > q.after_seq
+                    && q.before_seq.is_none_or(|b| r.seq < b)
+                    && q.project
+                        .as_ref()
+                        .is_none_or(|p| r.project.as_deref() == Some(p.as_str()))
+                    && q.session_id.is_none_or(|s| r.session_id == Some(s))
+            };
+            let found = t.receipts.iter().filter(wanted).cloned();
+            Ok(match q.before_seq {
+                Some(_) => page(found.rev(), q.limit),
+                None => page(found, q.limit),
+            })
+        })
+        .await
+    }
+
+    async fn focus_resources(
+        &self,
+        tenant: &TenantId,
+        after: Option<(&ProjectKey, Option<&SlotName>)>,
+        limit: i64,
+    ) -> Result<Vec<FocusResource>, StoreError> {
+        let after = after.map(|(p, s)| focus_key(p, s));
+        self.read(tenant, |t| {
+            let listed = t
+                .focus
+                .iter()
+                .filter(|((p, _), _)| !p.is_reserved())
+                .filter(|(k, _)| after.as_ref().is_none_or(|a| *k > a))
+                .filter_map(|((p, s), f)| {
+                    FocusResource::from_row((p.as_str().to_owned(), s.clone(), f.revision))
+                });
+            Ok(page(listed, limit))
+        })
+        .await
+    }
+
+    async fn focus_exists(
+        &self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+        slot: Option<&SlotName>,
+    ) -> Result<bool, StoreError> {
+        let key = focus_key(project, slot);
+        Ok(self.read(tenant, |t| t.focus.contains_key(&key)).await)
+    }
+
+    async fn tenant_exists(&self, tenant: &TenantId) -> Result<bool, StoreError> {
+        Ok(self.read(tenant, |t| t.provisioned).await)
+    }
+
+    async fn ledger_tip(&self, tenant: &TenantId) -> Result<(i64, String), StoreError> {
+        Ok(self
+            .read(tenant, |t| {
+                let (seq, hash) = t.tip();
+                (seq, hash.to_owned())
+            })
+            .await)
+    }
+
+    async fn recall(
+        &self,
+        tenant: &TenantId,
+        q: &RecallQuery,
+    ) -> Result<Vec<RecallHit>, StoreError> {
+        Ok(self.read(tenant, |t| t.recall(q)).await)
+    }
+
+    async fn focus_with_slots(
+        &self,
+        tenant: &TenantId,
+        project: &ProjectKey,
+    ) -> Result<(Focus, Vec<(SlotName, Revision)>), StoreError> {
+        self.read(tenant, |t| {
+            let slots = t
+                .focus
+                .range((project.clone(), String::new())..)
+                .take_while(|((p, _), _)| p == project)
+                .filter_map(|((_, s), f)| Some((SlotName::parse(s).ok()?, f.revision)));
+            Ok((t.focus_of(project, None), page(slots, 200)))
+        })
+        .await
+    }
+}

@@ -1,0 +1,161 @@
+//! Recall over a tenant's artifacts in memory: web-search syntax as
+//! PostgreSQL's `websearch_to_tsquery('simple', …)` reads it (words all
+//! present, `or` between alternatives, `-word` absent), whole words compared
+//! case-insensitively, ranked by matches per word of the text relative to
+//! the best hit, matches marked « » in the snippet.
+
+use brain_core::memory::{LIST_SNIPPET_CHARS, RecallHit};
+use brain_core::model::{Artifact, ArtifactKind};
+use brain_core::store::RecallQuery;
+
+/// One alternative of a query: words that must all be present, and words
+/// that must not be.
+#[derive(Default)]
+struct Clause {
+    with: Vec<String>,
+    without: Vec<String>,
+}
+
+fn words(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+}
+
+fn parse(query: &str) -> Vec<Clause> {
+    let mut clauses = vec![Clause::default()];
+    for token in query.split_whitespace() {
+        if token.eq_ignore_ascii_case("or") {
+            clauses.push(Clause::default());
+            continue;
+        }
+        let (negated, token) = match token.strip_prefix('-') {
+            Some(rest) => (true, rest),
+            None => (false, token),
+        };
+        let Some(clause) = clauses.last_mut() else {
+            continue;
+        };
+        for w in words(token) {
+            match negated {
+                true => clause.without.push(w),
+                false => clause.with.push(w),
+            }
+        }
+    }
+    clauses.retain(|c| !c.with.is_empty());
+    clauses
+}
+
+/// The matches of `clauses` in `text` per word of it, if any clause holds.
+fn score(clauses: &[Clause], text: &str) -> Option<f64> {
+    let found: Vec<String> = words(text).collect();
+    let holds = |c: &Clause| {
+        c.with.iter().all(|w| found.contains(w)) && !c.without.iter().any(|w| found.contains(w))
+    };
+    let held: Vec<&Clause> = clauses.iter().filter(|c| holds(c)).collect();
+    if held.is_empty() {
+        return None;
+    }
+    let hits = found
+        .iter()
+        .filter(|w| held.iter().any(|c| c.with.contains(w)))
+        .count();
+    Some(hits as f64 / found.len().max(1) as f64)
+}
+
+/// `text` with each word of the clauses marked « ».
+fn marked(clauses: &[Clause], text: &str) -> String {
+    let wanted = |w: &str| {
+        let w = w.to_lowercase();
+        clauses.iter().any(|c| c.with.contains(&w))
+    };
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        if wanted(word) {
+            out.push('«');
+            out.push_str(word);
+            out.push('»');
+        } else {
+            out.push_str(word);
+        }
+        word.clear();
+    };
+    for ch in text.chars() {
+        if ch.is_alphanumeric() {
+            word.push(ch);
+        } else {
+            flush(&mut word, &mut out);
+            out.push(ch);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
+fn list_snippet(text: &str) -> String {
+    match text.char_indices().nth(LIST_SNIPPET_CHARS) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_owned(),
+    }
+}
+
+fn wanted(q: &RecallQuery, a: &Artifact) -> bool {
+    a.project == q.project
+        && (!q.inbox || (a.kind == ArtifactKind::Todo && a.acknowledged_at.is_none()))
+        && (q.session_id.is_none() || a.session_id == q.session_id)
+        && (q.kinds.is_empty() || q.kinds.contains(&a.kind))
+        && q.tags.iter().all(|t| a.tags.contains(t))
+}
+
+/// A search (best first) or, without a query, a listing (newest first,
+/// after `before`).
+pub fn recall<'a>(
+    artifacts: impl Iterator<Item = &'a Artifact>,
+    q: &RecallQuery,
+) -> Vec<RecallHit> {
+    let candidates = artifacts.filter(|a| wanted(q, a));
+    let mut hits: Vec<RecallHit> = match &q.query {
+        None => candidates
+            .filter(|a| q.before.is_none_or(|b| (a.created_at, a.artifact_id) < b))
+            .map(|a| RecallHit {
+                artifact: a.clone(),
+                rank: 1.0,
+                snippet: list_snippet(&a.text),
+            })
+            .collect(),
+        Some(text) => {
+            let clauses = parse(text);
+            candidates
+                .filter_map(|a| {
+                    let rank = score(&clauses, &a.text)?;
+                    let snippet = marked(&clauses, &a.text);
+                    Some(RecallHit {
+                        artifact: a.clone(),
+                        rank,
+                        snippet,
+                    })
+                })
+                .collect()
+        }
+    };
+    let best = hits.iter().map(|h| h.rank).fold(0.0_f64, f64::max);
+    if best > 0.0 {
+        for h in &mut hits {
+            h.rank /= best;
+        }
+    }
+    hits.sort_by(|a, b| {
+        b.rank
+            .total_cmp(&a.rank)
+            .then(b.artifact.created_at.cmp(&a.artifact.created_at))
+            .then(match q.query {
+                Some(_) => a.artifact.artifact_id.cmp(&b.artifact.artifact_id),
+                None => b.artifact.artifact_id.cmp(&a.artifact.artifact_id),
+            })
+    });
+    let skip = usize::try_from(q.offset).unwrap_or(0);
+    let take = usize::try_from(q.limit).unwrap_or(0);
+    hits.into_iter().skip(skip).take(take).collect()
+}
