@@ -9,10 +9,10 @@
 //! - [`dialect`]: how brain's types bind and read (`timestamptz`, `uuid`,
 //!   `jsonb`, `text[]`).
 //! - [`tx`]: its write transaction, overriding the `SqlTx` writes it fuses
-//!   into fewer round trips ([`lifecycle`]: opening a session and the
+//!   into fewer round trips ([`opening`]: opening a session and the
 //!   briefing; [`ledger`]: the receipt append under the ledger-tip lock).
-//! - [`known`]: the projects this process has seen committed.
-//! - [`group`]: group commit for one tenant's one-call writes.
+//! - [`known_projects`]: the projects this process has seen committed.
+//! - [`group_commit`]: group commit for one tenant's one-call writes.
 //! - [`resources`]: the LISTEN task that hears every replica's focus writes.
 //!
 //! Each mutation is one transaction that locks what it compares in a fixed
@@ -20,18 +20,18 @@
 //! brain-core to decide, applies the decision and its receipt, and commits.
 #![forbid(unsafe_code)]
 
+mod connection;
 mod dialect;
 mod focus_memory;
-mod group;
-mod known;
+mod group_commit;
+mod kept_connections;
+mod known_projects;
 mod ledger;
-mod lifecycle;
-mod link;
-mod one_trip;
+mod one_call_writes;
+mod opening;
 mod resources;
 mod sql;
 mod tx;
-mod warm;
 
 use std::time::Duration;
 
@@ -66,10 +66,10 @@ const PING_LIMIT: Duration = Duration::from_secs(2);
 pub struct PgScope {
     pool: PgPool,
     settings: StoreSettings,
-    known: std::sync::Arc<known::KnownProjects>,
-    groups: std::sync::Arc<group::Groups>,
-    /// Write connections kept between writes ([`warm`]).
-    warm: std::sync::Arc<warm::Warm>,
+    known: std::sync::Arc<known_projects::KnownProjects>,
+    groups: std::sync::Arc<group_commit::Groups>,
+    /// Write connections kept between writes ([`kept_connections`]).
+    warm: std::sync::Arc<kept_connections::Warm>,
     focus_memory: Option<focus_memory::FocusMemory>,
 }
 
@@ -97,7 +97,7 @@ impl PgScope {
             .max_connections(settings.pool_size.max(2))
             .acquire_timeout(Duration::from_secs(5))
             // sqlx already pings every connection as it returns to the pool
-            // (writes skip even that: warm.rs); a second ping on each acquire
+            // (writes skip even that: kept_connections.rs); a second ping on each acquire
             // is one more round trip per call (issue 11). Only a connection
             // that sat idle across a break seen since (a restart, a failover:
             // brain_store_sqlx::lost) is pinged, and dropped if it does not
@@ -129,7 +129,7 @@ impl PgScope {
 
     pub fn from_pool(pool: PgPool, settings: StoreSettings) -> Self {
         Self {
-            warm: warm::Warm::new(pool.clone()),
+            warm: kept_connections::Warm::new(pool.clone()),
             pool,
             settings,
             known: Default::default(),
@@ -146,7 +146,7 @@ impl PgScope {
         self
     }
 
-    /// One-call writes' group commits (see `group.rs`): batches of more than
+    /// One-call writes' group commits (see `group_commit.rs`): batches of more than
     /// one write committed, and batches rolled back for a failed statement
     /// (their writes then ran alone).
     pub fn group_commits(&self) -> (u64, u64) {

@@ -8,20 +8,20 @@
 //! - [`sql`]: its statement texts.
 //! - [`dialect`]: how brain's types bind and read (integer microseconds, JSON
 //!   text) and the FTS5 form of a recall's query.
-//! - [`tx`]: its write transaction, a member of a [`batch`]: group commit of
+//! - [`tx`]: its write transaction, a member of a [`group_commit`]: group commit of
 //!   the one writer's transaction.
 //!
 //! Each mutation runs in a savepoint of the one writer's `BEGIN IMMEDIATE`
 //! transaction: the write lock is held up front, so compare-and-swap can
 //! neither deadlock nor lose an update; brain-core decides, the decision and
 //! its receipt are applied, and mutations that queued behind each other share
-//! one commit ([`batch`]). The file runs in WAL mode (readers never wait for
+//! one commit ([`group_commit`]). The file runs in WAL mode (readers never wait for
 //! the writer) with `synchronous = FULL`, and no call is answered before its
 //! commit, so an acknowledged call survives a crash.
 #![forbid(unsafe_code)]
 
-mod batch;
 mod dialect;
+mod group_commit;
 mod sql;
 mod tx;
 
@@ -60,7 +60,7 @@ pub struct SqliteScope {
     /// and queueing here wakes the next writer the moment the last is done,
     /// where `BEGIN IMMEDIATE` on many connections would wait in SQLite's
     /// busy handler, whose sleeps grow to 100 ms (the long tail under load).
-    writer: Arc<batch::Writer>,
+    writer: Arc<group_commit::Writer>,
     settings: StoreSettings,
     /// SQLite has one process writing: focus changes go to these directly.
     listeners: Arc<RwLock<Vec<FocusListener>>>,
@@ -85,7 +85,7 @@ impl SqliteScope {
             .connect_with(options.clone())
             .await
             .map_err(StoreError::backend)?;
-        let writer = Arc::new(batch::Writer::open(&options).await?);
+        let writer = Arc::new(group_commit::Writer::open(&options).await?);
         Ok(Self {
             pool,
             writer,
@@ -100,7 +100,7 @@ impl SqliteScope {
 
     /// Start a write transaction holding the write lock from its first statement.
     /// Writes that queue behind each other share one commit (`batch`).
-    pub(crate) async fn writer_member(&self) -> Result<batch::Member, StoreError> {
+    pub(crate) async fn writer_member(&self) -> Result<group_commit::Member, StoreError> {
         self.writer.begin().await
     }
 

@@ -7,7 +7,7 @@ use brain_core::flow::Receipting;
 use brain_core::ids::TenantId;
 use brain_store_sqlx::sql::{BoxRow, Conn, Param, Sql, SqlTx};
 
-use crate::batch::Member;
+use crate::group_commit::Member;
 
 use crate::dialect;
 

@@ -17,12 +17,12 @@ use chrono::{DateTime, Utc};
 use sqlx::PgConnection;
 use std::sync::Arc;
 
-use crate::group::Groups;
-use crate::known::KnownProjects;
+use crate::group_commit::Groups;
+use crate::known_projects::KnownProjects;
 
-use crate::link::Link;
-use crate::warm::Warm;
-use crate::{PgTx, db, dialect, ledger, one_trip};
+use crate::connection::Link;
+use crate::kept_connections::Warm;
+use crate::{PgTx, db, dialect, ledger, one_call_writes};
 
 mod closing;
 use brain_store_sqlx::sql::sessions;
@@ -218,24 +218,24 @@ impl SqlTx for Tx {
         let tenant = self.tenant.clone();
         if let Some(warm) = self
             .untouched()
-            .filter(|_| one_trip::fits_start(session, &receipt))
+            .filter(|_| one_call_writes::fits_start(session, &receipt))
         {
             let grouped = self.groups.as_ref().filter(|_| {
                 session.bound_slot.is_none() && self.known.contains(&tenant, &session.project)
             });
-            let opened = one_trip::start(&warm, grouped, caller, session, receipt).await;
+            let opened = one_call_writes::start(&warm, grouped, caller, session, receipt).await;
             let opened = self.heal(opened)?;
             // Committed, and with it the project.
             self.known
                 .add(vec![KnownProjects::key(&tenant, &session.project)]);
             return Ok(opened);
         }
-        let focus = crate::lifecycle::open_session(self.conn().await?, &tenant, session).await?;
+        let focus = crate::opening::open_session(self.conn().await?, &tenant, session).await?;
         // Its statement created the project when missing.
         self.ensured
             .push(KnownProjects::key(&tenant, &session.project));
         let sources =
-            crate::lifecycle::briefing_sources(self.conn().await?, &tenant, session).await?;
+            crate::opening::briefing_sources(self.conn().await?, &tenant, session).await?;
         self.pend(caller, receipt, None)?;
         Ok((focus, sources))
     }
@@ -249,12 +249,12 @@ impl SqlTx for Tx {
         let tenant = self.tenant.clone();
         if let (Some(warm), Some(groups)) = (
             self.untouched()
-                .filter(|_| one_trip::fits_remember(artifact, &receipt)),
+                .filter(|_| one_call_writes::fits_remember(artifact, &receipt)),
             self.groups.clone(),
         ) {
             let ensure = !self.known.contains(&tenant, &artifact.project);
             let placed =
-                one_trip::remember(&warm, &groups, caller, ensure, artifact, receipt).await;
+                one_call_writes::remember(&warm, &groups, caller, ensure, artifact, receipt).await;
             self.heal(placed)?;
             if ensure {
                 self.known
@@ -271,7 +271,7 @@ impl SqlTx for Tx {
 
     async fn briefing_sources(&mut self, session: &Session) -> Result<BriefingSources, StoreError> {
         let tenant = self.tenant.clone();
-        crate::lifecycle::briefing_sources(self.conn().await?, &tenant, session).await
+        crate::opening::briefing_sources(self.conn().await?, &tenant, session).await
     }
 
     async fn lock_todos(

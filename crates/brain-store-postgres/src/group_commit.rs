@@ -43,7 +43,7 @@ use sqlx::postgres::{PgArguments, PgRow};
 use sqlx::query::Query;
 
 use crate::db;
-use crate::warm::Warm;
+use crate::kept_connections::Warm;
 
 /// At most this many writes share one commit.
 pub(crate) const MAX_BATCH: usize = 64;

@@ -13,10 +13,10 @@ use sqlx::Row;
 use std::sync::Arc;
 
 use crate::db;
-use crate::group::Groups;
+use crate::group_commit::Groups;
+use crate::kept_connections::Warm;
 use crate::ledger::placed;
-use crate::lifecycle::PgQuery;
-use crate::warm::Warm;
+use crate::opening::PgQuery;
 
 /// The receipt's fields after its project and session, in the functions'
 /// order: who, what, and the three pieces of its canonical text. Bound as
@@ -139,7 +139,7 @@ pub(crate) async fn start(
         .bind(opened.session_id.as_uuid())
         .bind(opened.client_key.as_str().to_owned())
         .bind(opened.kind.as_str());
-        let q = crate::lifecycle::opened_tail(q, &opened)
+        let q = crate::opening::opened_tail(q, &opened)
             .bind(receipt.receipt_id.as_uuid())
             .bind(receipt.at)
             .bind(receipt.tool.clone());
@@ -200,6 +200,6 @@ pub(crate) async fn start(
     };
     placed(r, seq, prev, hash)?;
     s.started_focus_revision = started;
-    let sources = crate::lifecycle::sources_from(&rows)?;
+    let sources = crate::opening::sources_from(&rows)?;
     Ok((slot.filter(|_| s.bound_slot.is_some()), sources))
 }

@@ -2,7 +2,7 @@
 //! and, for a write, with `BEGIN` and `COMMIT` sent by brain itself, so the
 //! statement that places the write's receipt and the `COMMIT` travel in one
 //! message and the write never holds the tenant's ledger tip across a round
-//! trip (a group commit of remembers does, across its members': `group.rs`).
+//! trip (a group commit of remembers does, across its members': `group_commit.rs`).
 
 use brain_core::error::StoreError;
 use brain_core::ids::TenantId;
@@ -12,7 +12,7 @@ use sqlx::pool::PoolConnection;
 use sqlx::postgres::PgRow;
 use sqlx::{PgConnection, Postgres};
 
-use crate::warm::{Held, Warm};
+use crate::kept_connections::{Held, Warm};
 use crate::{PgTx, db};
 
 /// Where a transaction stands.
