@@ -1,84 +1,78 @@
 //! The calls that close a session: end and relay (SPEC §2.4), abandon (§2.6).
 
 use super::close_answer::{
-    finish, mark_merge, replay_diff_job, replay_needs_body_before, with_diff,
+    finish, mark_merge, preview, replay_diff_job, replay_needs_body_before, with_diff,
 };
 use super::{CloseWrite, FocusWrite, WriteTx, draft, refuse};
 use serde_json::Value;
 
-use crate::diff;
 use crate::error::{DomainError, MergeNeeded, StoreError};
 use crate::ids::{ClientKey, SlotName};
 use crate::model::{Caller, Focus, FocusOutcome, Session, SessionStatus, now_micros};
 use crate::outcome::{AbandonResult, EndResult, as_replay, slot_after_relay};
+use crate::receipt::ReceiptDraft;
 use crate::requests::{AbandonRequest, EndRequest, MergeStep, OverrideGrant};
 use crate::rules::{self, CloseDecision, CloseKind};
-use crate::store::LockedClose;
+use crate::store::{LockedClose, SlotView, Unattributed};
+use std::borrow::Cow;
 
-/// End (`relay_to` None) or relay: steps 1–8 of SPEC §2.4, in one transaction.
+/// A close decided (steps 1–7): what its dry run shows and step 8 writes.
+pub(super) struct Decided<'a> {
+    pub(super) kind: CloseKind,
+    /// The request as decided: a kept or merged body in place of the proposal.
+    pub(super) req: &'a EndRequest,
+    pub(super) session: Session,
+    /// The target body as locked.
+    pub(super) found: Focus,
+    pub(super) outcome: FocusOutcome,
+    pub(super) unattributed: Unattributed,
+    /// The project's open agent sessions once this one is closed.
+    pub(super) remaining: i64,
+    /// Whether an `allow_focus_shrink` of this call is in force.
+    pub(super) elevated: bool,
+}
+
+/// Steps 1–3: the session exists, is the caller's to close, and is open
+/// (`Ok(None)`), or this call is the one that closed it (`Ok(Some)`: its
+/// stored answer).
+fn check_loaded(
+    loaded: Option<&LockedClose>,
+    req: &EndRequest,
+    caller: &Caller,
+) -> Result<Option<Value>, DomainError> {
+    let l = loaded.ok_or_else(DomainError::session_not_found)?;
+    rules::check_session(Some(&l.session), &req.expected_client_key, caller, req.door)?;
+    rules::check_open_or_replay(&l.session, l.close_record.as_ref(), &req.digest)
+}
+
+/// End (`relay_to` None) or relay: steps 1–8 of SPEC §2.4, in one
+/// transaction: load and lock, decide ([`rules`]), then answer a dry run or
+/// apply.
 pub async fn close<T: WriteTx>(
     mut tx: T,
     caller: &Caller,
     req: &EndRequest,
     relay_to: Option<&str>,
 ) -> Result<Value, StoreError> {
-    let kind = if relay_to.is_some() {
-        CloseKind::Relay
-    } else {
-        CloseKind::End
+    let (kind, tool) = match relay_to {
+        Some(_) => (CloseKind::Relay, "brain_session_relay"),
+        None => (CloseKind::End, "brain_session_end"),
     };
-    let tool = match kind {
-        CloseKind::End => "brain_session_end",
-        CloseKind::Relay => "brain_session_relay",
-    };
-    let tenant = &caller.tenant;
     let loaded = tx.lock_close(req.session_id).await?;
     let project = loaded.as_ref().map(|l| l.session.project.clone());
     let draft = |outcome: Result<(), &DomainError>| {
-        draft(
-            tool,
-            project.as_ref(),
-            Some(req.session_id),
-            &req.digest,
-            outcome,
-        )
+        let id = Some(req.session_id);
+        draft(tool, project.as_ref(), id, &req.digest, outcome)
     };
-    // Steps 1–2.
-    let LockedClose {
-        mut session,
-        close_record,
-        target: found,
-    } = match loaded {
-        Some(l) => {
-            match rules::check_session(Some(&l.session), &req.expected_client_key, caller, req.door)
-            {
-                Ok(_) => l,
-                Err(e) => return refuse(tx, caller, req.dry_run, draft(Err(&e)), e).await,
-            }
-        }
-        None => {
-            let e = DomainError::session_not_found();
-            return refuse(tx, caller, req.dry_run, draft(Err(&e)), e).await;
-        }
+    // Steps 1–3.
+    let checked = check_loaded(loaded.as_ref(), req, caller);
+    let (l, stored) = match (loaded, checked) {
+        (Some(l), Ok(stored)) => (l, stored),
+        (_, Err(e)) => return refuse(tx, caller, req.dry_run, draft(Err(&e)), e).await,
+        (None, Ok(_)) => return Err(StoreError::Backend("a close checked no session".into())),
     };
-    // Step 3.
-    match rules::check_open_or_replay(&session, close_record.as_ref(), &req.digest) {
-        Ok(Some(stored)) => {
-            // The diff is not stored: it is computed again, outside the
-            // transaction, from the bodies it ran between.
-            let before = match replay_needs_body_before(&stored) {
-                Some(rev) => {
-                    let slot = session.bound_slot.as_ref();
-                    tx.focus_body_at(&session.project, slot, rev).await?
-                }
-                None => None,
-            };
-            tx.finish_read().await?;
-            let job = replay_diff_job(&stored, before.as_deref());
-            return Ok(with_diff(tenant.as_str(), as_replay(stored, Some(&found)), job).await);
-        }
-        Ok(None) => {}
-        Err(e) => return refuse(tx, caller, req.dry_run, draft(Err(&e)), e).await,
+    if let Some(stored) = stored {
+        return answer_replay(tx, caller, &l, stored).await;
     }
     // Steps 4–5 on the request as the agent sent it, before any merge: a
     // merge must not turn a blank proposal into a body, nor run for a
@@ -91,51 +85,17 @@ pub async fn close<T: WriteTx>(
             && tx.elevation_active(caller, req.session_id).await?,
     };
     let authority = rules::may_override(caller, kind == CloseKind::Relay, grant);
-    if let Err(e) = rules::check_close_request(&session, req, kind, relay_to, authority) {
+    if let Err(e) = rules::check_close_request(&l.session, req, kind, relay_to, authority) {
         return refuse(tx, caller, req.dry_run, draft(Err(&e)), e).await;
     }
-    // A merging end whose revision is stale, or whose merge the focus (or
-    // the session's binding) has moved past, stops here (nothing written) to
-    // merge outside the transaction, and comes back with the merged body.
-    if let Some(base_needed) = merge_needed(req, &found, session.bound_slot.as_ref()) {
-        let base = match base_needed {
-            true => {
-                let slot = session.bound_slot.as_ref();
-                let at = req.expected_focus_revision;
-                tx.focus_body_at(&session.project, slot, at).await?
-            }
-            false => None,
-        };
-        tx.finish_read().await?;
-        return Err(StoreError::MergeNeeded(Box::new(MergeNeeded {
-            base,
-            current: found,
-            target: session.bound_slot.clone(),
-        })));
+    if let Some(base_needed) = merge_needed(req, &l.target, l.session.bound_slot.as_ref()) {
+        return stop_to_merge(tx, req, l, base_needed).await;
     }
     // Steps 4–7 against the current body, locked by lock_close so that
     // concurrent closers serialize there.
-    let target = session.bound_slot.clone();
-    let kept;
-    let req = if req.keep_focus {
-        kept = EndRequest {
-            next_focus: found.body.clone(),
-            expected_focus_revision: found.revision,
-            ..req.clone()
-        };
-        &kept
-    } else if let MergeStep::Onto { onto, text, .. } = &req.merge {
-        // The merged body, onto the revision it was merged onto (the one found).
-        kept = EndRequest {
-            next_focus: text.clone(),
-            expected_focus_revision: *onto,
-            ..req.clone()
-        };
-        &kept
-    } else {
-        req
-    };
-    let decision = rules::decide_close(&session, req, kind, relay_to, authority, &found);
+    let decided_req = as_decided(req, &l.target);
+    let req = decided_req.as_ref();
+    let decision = rules::decide_close(&l.session, req, kind, relay_to, authority, &l.target);
     let outcome = match (decision.outcome(), decision) {
         (Some(o), _) => o,
         (None, CloseDecision::Refuse(e)) => {
@@ -143,104 +103,167 @@ pub async fn close<T: WriteTx>(
         }
         (None, _) => return Err(StoreError::Backend("a close decided nothing".into())),
     };
+    let LockedClose {
+        mut session,
+        target: found,
+        ..
+    } = l;
     // Taken once the locks are held, so a closer that waited on another ends after it.
     let now = now_micros();
     rules::close_session(&mut session, req, kind, outcome, now);
     let (unattributed, open_agent_sessions) = tx.close_counts(&session, now).await?;
-    // Counted before this session's row is closed, so discount it.
-    let remaining = open_agent_sessions - 1;
-
+    let decided = Decided {
+        kind,
+        req,
+        session,
+        found,
+        outcome,
+        unattributed,
+        // Counted before this session's row is closed, so discount it.
+        remaining: open_agent_sessions - 1,
+        elevated: req.allow_focus_shrink && authority,
+    };
     if req.dry_run {
         tx.finish_read().await?;
-        // As the real call would count: a relay that applies opens one more.
-        let would_open = kind == CloseKind::Relay
-            && matches!(outcome, FocusOutcome::Applied | FocusOutcome::Unchanged);
-        let diff = match EndResult::diff_job(outcome, &found, &req.next_focus) {
-            Some(job) => diff::unified_bounded(tenant.as_str(), job).await,
-            None => String::new(),
-        };
-        let end = EndResult::build(
-            session,
-            outcome,
-            &found,
-            &req.next_focus,
-            diff,
-            true,
-            unattributed,
-            remaining + i64::from(would_open),
-        );
-        // A relay's dry run shows the slot as it would leave it, as end's
-        // dry run shows focus_at_end.
-        let slot = target
-            .as_ref()
-            .filter(|_| kind == CloseKind::Relay)
-            .map(|s| slot_after_relay(s, outcome, &found, &req.next_focus));
-        let mut out = finish(kind, end, None, slot)?;
-        mark_merge(&mut out, &req.merge, outcome);
-        return Ok(out);
+        return preview(caller, decided).await;
     }
+    let mut receipt = draft(Ok(()));
+    receipt.elevated = decided.elevated;
+    receipt.outcome = rules::close_receipt_outcome(outcome).to_owned();
+    apply(tx, caller, relay_to, decided, receipt).await
+}
 
-    // Step 8: apply, with the receipt, in this transaction. The tenant's
-    // ledger tip is taken last: every writer of the tenant queues on it, so
-    // everything that does not need the receipt's seq is written first.
-    let (new_session, slot) = match (kind, outcome, &target, relay_to) {
-        (
-            CloseKind::Relay,
-            FocusOutcome::Applied | FocusOutcome::Unchanged,
-            Some(slot),
-            Some(to),
-        ) => {
-            let to = ClientKey::parse_for_caller("to_client_key", to)?;
-            let base = tx.focus(&session.project, None).await?;
-            let mut next = Session::open_agent(
-                caller,
-                session.project.clone(),
-                to,
-                Some(slot.clone()),
-                base.revision,
-            );
-            let handed = slot_after_relay(slot, outcome, &found, &req.next_focus);
-            next.read_revision = Some(handed.revision);
-            next.relayed_from = Some(session.session_id);
-            session.relayed_to = Some(next.session_id);
-            (Some(next), Some(handed))
+/// A replay answers what the call answered, its diff computed again,
+/// outside the transaction, from the bodies it ran between (it is not
+/// stored).
+async fn answer_replay<T: WriteTx>(
+    mut tx: T,
+    caller: &Caller,
+    l: &LockedClose,
+    stored: Value,
+) -> Result<Value, StoreError> {
+    let before = match replay_needs_body_before(&stored) {
+        Some(rev) => {
+            let slot = l.session.bound_slot.as_ref();
+            tx.focus_body_at(&l.session.project, slot, rev).await?
         }
-        (CloseKind::Relay, _, Some(slot), _) => (
-            None,
-            Some(slot_after_relay(slot, outcome, &found, &req.next_focus)),
-        ),
-        _ => (None, None),
+        None => None,
     };
+    tx.finish_read().await?;
+    let job = replay_diff_job(&stored, before.as_deref());
+    let answer = as_replay(stored, Some(&l.target));
+    Ok(with_diff(caller.tenant.as_str(), answer, job).await)
+}
+
+/// A merging end whose revision is stale, or whose merge the focus (or the
+/// session's binding) has moved past, stops here with nothing written, to
+/// merge outside the transaction and come back with the merged body.
+async fn stop_to_merge<T: WriteTx>(
+    mut tx: T,
+    req: &EndRequest,
+    l: LockedClose,
+    base_needed: bool,
+) -> Result<Value, StoreError> {
+    let slot = l.session.bound_slot.as_ref();
+    let base = match base_needed {
+        true => {
+            let at = req.expected_focus_revision;
+            tx.focus_body_at(&l.session.project, slot, at).await?
+        }
+        false => None,
+    };
+    tx.finish_read().await?;
+    Err(StoreError::MergeNeeded(Box::new(MergeNeeded {
+        base,
+        current: l.target,
+        target: l.session.bound_slot,
+    })))
+}
+
+/// The request as decided: keep_focus ends on the body found, a merge on
+/// the merged body onto the revision it was merged onto (the one found).
+fn as_decided<'a>(req: &'a EndRequest, found: &Focus) -> Cow<'a, EndRequest> {
+    if req.keep_focus {
+        return Cow::Owned(EndRequest {
+            next_focus: found.body.clone(),
+            expected_focus_revision: found.revision,
+            ..req.clone()
+        });
+    }
+    match &req.merge {
+        MergeStep::Onto { onto, text, .. } => Cow::Owned(EndRequest {
+            next_focus: text.clone(),
+            expected_focus_revision: *onto,
+            ..req.clone()
+        }),
+        _ => Cow::Borrowed(req),
+    }
+}
+
+/// A relay that hands its slot over opens the receiver's session, bound to
+/// the slot as it leaves it; every relay answers that slot.
+async fn relay_handoff<T: WriteTx>(
+    tx: &mut T,
+    caller: &Caller,
+    relay_to: Option<&str>,
+    d: &mut Decided<'_>,
+) -> Result<(Option<Session>, Option<SlotView>), StoreError> {
+    let (Some(slot), CloseKind::Relay) = (d.session.bound_slot.clone(), d.kind) else {
+        return Ok((None, None));
+    };
+    let handed = slot_after_relay(&slot, d.outcome, &d.found, &d.req.next_focus);
+    let (Some(to), FocusOutcome::Applied | FocusOutcome::Unchanged) = (relay_to, d.outcome) else {
+        return Ok((None, Some(handed)));
+    };
+    let to = ClientKey::parse_for_caller("to_client_key", to)?;
+    let base = tx.focus(&d.session.project, None).await?;
+    let project = d.session.project.clone();
+    let mut next = Session::open_agent(caller, project, to, Some(slot), base.revision);
+    next.read_revision = Some(handed.revision);
+    next.relayed_from = Some(d.session.session_id);
+    d.session.relayed_to = Some(next.session_id);
+    Ok((Some(next), Some(handed)))
+}
+
+/// Step 8: the close, its body, a relay's new session and the receipt, in
+/// this transaction; the answer stored with them so that a replay answers
+/// as this call did. The tenant's ledger tip is taken last: every writer of
+/// the tenant queues on it.
+async fn apply<T: WriteTx>(
+    mut tx: T,
+    caller: &Caller,
+    relay_to: Option<&str>,
+    mut d: Decided<'_>,
+    receipt: ReceiptDraft,
+) -> Result<Value, StoreError> {
+    let (new_session, slot) = relay_handoff(&mut tx, caller, relay_to, &mut d).await?;
     // A relay's new session is one of those left open.
-    let remaining = remaining + i64::from(new_session.is_some());
+    let remaining = d.remaining + i64::from(new_session.is_some());
     // The diff is CPU whose cost grows with the bodies: it is computed after
     // the commit, off the transaction (and not stored; a replay computes it again).
-    let diff_job = EndResult::diff_job(outcome, &found, &req.next_focus);
+    let (req, found, outcome) = (d.req, &d.found, d.outcome);
+    let diff_job = EndResult::diff_job(outcome, found, &req.next_focus);
     let end = EndResult::build(
-        session.clone(),
+        d.session.clone(),
         outcome,
-        &found,
+        found,
         &req.next_focus,
         String::new(),
         false,
-        unattributed,
+        d.unattributed,
         remaining,
     );
     let next_session = new_session.clone();
-    let mut result = finish(kind, end, new_session, slot)?;
-    // Stored with the rest: a replay answers as this call did.
+    let mut result = finish(d.kind, end, new_session, slot)?;
     mark_merge(&mut result, &req.merge, outcome);
     let written = (outcome == FocusOutcome::Applied).then_some(FocusWrite {
-        session: &session,
+        session: &d.session,
         body: &req.next_focus,
         revision: found.revision + 1,
         at: now_micros(),
     });
-    let mut receipt = draft(Ok(()));
-    receipt.elevated = req.allow_focus_shrink && authority;
-    receipt.outcome = rules::close_receipt_outcome(outcome).to_owned();
     let write = CloseWrite {
-        session: &session,
+        session: &d.session,
         focus: written,
         next_session: next_session.as_ref(),
         digest: &req.digest,
@@ -249,7 +272,7 @@ pub async fn close<T: WriteTx>(
     };
     tx.apply_close(caller, write).await?;
     tx.commit(None).await?;
-    Ok(with_diff(tenant.as_str(), result, diff_job).await)
+    Ok(with_diff(caller.tenant.as_str(), result, diff_job).await)
 }
 
 /// Whether a close must stop to merge (see [`MergeStep`]), and then whether

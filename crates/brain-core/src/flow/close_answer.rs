@@ -6,11 +6,15 @@ use serde_json::{Value, json};
 
 use crate::diff::{self, DiffJob};
 use crate::error::StoreError;
+use crate::model::Caller;
 use crate::model::{FocusOutcome, Revision, Session};
+use crate::outcome::slot_after_relay;
 use crate::outcome::{EndResult, RelayResult};
 use crate::requests::MergeStep;
 use crate::rules::CloseKind;
 use crate::store::SlotView;
+
+use super::close::Decided;
 
 /// A merging end's answer says so: `focus_outcome` is `merged` when the
 /// merged body was written, and `merge` names the revisions merged (or, when
@@ -108,4 +112,44 @@ pub(super) fn finish(
         .to_value(),
     };
     value.map_err(StoreError::backend)
+}
+
+/// A dry run's answer: as the real call would answer, nothing written.
+pub(super) async fn preview(caller: &Caller, d: Decided<'_>) -> Result<Value, StoreError> {
+    let Decided {
+        kind,
+        req,
+        found,
+        outcome,
+        ..
+    } = d;
+    // As the real call would count: a relay that applies opens one more.
+    let would_open = kind == CloseKind::Relay
+        && matches!(outcome, FocusOutcome::Applied | FocusOutcome::Unchanged);
+    let diff = match EndResult::diff_job(outcome, &found, &req.next_focus) {
+        Some(job) => diff::unified_bounded(caller.tenant.as_str(), job).await,
+        None => String::new(),
+    };
+    // A relay's dry run shows the slot as it would leave it, as end's dry
+    // run shows focus_at_end.
+    let slot = d
+        .session
+        .bound_slot
+        .as_ref()
+        .filter(|_| kind == CloseKind::Relay)
+        .map(|s| slot_after_relay(s, outcome, &found, &req.next_focus));
+    let remaining = d.remaining + i64::from(would_open);
+    let end = EndResult::build(
+        d.session,
+        outcome,
+        &found,
+        &req.next_focus,
+        diff,
+        true,
+        d.unattributed,
+        remaining,
+    );
+    let mut out = finish(kind, end, None, slot)?;
+    mark_merge(&mut out, &req.merge, outcome);
+    Ok(out)
 }
