@@ -7,9 +7,9 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use crate::error::{MergeNeeded, StoreError};
-use crate::flow::{self, WriteTx};
+use crate::flow::{self, EndedWithDocuments, WriteTx};
 use crate::ids::{ElevationId, SlotName, TenantId};
-use crate::memory::{Document, DocumentPut};
+use crate::memory::{Document, DocumentKind, DocumentPut};
 use crate::merge::Merged;
 use crate::model::{Artifact, Caller};
 use crate::operators::{Elevation, ElevationRequest};
@@ -58,6 +58,14 @@ pub trait SessionWrites: Send + Sync {
     /// same transaction, so a revoked or expired elevation never counts.
     async fn end_session(&self, caller: &Caller, req: EndRequest) -> Result<Value, StoreError>;
     async fn relay_session(&self, caller: &Caller, req: RelayRequest) -> Result<Value, StoreError>;
+    /// Replace the project's documents whole and end the session keeping its
+    /// focus, in one transaction (the brain-core profile's end).
+    async fn end_with_documents(
+        &self,
+        caller: &Caller,
+        req: EndRequest,
+        bodies: Vec<(DocumentKind, String)>,
+    ) -> Result<EndedWithDocuments, StoreError>;
     async fn abandon_session(
         &self,
         caller: &Caller,
@@ -139,6 +147,20 @@ impl<B: Backend> SessionWrites for B {
         let tx = self.write(&caller.tenant).await?;
         let out = flow::close(tx, caller, &req.end, Some(&req.to_client_key)).await?;
         self.announce_close(&caller.tenant, &out);
+        Ok(out)
+    }
+
+    async fn end_with_documents(
+        &self,
+        caller: &Caller,
+        req: EndRequest,
+        bodies: Vec<(DocumentKind, String)>,
+    ) -> Result<EndedWithDocuments, StoreError> {
+        let tx = self.write(&caller.tenant).await?;
+        let out = flow::end_with_documents(tx, caller, &req, &bodies).await?;
+        if let Some(closed) = &out.closed {
+            self.announce_close(&caller.tenant, closed);
+        }
         Ok(out)
     }
 

@@ -780,3 +780,65 @@ async fn an_end_that_keeps_the_focus_writes_no_revision() {
     assert_eq!(base(&t), ("the plan".to_owned(), 1));
     assert_eq!(status(&t, b.session_id), SessionStatus::Ended);
 }
+
+fn profile_end(id: SessionId, key: &str) -> EndRequest {
+    let mut r = end_req(id, key, "", 0);
+    r.keep_focus = true;
+    r.door = Door::Profile;
+    r.digest = request_digest(&json!({"phase": "end", "session_id": id.to_string()}));
+    r
+}
+
+fn bodies(tag: &str) -> Vec<(DocumentKind, String)> {
+    [DocumentKind::ExecutiveState, DocumentKind::Critique]
+        .into_iter()
+        .map(|k| (k, format!("{tag} {}", k.as_str())))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_profile_end_writes_its_documents_and_close_in_one_receipt() {
+    let s = store();
+    let c = agent();
+    let a = start(&s, &c, "a", None).await;
+    let skip = tables(&s).await.receipts.len();
+    // Another caller's key: refused with its receipt, no document written.
+    let e = refused(
+        s.end_with_documents(&c, profile_end(a.session_id, "b"), bodies("x"))
+            .await,
+    );
+    assert_eq!(e.code, ErrorCode::ClientKeyMismatch);
+    let t = tables(&s).await;
+    assert!(t.documents.is_empty());
+    assert_eq!(status(&t, a.session_id), SessionStatus::Open);
+    assert_eq!(outcomes_after(&s, skip).await, ["client_key_mismatch"]);
+
+    let out = s
+        .end_with_documents(&c, profile_end(a.session_id, "a"), bodies("first"))
+        .await
+        .unwrap();
+    assert!(out.closed.is_some());
+    assert_eq!(out.revisions, [1, 1]);
+    let t = tables(&s).await;
+    assert_eq!(status(&t, a.session_id), SessionStatus::Ended);
+    assert_eq!(t.documents.len(), 2);
+    assert_eq!(base(&t), (String::new(), 0), "the focus is kept");
+    assert_eq!(t.receipts.len(), skip + 2, "one receipt for the whole end");
+    assert_eq!(t.receipts[skip + 1].tool, "brain_session");
+
+    // A second end replaces the documents only, with one more receipt.
+    let again = s
+        .end_with_documents(&c, profile_end(a.session_id, "a"), bodies("second"))
+        .await
+        .unwrap();
+    assert!(again.closed.is_none());
+    assert_eq!(again.revisions, [2, 2]);
+    let t = tables(&s).await;
+    assert_eq!(t.receipts.len(), skip + 3);
+    let critique = t
+        .documents
+        .values()
+        .find(|d| d.kind == DocumentKind::Critique)
+        .unwrap();
+    assert_eq!(critique.body, "second critique");
+}

@@ -3,11 +3,13 @@
 use super::close_answer::{
     finish, mark_merge, preview, replay_diff_job, replay_needs_body_before, with_diff,
 };
+use super::documents::write_documents;
 use super::{CloseWrite, FocusWrite, WriteTx, draft, refuse};
 use serde_json::Value;
 
 use crate::error::{DomainError, MergeNeeded, StoreError};
 use crate::ids::{ClientKey, SlotName};
+use crate::memory::Document;
 use crate::model::{Caller, Focus, FocusOutcome, Session, SessionStatus, now_micros};
 use crate::outcome::{AbandonResult, EndResult, as_replay, slot_after_relay};
 use crate::receipt::ReceiptDraft;
@@ -35,7 +37,7 @@ pub(super) struct Decided<'a> {
 /// Steps 1–3: the session exists, is the caller's to close, and is open
 /// (`Ok(None)`), or this call is the one that closed it (`Ok(Some)`: its
 /// stored answer).
-fn check_loaded(
+pub(super) fn check_loaded(
     loaded: Option<&LockedClose>,
     req: &EndRequest,
     caller: &Caller,
@@ -74,6 +76,40 @@ pub async fn close<T: WriteTx>(
     if let Some(stored) = stored {
         return answer_replay(tx, caller, &l, stored).await;
     }
+    let closing = Closing {
+        kind,
+        tool,
+        relay_to,
+        documents: Vec::new(),
+    };
+    decide_and_apply(tx, caller, req, l, closing).await
+}
+
+/// What a close is and writes besides the session: its kind and tool, a
+/// relay's receiver, and documents replaced in the same transaction (the
+/// brain-core profile's end).
+pub(super) struct Closing<'a> {
+    pub(super) kind: CloseKind,
+    pub(super) tool: &'a str,
+    pub(super) relay_to: Option<&'a str>,
+    pub(super) documents: Vec<Document>,
+}
+
+/// Steps 4–8 for a session loaded open (`l`): the request's checks, the
+/// decision against the locked body, then a dry run's preview or the writes.
+pub(super) async fn decide_and_apply<T: WriteTx>(
+    mut tx: T,
+    caller: &Caller,
+    req: &EndRequest,
+    l: LockedClose,
+    closing: Closing<'_>,
+) -> Result<Value, StoreError> {
+    let (kind, relay_to) = (closing.kind, closing.relay_to);
+    let project = Some(l.session.project.clone());
+    let draft = |outcome: Result<(), &DomainError>| {
+        let id = Some(req.session_id);
+        draft(closing.tool, project.as_ref(), id, &req.digest, outcome)
+    };
     // Steps 4–5 on the request as the agent sent it, before any merge: a
     // merge must not turn a blank proposal into a body, nor run for a
     // request whose override would be refused anyway. Looked up only when
@@ -130,7 +166,7 @@ pub async fn close<T: WriteTx>(
     let mut receipt = draft(Ok(()));
     receipt.elevated = decided.elevated;
     receipt.outcome = rules::close_receipt_outcome(outcome).to_owned();
-    apply(tx, caller, relay_to, decided, receipt).await
+    apply(tx, caller, closing, decided, receipt).await
 }
 
 /// A replay answers what the call answered, its diff computed again,
@@ -232,11 +268,11 @@ async fn relay_handoff<T: WriteTx>(
 async fn apply<T: WriteTx>(
     mut tx: T,
     caller: &Caller,
-    relay_to: Option<&str>,
+    closing: Closing<'_>,
     mut d: Decided<'_>,
     receipt: ReceiptDraft,
 ) -> Result<Value, StoreError> {
-    let (new_session, slot) = relay_handoff(&mut tx, caller, relay_to, &mut d).await?;
+    let (new_session, slot) = relay_handoff(&mut tx, caller, closing.relay_to, &mut d).await?;
     // A relay's new session is one of those left open.
     let remaining = d.remaining + i64::from(new_session.is_some());
     // The diff is CPU whose cost grows with the bodies: it is computed after
@@ -270,6 +306,7 @@ async fn apply<T: WriteTx>(
         result: &result,
         receipt,
     };
+    write_documents(&mut tx, &d.session.project, &closing.documents).await?;
     tx.apply_close(caller, write).await?;
     tx.commit(None).await?;
     Ok(with_diff(caller.tenant.as_str(), result, diff_job).await)

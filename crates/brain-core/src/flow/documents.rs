@@ -2,6 +2,7 @@
 
 use super::{DocumentLock, WriteTx, draft, refuse};
 use crate::error::StoreError;
+use crate::ids::ProjectKey;
 use crate::memory::{
     Document, DocumentKind, DocumentPut, MAX_MENTAL_MODELS, check_document_put, document_conflict,
     too_many_mental_models,
@@ -71,4 +72,46 @@ pub async fn document_put<T: WriteTx>(
     }
     tx.commit(Some((caller, receipt(Ok(()))))).await?;
     Ok(doc)
+}
+
+/// Documents replaced whole over whatever revision is current, locked in
+/// this transaction: each as its next revision, for [`write_documents`].
+pub(super) async fn lock_for_replace<T: WriteTx>(
+    tx: &mut T,
+    caller: &Caller,
+    project: &ProjectKey,
+    bodies: &[(DocumentKind, String)],
+) -> Result<Vec<Document>, StoreError> {
+    let mut docs = Vec::with_capacity(bodies.len());
+    for (kind, body) in bodies {
+        let lock = tx.lock_document(project, *kind, "", false).await?;
+        docs.push(Document {
+            kind: *kind,
+            name: String::new(),
+            body: body.clone(),
+            revision: lock.current.revision + 1,
+            updated_at: Some(now_micros()),
+            updated_by: Some(caller.subject.clone()),
+        });
+    }
+    Ok(docs)
+}
+
+/// Write documents locked by [`lock_for_replace`]. One another writer
+/// created since it was locked as absent fails the whole transaction (it is
+/// dropped, so nothing of it is written) with `document_conflict`.
+pub(super) async fn write_documents<T: WriteTx>(
+    tx: &mut T,
+    project: &ProjectKey,
+    docs: &[Document],
+) -> Result<(), StoreError> {
+    for doc in docs {
+        if !tx.write_document(project, doc).await? {
+            let now = tx
+                .lock_document(project, doc.kind, &doc.name, false)
+                .await?;
+            return Err(document_conflict(now.current.revision).into());
+        }
+    }
+    Ok(())
 }

@@ -1,14 +1,14 @@
 //! Profile `brain-core` (seed `001_…`): one tool, `brain_session`, that opens
 //! (`phase: "start"`) or closes (`phase: "end"`) the agent's working session.
-//! A thin adapter: start is `brain_session_start`, end replaces the project's
-//! documents with `brain_document_put` and closes the session with
-//! `brain_session_end` without touching the focus — the same store, rules and
-//! receipt chain.
+//! A thin adapter: start is `brain_session_start`; end replaces the project's
+//! documents and closes the session without touching the focus, in one
+//! transaction with one receipt (`flow::end_with_documents`) — the same
+//! store, rules and receipt chain.
 
 use brain_core::DomainError;
 use brain_core::ids::{ClientKey, ProjectKey, SessionId};
-use brain_core::memory::{DocumentKind, DocumentPut, parse_executive_state};
-use brain_core::model::{ArtifactKind, SessionStatus, rfc3339};
+use brain_core::memory::{DocumentKind, parse_executive_state};
+use brain_core::model::{ArtifactKind, rfc3339};
 use brain_core::requests::{EndRequest, ResumeRequest, StartRequest, limits};
 use brain_core::store::SessionListQuery;
 use rmcp::model::{JsonObject, Tool};
@@ -169,65 +169,12 @@ async fn end(ctx: &ToolCtx<'_>, a: Args) -> ToolResult {
         None => None,
     };
     let tenant = &ctx.caller.tenant;
-    let session_id = match &a.session_id {
-        Some(id) => SessionId::parse(id)?,
-        None => {
-            let found = match &ctx.caller.connection_id {
-                Some(conn) => ctx.store.session_started_on(tenant, conn).await?,
-                None => None,
-            };
-            found.ok_or_else(|| {
-                DomainError::invalid_argument(
-                    "session_id",
-                    "is required: no session was started on this connection (pass the session_id brain_session start returned)",
-                )
-            })?
-        }
-    };
-    let detail = ctx.store.session_get(tenant, session_id).await?;
-    let session = detail.session.clone();
+    let session_id = session_to_end(ctx, a.session_id.as_deref()).await?;
+    let session = ctx.store.session_get(tenant, session_id).await?.session;
     // Every check that can refuse runs before anything is written.
-    if session.project.as_str() == ProjectKey::RUNTIME {
-        return Err(DomainError::session_not_found().into());
-    }
-
-    if session.kind == brain_core::model::SessionKind::Tracer {
-        return Err(DomainError::new(
-            brain_core::ErrorCode::TracerSession,
-            "this is a connection's tracer session; end your own working session",
-        )
-        .into());
-    }
-    let key = client_key(ctx);
-    // The key is derived from the subject, so it is not enough: the session
-    // must be this credential's, with this role, before anything is written.
-    if session.client_key.as_str() != key
-        || !brain_core::rules::opened_by_caller(&session, &ctx.caller)
-    {
-        return Err(DomainError::new(
-            brain_core::ErrorCode::ClientKeyMismatch,
-            "this session was not opened by your brain_session start; end your own session",
-        )
-        .into());
-    }
-    // end finds the project from the session; naming it is harmless, naming
-    // another is a mistake worth saying.
-    if let Some(p) = &a.project
-        && p != session.project.as_str()
-    {
-        return Err(DomainError::invalid_argument(
-            "project",
-            format!(
-                "names another project than the session's ({}); omit it on end",
-                session.project.as_str()
-            ),
-        )
-        .into());
-    }
+    check_may_end(ctx, &session, a.project.as_deref())?;
     let project = session.project.clone();
     let ledger = ctx.store.session_ledger(tenant, session_id, 200).await?;
-
-    // Documents first: each is replaced whole, at its current revision.
     let before_exec = ctx
         .store
         .document_get(tenant, &project, DocumentKind::ExecutiveState, "")
@@ -235,32 +182,42 @@ async fn end(ctx: &ToolCtx<'_>, a: Args) -> ToolResult {
     let before_state = (before_exec.revision > 0)
         .then(|| parse_executive_state(&before_exec.body).ok())
         .flatten();
-    let exec_body = match exec_given {
-        Some(b) => b,
-        None => stub_executive_state(before_state.as_ref(), &ledger),
-    };
-    let critique = a
-        .critique
-        .clone()
-        .unwrap_or_else(|| stub_critique(&session_id, &ledger));
-    let sync = a
-        .sync
-        .clone()
-        .unwrap_or_else(|| stub_sync(&session_id, &ctx.caller.subject, &ledger));
-    let mut documents = serde_json::Map::new();
-    for (kind, body, given) in [
+    let bodies = vec![
         (
             DocumentKind::ExecutiveState,
-            exec_body,
-            a.executive_state.is_some(),
+            exec_given.unwrap_or_else(|| stub_executive_state(before_state.as_ref(), &ledger)),
         ),
-        (DocumentKind::Critique, critique, a.critique.is_some()),
-        (DocumentKind::SyncNote, sync, a.sync.is_some()),
-    ] {
-        let written = replace_document(ctx, &project, kind, body).await?;
+        (
+            DocumentKind::Critique,
+            a.critique
+                .clone()
+                .unwrap_or_else(|| stub_critique(&session_id, &ledger)),
+        ),
+        (
+            DocumentKind::SyncNote,
+            a.sync
+                .clone()
+                .unwrap_or_else(|| stub_sync(&session_id, &ctx.caller.subject, &ledger)),
+        ),
+    ];
+    let given = [
+        a.executive_state.is_some(),
+        a.critique.is_some(),
+        a.sync.is_some(),
+    ];
+    // The documents, each replaced whole over any newer edit, and the
+    // session closed without touching the focus, in one transaction; a
+    // second end only replaces the documents.
+    let req = end_request(ctx, session_id, a.critique.as_deref(), ledger.len());
+    let ended = ctx
+        .store
+        .end_with_documents(&ctx.caller, req, bodies.clone())
+        .await?;
+    let mut documents = serde_json::Map::new();
+    for (((kind, _), revision), given) in bodies.iter().zip(&ended.revisions).zip(given) {
         documents.insert(
             kind.as_str().to_owned(),
-            json!({"revision": written, "stub": !given}),
+            json!({"revision": revision, "stub": !given}),
         );
     }
     let after_state = ctx
@@ -269,60 +226,11 @@ async fn end(ctx: &ToolCtx<'_>, a: Args) -> ToolResult {
         .await
         .ok()
         .and_then(|d| parse_executive_state(&d.body).ok());
-
-    // Then the session: closed once, without touching the focus; a second end
-    // only overwrote the documents above. A concurrent end that lost the race
-    // gets the winner's result as a replay.
-    let mut closed_now = false;
-    if session.status == SessionStatus::Open {
-        let summary = a
-            .critique
-            .as_deref()
-            .and_then(|c| c.lines().find(|l| !l.trim().is_empty()))
-            .map(|l| l.trim().trim_start_matches('#').trim().to_owned())
-            .filter(|l| !l.is_empty())
-            .unwrap_or_else(|| {
-                format!("closed with brain_session end ({} artifacts)", ledger.len())
-            });
-        let req = EndRequest {
-            session_id,
-            expected_client_key: key.clone(),
-            summary,
-            next_focus: String::new(),
-            expected_focus_revision: 0,
-            nothing_to_capture_reason: None,
-            allow_focus_shrink: false,
-            dry_run: false,
-            keep_focus: true,
-            door: brain_core::rules::Door::Profile,
-            digest: args::digest(&json!({"phase": "end", "session_id": session_id}), &[]),
-            merge: Default::default(),
-        };
-        closed_now = match ctx.store.end_session(&ctx.caller, req).await {
-            Ok(ended) => ended["replayed"] != json!(true),
-            // Closed another way (an abandon) since it was read as open
-            // above: answered as a session found closed is, the documents
-            // having been written as they are then too.
-            Err(brain_core::error::StoreError::Domain(e))
-                if e.code == brain_core::ErrorCode::SessionClosed =>
-            {
-                false
-            }
-            Err(e) => return Err(e),
-        };
-    }
     let exec_moved_during = before_exec
         .updated_at
         .is_some_and(|at| at > session.opened_at);
-    let signals = signals_moved(
-        ctx,
-        &session,
-        &ledger,
-        exec_moved_during,
-        before_state,
-        after_state,
-    )
-    .await?;
+    let moved = (exec_moved_during, before_state, after_state);
+    let signals = signals_moved(ctx, &session, &ledger, moved).await?;
     let status = ctx
         .store
         .session_get(tenant, session_id)
@@ -334,46 +242,105 @@ async fn end(ctx: &ToolCtx<'_>, a: Args) -> ToolResult {
         "session_id": session_id,
         "project": project.as_str(),
         "status": status.as_str(),
-        "closed_now": closed_now,
+        "closed_now": ended.closed.is_some(),
         "documents": documents,
         "signals_moved": signals,
     }))
 }
 
-/// Replace a document whole at its current revision (one retry if another
-/// writer moved it in between); the revision written.
-async fn replace_document(
+/// The session an end names, or the one `brain_session` start opened on
+/// this connection.
+async fn session_to_end(
     ctx: &ToolCtx<'_>,
-    project: &ProjectKey,
-    kind: DocumentKind,
-    body: String,
-) -> Result<i64, brain_core::error::StoreError> {
-    let tenant = &ctx.caller.tenant;
-    let mut last = None;
-    for _ in 0..2 {
-        let current = ctx.store.document_get(tenant, project, kind, "").await?;
-        let put = DocumentPut {
-            project: project.clone(),
-            kind,
-            name: String::new(),
-            body: body.clone(),
-            expected_revision: current.revision,
-            digest: args::digest(
-                &json!({"document": kind.as_str(), "body": body, "expected_revision": current.revision}),
-                &[],
-            ),
-        };
-        match ctx.store.document_put(&ctx.caller, put).await {
-            Ok(doc) => return Ok(doc.revision),
-            Err(brain_core::error::StoreError::Domain(e))
-                if e.code == brain_core::ErrorCode::DocumentConflict =>
-            {
-                last = Some(e);
-            }
-            Err(e) => return Err(e),
-        }
+    given: Option<&str>,
+) -> Result<SessionId, brain_core::error::StoreError> {
+    if let Some(id) = given {
+        return Ok(SessionId::parse(id)?);
     }
-    Err(last.unwrap_or_else(DomainError::internal).into())
+    let found = match &ctx.caller.connection_id {
+        Some(conn) => {
+            ctx.store
+                .session_started_on(&ctx.caller.tenant, conn)
+                .await?
+        }
+        None => None,
+    };
+    Ok(found.ok_or_else(|| {
+        DomainError::invalid_argument(
+            "session_id",
+            "is required: no session was started on this connection (pass the session_id brain_session start returned)",
+        )
+    })?)
+}
+
+/// Whether this caller may end `session` with `brain_session`: a working
+/// session (not a runtime or tracer one) its own brain_session start
+/// opened, in the project it names, if any.
+fn check_may_end(
+    ctx: &ToolCtx<'_>,
+    session: &brain_core::model::Session,
+    project: Option<&str>,
+) -> Result<(), DomainError> {
+    if session.project.as_str() == ProjectKey::RUNTIME {
+        return Err(DomainError::session_not_found());
+    }
+    if session.kind == brain_core::model::SessionKind::Tracer {
+        return Err(DomainError::new(
+            brain_core::ErrorCode::TracerSession,
+            "this is a connection's tracer session; end your own working session",
+        ));
+    }
+    // The key is derived from the subject, so it is not enough: the session
+    // must be this credential's, with this role, before anything is written.
+    if session.client_key.as_str() != client_key(ctx)
+        || !brain_core::rules::opened_by_caller(session, &ctx.caller)
+    {
+        return Err(DomainError::new(
+            brain_core::ErrorCode::ClientKeyMismatch,
+            "this session was not opened by your brain_session start; end your own session",
+        ));
+    }
+    // end finds the project from the session; naming it is harmless, naming
+    // another is a mistake worth saying.
+    match project {
+        Some(p) if p != session.project.as_str() => Err(DomainError::invalid_argument(
+            "project",
+            format!(
+                "names another project than the session's ({}); omit it on end",
+                session.project.as_str()
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The close a `brain_session` end asks for: keep the focus, summarized by
+/// the critique's first line (or the count of the session's artifacts).
+fn end_request(
+    ctx: &ToolCtx<'_>,
+    session_id: SessionId,
+    critique: Option<&str>,
+    artifacts: usize,
+) -> EndRequest {
+    let summary = critique
+        .and_then(|c| c.lines().find(|l| !l.trim().is_empty()))
+        .map(|l| l.trim().trim_start_matches('#').trim().to_owned())
+        .filter(|l| !l.is_empty())
+        .unwrap_or_else(|| format!("closed with brain_session end ({artifacts} artifacts)"));
+    EndRequest {
+        session_id,
+        expected_client_key: client_key(ctx),
+        summary,
+        next_focus: String::new(),
+        expected_focus_revision: 0,
+        nothing_to_capture_reason: None,
+        allow_focus_shrink: false,
+        dry_run: false,
+        keep_focus: true,
+        door: brain_core::rules::Door::Profile,
+        digest: args::digest(&json!({"phase": "end", "session_id": session_id}), &[]),
+        merge: Default::default(),
+    }
 }
 
 /// A body for brain's executive state: a JSON object must be a valid one
@@ -461,9 +428,7 @@ async fn signals_moved(
     ctx: &ToolCtx<'_>,
     session: &brain_core::model::Session,
     ledger: &[brain_core::model::Artifact],
-    exec_moved_during: bool,
-    before: Option<Value>,
-    after: Option<Value>,
+    (exec_moved_during, before, after): (bool, Option<Value>, Option<Value>),
 ) -> Result<Vec<&'static str>, brain_core::error::StoreError> {
     let tenant = &ctx.caller.tenant;
     let mut moved = Vec::new();
