@@ -325,38 +325,25 @@ impl ServerHandler for BrainMcp {
         };
         let started = std::time::Instant::now();
         let args = request.arguments.unwrap_or_default();
-        let result = match tools::call(name, &ctx, args).await {
-            Some(Ok(mut value)) if value.get(tools::REFUSED) == Some(&serde_json::json!(true)) => {
-                if let Some(m) = value.as_object_mut() {
-                    m.remove(tools::REFUSED);
-                }
-                let code = value["code"].as_str().unwrap_or("refused").to_owned();
-                let summary = value["display"]["summary"]
-                    .as_str()
-                    .unwrap_or("")
-                    .to_owned();
-                let mut r = CallToolResult::structured_error(value);
-                r.content = vec![rmcp::model::ContentBlock::text(format!(
-                    "{code}: {summary}"
-                ))];
-                r
+        let (result, outcome) = match tools::call(name, &ctx, args).await {
+            Some(Ok(tools::Answer::Done(value))) => {
+                (CallToolResult::structured(value), "ok".to_owned())
             }
-            Some(Ok(value)) => CallToolResult::structured(value),
+            Some(Ok(tools::Answer::Refused(r))) => {
+                let mut answer = CallToolResult::structured_error(r.envelope);
+                answer.content = vec![rmcp::model::ContentBlock::text(format!(
+                    "{}: {}",
+                    r.code, r.summary
+                ))];
+                (answer, r.code)
+            }
             Some(Err(e)) => {
-                let e = errors::with_usage(ctx.store, &ctx.caller.tenant, e).await;
-                Refusal::from(e).into_tool_result(name)
+                let refusal =
+                    Refusal::from(errors::with_usage(ctx.store, &ctx.caller.tenant, e).await);
+                let code = refusal.code().as_str().to_owned();
+                (refusal.into_tool_result(name), code)
             }
             None => return Err(unknown_tool(name)),
-        };
-        let outcome = if result.is_error == Some(true) {
-            result
-                .structured_content
-                .as_ref()
-                .and_then(|v| v["error"]["code"].as_str().or_else(|| v["code"].as_str()))
-                .unwrap_or("error")
-                .to_owned()
-        } else {
-            "ok".to_owned()
         };
         crate::metrics::tool_call(name, &outcome, started.elapsed().as_secs_f64());
         tracing::info!(

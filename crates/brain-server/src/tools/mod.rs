@@ -40,10 +40,42 @@ pub struct ToolCtx<'a> {
 
 pub type ToolResult = Result<Value, StoreError>;
 
-/// A result object holding this key set to `true` is answered as a tool error
-/// (`isError`), with the rest of the object as its structured content: the
-/// compatibility profiles refuse in their seed's own envelope.
-pub const REFUSED: &str = "_refused";
+/// What a tool answers: its result, or a refusal in a seed profile's own
+/// envelope (answered as a tool error, `isError`, with the envelope as its
+/// structured content). brain's own refusals are `Err`s, rendered by
+/// [`crate::refusal::Refusal`].
+#[derive(Debug)]
+pub enum Answer {
+    Done(Value),
+    Refused(SeedRefusal),
+}
+
+/// A seed profile's refusal: its code and one-line summary, and the whole
+/// envelope the seed defines.
+#[derive(Debug)]
+pub struct SeedRefusal {
+    pub code: String,
+    pub summary: String,
+    pub envelope: Value,
+}
+
+/// A handler's result as an [`Answer`]: brain's tools answer a value, the
+/// seed profiles an [`Answer`] of their own.
+pub trait IntoAnswer {
+    fn into_answer(self) -> Result<Answer, StoreError>;
+}
+
+impl IntoAnswer for ToolResult {
+    fn into_answer(self) -> Result<Answer, StoreError> {
+        self.map(Answer::Done)
+    }
+}
+
+impl IntoAnswer for Result<Answer, StoreError> {
+    fn into_answer(self) -> Result<Answer, StoreError> {
+        self
+    }
+}
 
 /// Serialize a typed outcome as the tool's structured result.
 pub fn to_result<T: serde::Serialize>(v: &T) -> ToolResult {
@@ -278,9 +310,13 @@ macro_rules! registry {
         }
 
         /// Run the named tool; `None` when no such tool exists.
-        pub async fn call(name: &str, ctx: &ToolCtx<'_>, args: JsonObject) -> Option<ToolResult> {
+        pub async fn call(
+            name: &str,
+            ctx: &ToolCtx<'_>,
+            args: JsonObject,
+        ) -> Option<Result<Answer, StoreError>> {
             Some(match name {
-                $( $name => $call(ctx, args).await, )*
+                $( $name => $call(ctx, args).await.into_answer(), )*
                 _ => return None,
             })
         }

@@ -18,7 +18,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::mcp::{args, schemas};
-use crate::tools::{Hints, REFUSED, ToolCtx, ToolResult, define};
+use crate::tools::{Answer, Hints, SeedRefusal, ToolCtx, define};
+
+/// A seed tool's answer: its envelope, or its refusal's.
+type SeedResult = Result<Answer, StoreError>;
 
 pub const OPEN: &str = "runtime_session_open";
 pub const CLOSE: &str = "runtime_session_close";
@@ -129,7 +132,7 @@ async fn tip(ctx: &ToolCtx<'_>) -> Result<Value, StoreError> {
     Ok(json!({"seq": seq, "hash": hash}))
 }
 
-/// The seed's refusal envelope, marked so the MCP layer answers `isError`.
+/// The seed's refusal envelope, answered as a tool error (`isError`).
 async fn refuse(
     ctx: &ToolCtx<'_>,
     code: &str,
@@ -137,9 +140,8 @@ async fn refuse(
     message: &str,
     next: &str,
     session: Option<&str>,
-) -> ToolResult {
-    Ok(json!({
-        REFUSED: true,
+) -> SeedResult {
+    let envelope = json!({
         "code": code,
         "status": status,
         "result": null,
@@ -147,10 +149,15 @@ async fn refuse(
         "display": {"title": "Refused", "summary": message, "next": next},
         "ledger_tip": tip(ctx).await?,
         "session_id": session,
+    });
+    Ok(Answer::Refused(SeedRefusal {
+        code: code.to_owned(),
+        summary: message.to_owned(),
+        envelope,
     }))
 }
 
-pub async fn open(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
+pub async fn open(ctx: &ToolCtx<'_>, raw: JsonObject) -> SeedResult {
     let a: OpenArgs = match args::parse_tool(raw) {
         Ok(a) => a,
         Err(e) => return refusal_from(ctx, &e, None).await,
@@ -178,7 +185,7 @@ pub async fn open(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
     };
     let started = ctx.store.start_session(&ctx.caller, req).await?;
     let id = started.session.session_id;
-    Ok(json!({
+    Ok(Answer::Done(json!({
         "code": "FG-OK",
         "status": 200,
         "result": {
@@ -195,10 +202,10 @@ pub async fn open(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
         "refusal": null,
         "ledger_tip": tip(ctx).await?,
         "session_id": id,
-    }))
+    })))
 }
 
-pub async fn close(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
+pub async fn close(ctx: &ToolCtx<'_>, raw: JsonObject) -> SeedResult {
     let a: CloseArgs = match args::parse_tool(raw) {
         Ok(a) => a,
         Err(e) => return refusal_from(ctx, &e, None).await,
@@ -314,7 +321,7 @@ pub async fn close(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
         Err(e) => return Err(e),
     };
     if a.dry_run {
-        return Ok(json!({
+        return Ok(Answer::Done(json!({
             "code": "MCP-DRY-RUN",
             "status": 200,
             "result": {"sealed": false, "would": "seal", "session": detail.session},
@@ -326,7 +333,7 @@ pub async fn close(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
             "refusal": null,
             "ledger_tip": tip(ctx).await?,
             "session_id": session_id,
-        }));
+        })));
     }
     if ended["replayed"] == json!(true) {
         // A concurrent close got there first: this one sealed nothing.
@@ -341,7 +348,7 @@ pub async fn close(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
         .await;
     }
     let (receipt, verified) = close_receipt(ctx, session_id).await?;
-    Ok(json!({
+    Ok(Answer::Done(json!({
         "code": "FG-OK",
         "status": 200,
         "result": {"sealed": true, "session": ended["session"], "receipt": receipt, "verified": verified},
@@ -353,10 +360,10 @@ pub async fn close(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
         "refusal": null,
         "ledger_tip": tip(ctx).await?,
         "session_id": session_id,
-    }))
+    })))
 }
 
-async fn refusal_from(ctx: &ToolCtx<'_>, e: &DomainError, given: Option<&str>) -> ToolResult {
+async fn refusal_from(ctx: &ToolCtx<'_>, e: &DomainError, given: Option<&str>) -> SeedResult {
     refuse(
         ctx,
         e.code.as_str(),
