@@ -13,9 +13,6 @@ use sqlx::{Postgres, Row as _};
 /// PostgreSQL, as `brain_store_sqlx` runs brain's statements on it.
 pub struct Pg;
 
-/// A PostgreSQL row as `brain_store_sqlx::sql` reads it.
-pub(crate) type Cols<R> = brain_store_sqlx::Cols<Pg, R>;
-
 impl Dialect for Pg {
     type DB = Postgres;
 

@@ -84,10 +84,6 @@ impl Warm {
         warm
     }
 
-    pub(crate) fn pool(&self) -> &PgPool {
-        &self.pool
-    }
-
     /// The most recently kept connection, or one from sqlx's pool.
     pub(crate) async fn take(&self) -> Result<Held, sqlx::Error> {
         loop {

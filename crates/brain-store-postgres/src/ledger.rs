@@ -11,8 +11,8 @@ use sqlx::{PgConnection, Row};
 use crate::db;
 
 /// Create the tenant (with its ledger tip) and the project (with its empty
-/// base focus at revision 0) on first use, in one statement (migration 0009's
-/// `brain_ensure_project`, which does not wait on the tip's holder).
+/// base focus at revision 0) on first use, in one call of
+/// `brain_ensure_project` (which does not wait on the tip's holder).
 pub(crate) async fn ensure_project(
     tx: &mut PgConnection,
     tenant: &TenantId,
@@ -29,18 +29,8 @@ pub(crate) async fn ensure_project(
     Ok(())
 }
 
-/// The CTEs that create tenant $1 (ledger tip hash $2) and project $3
-/// (created at $4) when missing; a statement that needs them goes on after.
-/// Foreign keys are checked at the end of the statement, so the rows the
-/// CTEs insert satisfy them.
-pub(crate) const ENSURE_PROJECT: &str = "WITH ensure_t AS (INSERT INTO tenants (tenant_id) VALUES ($1) ON CONFLICT DO NOTHING), \
-     ensure_h AS (INSERT INTO receipt_heads (tenant_id, seq, hash) VALUES ($1, 0, $2) ON CONFLICT DO NOTHING), \
-     ensure_p AS (INSERT INTO projects (tenant_id, project, created_at) VALUES ($1, $3, $4) \
-                  ON CONFLICT DO NOTHING RETURNING 1), \
-     ensure_b AS (INSERT INTO focus_bodies (tenant_id, project, slot) SELECT $1, $3, '' FROM ensure_p)";
-
-/// Places the receipt `pending` left in `brain.receipt` (migration 0009's
-/// `brain_place_pending`): locks the tip, hashes the receipt's canonical text
+/// Places the receipt `pending` left in `brain.receipt`
+/// (`brain_place_pending`): locks the tip, hashes the receipt's canonical text
 /// with it, writes the receipt, the history row if any, and the new tip. No
 /// parameters, so it is sent with the `COMMIT` as one simple query.
 pub(crate) const PLACE_PENDING: &str = "SELECT seq, prev_hash, hash FROM brain_place_pending()";

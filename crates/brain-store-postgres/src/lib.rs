@@ -196,7 +196,7 @@ impl PgScope {
     }
 
     /// Whether the database hashes a receipt's canonical text as brain-core
-    /// does (migration 0009's `brain_receipt_hash`), tried on a fixed text
+    /// does (`brain_receipt_hash`, `migrations/postgres/functions.sql`), tried on a fixed text
     /// with characters outside ASCII. A write checks the database's hash only
     /// after its commit, so a server that disagrees must not serve.
     pub async fn receipt_hash_agrees(&self) -> Result<bool, StoreError> {

@@ -1,6 +1,9 @@
-//! Writes in one round trip: a start and a remember without a session, each
-//! one call of a function of migration 0009 in its own statement's
-//! transaction, used when nothing else ran in the write's transaction.
+//! A start and a remember: each one call of its function
+//! (`migrations/postgres/functions.sql`), the only form of these writes on
+//! PostgreSQL. As the first statement of a write it runs in its own
+//! statement's transaction, alone or in the tenant's group commit (one round
+//! trip); after other statements, inside the write's transaction, which
+//! commits it.
 
 use brain_core::error::StoreError;
 use brain_core::ids::{SessionId, TenantId};
@@ -13,7 +16,7 @@ use sqlx::Row;
 use std::sync::Arc;
 
 use crate::db;
-use crate::group_commit::Groups;
+use crate::group_commit::{Build, Groups};
 use crate::kept_connections::Warm;
 use crate::ledger::placed;
 use crate::opening::PgQuery;
@@ -39,22 +42,45 @@ fn bind_receipt<'q>(
         .bind(frame.after_seq.clone())
 }
 
-/// Whether `brain_remember` writes this: an artifact of no session whose
-/// receipt names its project and no session.
-pub(crate) fn fits_remember(a: &Artifact, draft: &ReceiptDraft) -> bool {
-    a.session_id.is_none()
-        && draft.session_id.is_none()
-        && draft.project.as_deref() == Some(a.project.as_str())
+/// Where a one-call write runs: in the tenant's group commit, alone on a
+/// connection of its own, or inside the write's open transaction.
+pub(crate) enum On<'a> {
+    Group(&'a Arc<Warm>, &'a Arc<Groups>),
+    Alone(&'a Arc<Warm>),
+    Open(&'a mut sqlx::PgConnection),
 }
 
-/// `brain_remember` (migration 0009): the project when `ensure`, the
-/// artifact, its receipt, committed ([`fits_remember`]). Into a known project
-/// it joins the tenant's group commit ([`Groups`]); a project's first write
-/// runs alone, since creating it may wait on another transaction that
-/// creates it too, and must not do so while a batch holds the tenant's tip.
+impl On<'_> {
+    /// Run the call; its rows. Alone or grouped, its answer is its commit's.
+    async fn run(
+        self,
+        tenant: &TenantId,
+        build: Build,
+    ) -> Result<Vec<sqlx::postgres::PgRow>, StoreError> {
+        match self {
+            On::Group(warm, groups) => groups.run(warm, tenant.as_str(), build).await,
+            On::Alone(warm) => {
+                let mut held = warm.take().await.map_err(db)?;
+                let rows = build()
+                    .fetch_all(held.conn())
+                    .await
+                    .map_err(brain_store_sqlx::committing)?;
+                // Answered in its own statement's transaction: nothing is open on it.
+                warm.give(held);
+                Ok(rows)
+            }
+            On::Open(conn) => build().fetch_all(conn).await.map_err(db),
+        }
+    }
+}
+
+/// `brain_remember`: the project when `ensure`, the artifact, its receipt
+/// (whose session is the artifact's). Into a known project it may join the
+/// tenant's group commit ([`Groups`]); a project's first write runs alone,
+/// since creating it may wait on another transaction that creates it too,
+/// and must not do so while a batch holds the tenant's tip.
 pub(crate) async fn remember(
-    warm: &Arc<Warm>,
-    groups: &Arc<Groups>,
+    on: On<'_>,
     caller: &Caller,
     ensure: bool,
     a: &Artifact,
@@ -66,7 +92,7 @@ pub(crate) async fn remember(
     let build = move || {
         let q = sqlx::query(
             "SELECT seq, prev_hash, hash FROM brain_remember($1, $2, $3, $4, $5, $6, $7, $8, $9, \
-             $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)",
+             $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)",
         )
         .bind(tenant.as_str().to_owned())
         .bind(ensure)
@@ -81,18 +107,9 @@ pub(crate) async fn remember(
         .bind(receipt.at)
         .bind(receipt.tool.clone())
         .bind(receipt.session_id.map(|s| s.as_uuid()));
-        bind_receipt(q, &receipt, &frame)
+        bind_receipt(q, &receipt, &frame).bind(a.session_id.map(|s| s.as_uuid()))
     };
-    let rows = if ensure {
-        build()
-            .fetch_all(warm.pool())
-            .await
-            .map_err(brain_store_sqlx::committing)?
-    } else {
-        groups
-            .run(warm, caller.tenant.as_str(), Box::new(build))
-            .await?
-    };
+    let rows = on.run(&caller.tenant, Box::new(build)).await?;
     let row = rows
         .first()
         .ok_or_else(|| StoreError::Backend("brain_remember answered no row".into()))?;
@@ -104,20 +121,12 @@ pub(crate) async fn remember(
     placed(r, seq, prev, hash)
 }
 
-/// Whether `brain_start` writes this: a receipt that names the session
-/// opened and its project.
-pub(crate) fn fits_start(s: &Session, draft: &ReceiptDraft) -> bool {
-    draft.session_id == Some(s.session_id) && draft.project.as_deref() == Some(s.project.as_str())
-}
-
-/// `brain_start` (migration 0009): open the session, read its briefing's
-/// sources, append its receipt, committed ([`fits_start`]). With `groups`
-/// (a known project and no bound slot: nothing the statement creates that
-/// another transaction may be creating too) it joins the tenant's group
-/// commit, as `brain_remember` does; otherwise it runs alone.
+/// `brain_start`: open the session (and the slot it binds), read its
+/// briefing's sources, append its receipt. It joins the tenant's group
+/// commit only in a known project without a bound slot: nothing the
+/// statement creates that another transaction may be creating too.
 pub(crate) async fn start(
-    warm: &Arc<Warm>,
-    groups: Option<&Arc<Groups>>,
+    on: On<'_>,
     caller: &Caller,
     s: &mut Session,
     draft: ReceiptDraft,
@@ -145,19 +154,7 @@ pub(crate) async fn start(
             .bind(receipt.tool.clone());
         bind_receipt(q, &receipt, &frame)
     };
-    let rows = match groups {
-        Some(groups) => groups.run(warm, tenant.as_str(), Box::new(build)).await?,
-        None => {
-            let mut held = warm.take().await.map_err(db)?;
-            let rows = build()
-                .fetch_all(held.conn())
-                .await
-                .map_err(brain_store_sqlx::committing)?;
-            // Answered in its own statement's transaction: nothing is open on it.
-            warm.give(held);
-            rows
-        }
-    };
+    let rows = on.run(tenant, Box::new(build)).await?;
     let mut started = None;
     let mut slot = None;
     let mut place = None;

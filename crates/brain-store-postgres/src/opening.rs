@@ -1,29 +1,18 @@
 //! The SQL of opening and attaching to sessions, and of the briefing.
 
-use crate::dialect::Cols;
 use brain_core::error::StoreError;
-use brain_core::ids::{SessionId, SlotName, TenantId};
+use brain_core::ids::{SessionId, TenantId};
 use brain_core::memory::Brief;
-use brain_core::model::{Focus, Session, SessionStatus, now_micros};
-use brain_core::receipt::GENESIS_HASH;
+use brain_core::model::{Session, SessionStatus, now_micros};
 use brain_core::store::{BriefingSources, FocusRef, NamedBody, RecentSession};
-use brain_store_sqlx::sql::rows;
 use chrono::{DateTime, Utc};
 use sqlx::{PgConnection, Row};
 
 use crate::db;
-use crate::ledger::ENSURE_PROJECT;
-
-/// The columns the session insert of `open_session` writes, in the order it
-/// binds them, ending with `opened_tail`'s seven (the portable insert is
-/// `brain_store_sqlx::sql::Sql::session_insert`).
-const SESSION_INSERT_COLUMNS: &str = "tenant_id, session_id, project, client_key, kind, bound_slot, \
-     started_focus_revision, status, opened_at, last_activity_at, opened_by_kind, opened_by_subject, \
-     opened_by_role, opened_by_credential";
 
 pub(crate) type PgQuery<'q> = sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments>;
 
-/// The last seven of `SESSION_INSERT_COLUMNS`: status, times and who opened it.
+/// A start's last seven arguments: the session's status, times and who opened it.
 pub(crate) fn opened_tail<'q>(q: PgQuery<'q>, s: &Session) -> PgQuery<'q> {
     // Bound as copies, so a statement can outlive the session it was built
     // from (a group commit runs it from its own task).
@@ -36,58 +25,8 @@ pub(crate) fn opened_tail<'q>(q: PgQuery<'q>, s: &Session) -> PgQuery<'q> {
         .bind(s.opened_by.credential_id.clone())
 }
 
-/// Open a session in one statement: create its tenant, project and bound
-/// slot when missing, insert it at the base focus revision as it stands, and
-/// return that revision with the bound slot's body.
-pub(crate) async fn open_session(
-    conn: &mut PgConnection,
-    tenant: &TenantId,
-    s: &mut Session,
-) -> Result<Option<Focus>, StoreError> {
-    // A project or slot created by this very statement is not visible to its
-    // subqueries; both read as empty at revision 0, which is what they are.
-    // Built once: the statement is the same for every start.
-    static SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-        format!(
-            "{ENSURE_PROJECT}, \
-         ensure_s AS (INSERT INTO focus_bodies (tenant_id, project, slot) SELECT $1, $3, $5 \
-                      WHERE $5 IS NOT NULL ON CONFLICT DO NOTHING) \
-         INSERT INTO sessions ({SESSION_INSERT_COLUMNS}) \
-         VALUES ($1, $6, $3, $7, $8, $5, \
-           COALESCE((SELECT revision FROM focus_bodies WHERE tenant_id = $1 AND project = $3 AND slot = ''), 0), \
-           $9, $10, $11, $12, $13, $14, $15) \
-         RETURNING started_focus_revision, \
-           (SELECT body FROM focus_bodies WHERE tenant_id = $1 AND project = $3 AND slot = $5) AS body, \
-           (SELECT revision FROM focus_bodies WHERE tenant_id = $1 AND project = $3 AND slot = $5) AS revision, \
-           (SELECT updated_at FROM focus_bodies WHERE tenant_id = $1 AND project = $3 AND slot = $5) AS updated_at, \
-           (SELECT updated_by_session FROM focus_bodies WHERE tenant_id = $1 AND project = $3 AND slot = $5) AS updated_by_session"
-        )
-    });
-    let q = sqlx::query(SQL.as_str())
-        .bind(tenant.as_str())
-        .bind(GENESIS_HASH)
-        .bind(s.project.as_str())
-        .bind(now_micros())
-        .bind(s.bound_slot.as_ref().map(SlotName::as_str))
-        .bind(s.session_id.as_uuid())
-        .bind(s.client_key.as_str())
-        .bind(s.kind.as_str());
-    let row = opened_tail(q, s).fetch_one(&mut *conn).await.map_err(db)?;
-    s.started_focus_revision = row.try_get("started_focus_revision").map_err(db)?;
-    if s.bound_slot.is_none() {
-        return Ok(None);
-    }
-    // A slot this statement created has no row yet in its own snapshot.
-    let revision: Option<i64> = row.try_get("revision").map_err(db)?;
-    if revision.is_some() {
-        rows::focus(&Cols::new(&row)).map(Some)
-    } else {
-        Ok(Some(Focus::empty()))
-    }
-}
-
 /// Everything the briefing reads but its mission recall, in one statement
-/// (migration 0009's `brain_briefing_sources`, which `brain_start` runs too).
+/// (`brain_briefing_sources`, which `brain_start` runs too).
 pub(crate) async fn briefing_sources(
     conn: &mut PgConnection,
     tenant: &TenantId,

@@ -1,6 +1,6 @@
-//! The one-round-trip writes of migration 0009 against the statements they
-//! replace: a start by `brain_start` and by the separate statements
-//! (PostgreSQL's `open_session` once its transaction has begun) answer alike and leave alike rows; the
+//! The one-call writes: a start as a write's first statement (in its own
+//! statement's transaction) and inside a transaction already begun answer
+//! alike and leave alike rows; the
 //! receipts placed with the commit chain; a write dropped mid-transaction
 //! leaves no transaction open in the pool; the database hashes receipts as
 //! brain-core does.
@@ -17,8 +17,8 @@ use brain_core::store::Reads;
 use brain_core::writes::Backend;
 use brain_store_postgres::PgStore;
 
-/// Open a session on `project` bound to `slot`, by one call or by the
-/// separate statements, committed; its answer.
+/// Open a session on `project` bound to `slot`, as the write's first
+/// statement or after another, committed; its answer.
 async fn start(
     store: &PgStore,
     who: &Caller,
@@ -46,7 +46,7 @@ async fn start(
     );
     let mut tx = store.write(&who.tenant).await.unwrap();
     if !one_trip {
-        // A transaction that has begun runs the separate statements.
+        // A transaction that has begun runs the call inside it.
         tx.focus(project, None).await.unwrap();
     }
     let (focus, sources) = tx.open_session(who, &mut s, d).await.unwrap();

@@ -22,7 +22,8 @@ use crate::known_projects::KnownProjects;
 
 use crate::connection::Link;
 use crate::kept_connections::Warm;
-use crate::{PgTx, db, dialect, ledger, one_call_writes};
+use crate::one_call_writes::{self, On};
+use crate::{PgTx, db, dialect, ledger};
 
 mod closing;
 use brain_store_sqlx::sql::sessions;
@@ -30,17 +31,18 @@ use closing::{close_counts, lock_close, lock_first};
 
 /// A write transaction, as `brain_core::flow` needs it.
 ///
-/// It begins on its first statement, not when it is made: a write that needs
-/// no decision between its reads and its writes (a start, a remember without
-/// a session) then runs as one function call in its own statement's
-/// transaction (migration 0009), one round trip in all. Any other write
-/// places its receipt in the message that commits it ([`Link`]).
+/// It begins on its first statement, not when it is made: a start, or a
+/// remember without a session, is then one function call in its own
+/// statement's transaction, one round trip in all (`one_call_writes`). Any
+/// other write places its receipt in the message that commits it ([`Link`]).
 pub struct Tx {
     link: Link,
     /// The tenant it was opened for ([`TenantId::across`] for a system scope).
     tenant: TenantId,
     /// The receipt `append_receipt` left for the commit to place.
     receipt: Option<Pending>,
+    /// Whether a one-call write placed this write's receipt itself.
+    placed: bool,
     known: Arc<KnownProjects>,
     /// The tenants' group commits (`None` on a read scope, which writes no
     /// one-call write).
@@ -90,6 +92,7 @@ impl Tx {
             link,
             tenant,
             receipt: None,
+            placed: false,
             known,
             groups,
             ensured: Vec::new(),
@@ -215,29 +218,33 @@ impl SqlTx for Tx {
         session: &mut Session,
         receipt: ReceiptDraft,
     ) -> Result<(Option<Focus>, BriefingSources), StoreError> {
-        let tenant = self.tenant.clone();
-        if let Some(warm) = self
-            .untouched()
-            .filter(|_| one_call_writes::fits_start(session, &receipt))
+        if receipt.session_id != Some(session.session_id)
+            || receipt.project.as_deref() != Some(session.project.as_str())
         {
-            let grouped = self.groups.as_ref().filter(|_| {
-                session.bound_slot.is_none() && self.known.contains(&tenant, &session.project)
-            });
-            let opened = one_call_writes::start(&warm, grouped, caller, session, receipt).await;
-            let opened = self.heal(opened)?;
-            // Committed, and with it the project.
-            self.known
-                .add(vec![KnownProjects::key(&tenant, &session.project)]);
-            return Ok(opened);
+            return Err(StoreError::Backend(
+                "a start's receipt names another session".into(),
+            ));
         }
-        let focus = crate::opening::open_session(self.conn().await?, &tenant, session).await?;
+        self.place_inline()?;
+        let tenant = self.tenant.clone();
+        let known = self.known.contains(&tenant, &session.project);
+        let opened = match (self.untouched(), self.groups.clone()) {
+            (Some(warm), Some(groups)) if known && session.bound_slot.is_none() => {
+                one_call_writes::start(On::Group(&warm, &groups), caller, session, receipt).await
+            }
+            (Some(warm), _) => {
+                one_call_writes::start(On::Alone(&warm), caller, session, receipt).await
+            }
+            (None, _) => {
+                let on = On::Open(self.conn().await?);
+                one_call_writes::start(on, caller, session, receipt).await
+            }
+        };
+        let opened = self.heal(opened)?;
         // Its statement created the project when missing.
         self.ensured
             .push(KnownProjects::key(&tenant, &session.project));
-        let sources =
-            crate::opening::briefing_sources(self.conn().await?, &tenant, session).await?;
-        self.pend(caller, receipt, None)?;
-        Ok((focus, sources))
+        Ok(opened)
     }
 
     async fn remember(
@@ -246,27 +253,35 @@ impl SqlTx for Tx {
         artifact: &brain_core::model::Artifact,
         receipt: ReceiptDraft,
     ) -> Result<(), StoreError> {
-        let tenant = self.tenant.clone();
-        if let (Some(warm), Some(groups)) = (
-            self.untouched()
-                .filter(|_| one_call_writes::fits_remember(artifact, &receipt)),
-            self.groups.clone(),
-        ) {
-            let ensure = !self.known.contains(&tenant, &artifact.project);
-            let placed =
-                one_call_writes::remember(&warm, &groups, caller, ensure, artifact, receipt).await;
-            self.heal(placed)?;
-            if ensure {
-                self.known
-                    .add(vec![KnownProjects::key(&tenant, &artifact.project)]);
-            }
-            return Ok(());
+        if receipt.session_id != artifact.session_id
+            || receipt.project.as_deref() != Some(artifact.project.as_str())
+        {
+            return Err(StoreError::Backend(
+                "a remember's receipt names another session".into(),
+            ));
         }
-        self.ensure_project(&artifact.project).await?;
-        let inserted =
-            brain_store_sqlx::sql::writes::insert_artifact(self, &tenant, artifact).await;
-        self.heal(inserted)?;
-        self.pend(caller, receipt, None)
+        self.place_inline()?;
+        let tenant = self.tenant.clone();
+        let ensure = !self.known.contains(&tenant, &artifact.project);
+        let placed = match (self.untouched(), self.groups.clone()) {
+            (Some(warm), Some(groups)) if !ensure => {
+                let on = On::Group(&warm, &groups);
+                one_call_writes::remember(on, caller, ensure, artifact, receipt).await
+            }
+            (Some(warm), _) => {
+                one_call_writes::remember(On::Alone(&warm), caller, ensure, artifact, receipt).await
+            }
+            (None, _) => {
+                let on = On::Open(self.conn().await?);
+                one_call_writes::remember(on, caller, ensure, artifact, receipt).await
+            }
+        };
+        self.heal(placed)?;
+        if ensure {
+            self.ensured
+                .push(KnownProjects::key(&tenant, &artifact.project));
+        }
+        Ok(())
     }
 
     async fn briefing_sources(&mut self, session: &Session) -> Result<BriefingSources, StoreError> {
@@ -363,6 +378,21 @@ impl SqlTx for Tx {
 }
 
 impl Tx {
+    /// Every write has one receipt.
+    fn one_receipt(&self) -> Result<(), StoreError> {
+        if self.receipt.is_some() || self.placed {
+            return Err(StoreError::Backend("a second receipt in one write".into()));
+        }
+        Ok(())
+    }
+
+    /// A one-call write places its receipt itself.
+    fn place_inline(&mut self) -> Result<(), StoreError> {
+        self.one_receipt()?;
+        self.placed = true;
+        Ok(())
+    }
+
     /// Create the project on first use, unless this process has seen it
     /// committed already.
     async fn ensure_project(&mut self, project: &ProjectKey) -> Result<(), StoreError> {
@@ -384,9 +414,7 @@ impl Tx {
         draft: ReceiptDraft,
         history: Option<FocusWrite<'_>>,
     ) -> Result<(), StoreError> {
-        if self.receipt.is_some() {
-            return Err(StoreError::Backend("a second receipt in one write".into()));
-        }
+        self.one_receipt()?;
         let receipt = Receipt::unplaced(caller, draft, now_micros());
         let setting = ledger::pending(&receipt, history)?.to_string();
         self.receipt = Some(Pending {
