@@ -4,19 +4,27 @@
 //! public keys), `exp`, `iss`, `aud` and `sub` are required, `nbf` is checked,
 //! and `alg: none` never validates.
 
-use std::collections::HashMap;
-use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use brain_core::ids::TenantId;
 use brain_core::model::{Caller, CredentialKind, Role};
-use jsonwebtoken::jwk::{AlgorithmParameters, JwkSet};
 use jsonwebtoken::{Algorithm, DecodingKey, Validation, decode, decode_header};
-use serde::Deserialize;
 
 use crate::config::JwtConfig;
 use crate::jwks::Jwks;
+
+mod claims;
+mod keys;
+mod verified;
+
+pub use claims::MAX_TOKEN_BYTES;
+use claims::{
+    Claims, LEEWAY_SECS, MAX_ISS_BYTES, MAX_JTI_BYTES, MAX_SUB_BYTES, RoleMap, claim_at, claim_ok,
+};
+pub(crate) use keys::keys_of_set;
+use keys::load_public_keys;
+use verified::{Remembered, Verified};
 
 /// Who is calling, as authenticated by the front door. Inserted into request
 /// extensions; tools read it from there.
@@ -61,113 +69,6 @@ impl Principal {
 /// request's extensions by the connection registry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Tracer(pub brain_core::ids::SessionId);
-
-#[derive(Debug, Deserialize)]
-struct Claims {
-    iss: String,
-    sub: String,
-    jti: Option<String>,
-    iat: Option<i64>,
-    // Checked by jsonwebtoken; read here only to bound how long a verified
-    // token is remembered ([`Verified`]).
-    exp: Option<f64>,
-    nbf: Option<f64>,
-    /// Every other claim: the tenant and the role are found here where
-    /// [`ClaimMapping`] says.
-    #[serde(flatten)]
-    other: serde_json::Map<String, serde_json::Value>,
-}
-
-/// The claim `at` names in `claims`: a top-level name (namespaced names hold
-/// dots and slashes), else a JSON pointer (`/a/b`), else a dotted path (`a.b`).
-fn claim_at<'a>(
-    claims: &'a serde_json::Map<String, serde_json::Value>,
-    at: &str,
-) -> Option<&'a serde_json::Value> {
-    if let Some(v) = claims.get(at) {
-        return Some(v);
-    }
-    if let Some(pointer) = at.strip_prefix('/') {
-        let mut parts = pointer.splitn(2, '/');
-        let first = parts.next()?.replace("~1", "/").replace("~0", "~");
-        let rest = parts.next().map(|r| format!("/{r}")).unwrap_or_default();
-        return claims.get(&first)?.pointer(&rest);
-    }
-    let mut parts = at.split('.');
-    let mut v = claims.get(parts.next()?)?;
-    for p in parts {
-        v = v.get(p)?;
-    }
-    Some(v)
-}
-
-/// The provider's roles or groups (`name=role,…`) as brain's roles.
-#[derive(Debug, Clone, Default)]
-struct RoleMap(Option<HashMap<String, Role>>);
-
-impl RoleMap {
-    fn parse(spec: Option<&str>) -> anyhow::Result<Self> {
-        let Some(spec) = spec.map(str::trim).filter(|s| !s.is_empty()) else {
-            return Ok(Self(None));
-        };
-        let mut map = HashMap::new();
-        for pair in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let (from, to) = pair
-                .rsplit_once('=')
-                .with_context(|| format!("BRAIN_JWT_ROLE_MAP: {pair:?} is not name=role"))?;
-            let role = Role::parse(to.trim()).with_context(|| {
-                format!("BRAIN_JWT_ROLE_MAP: {to:?} is not agent, operator or relay")
-            })?;
-            map.insert(from.trim().to_owned(), role);
-        }
-        Ok(Self(Some(map)))
-    }
-
-    /// The role a token's role claim gives. With a map: the highest mapped
-    /// value (operator, then relay), `agent` when none is mapped. Without:
-    /// the claim names brain's role, or is absent.
-    fn role(&self, claim: Option<&serde_json::Value>) -> Result<Role, AuthError> {
-        let values: Vec<&str> = match claim {
-            None | Some(serde_json::Value::Null) => Vec::new(),
-            Some(serde_json::Value::String(s)) => vec![s.as_str()],
-            Some(serde_json::Value::Array(a)) if self.0.is_some() => {
-                a.iter().filter_map(serde_json::Value::as_str).collect()
-            }
-            Some(_) => return Err(AuthError::Invalid("the role claim is not a string".into())),
-        };
-        match &self.0 {
-            Some(map) => {
-                let mapped: Vec<Role> =
-                    values.iter().filter_map(|v| map.get(*v)).copied().collect();
-                Ok([Role::Operator, Role::Relay]
-                    .into_iter()
-                    .find(|r| mapped.contains(r))
-                    .unwrap_or(Role::Agent))
-            }
-            None => match values.as_slice() {
-                [] => Ok(Role::Agent),
-                [one] => Role::parse(one).ok_or_else(|| AuthError::Invalid("unknown role".into())),
-                _ => Err(AuthError::Invalid("unknown role".into())),
-            },
-        }
-    }
-}
-
-/// Claim limits: identities end up in receipts, logs and database rows, so a
-/// token may not carry an unbounded or control-laden one.
-const MAX_SUB_BYTES: usize = 256;
-const MAX_ISS_BYTES: usize = 256;
-const MAX_JTI_BYTES: usize = 128;
-/// A bearer token longer than this is refused before it is parsed.
-pub const MAX_TOKEN_BYTES: usize = 8 * 1024;
-/// Clock skew allowed on `exp`, `nbf` and `iat`.
-const LEEWAY_SECS: i64 = 30;
-
-fn claim_ok(value: &str, max: usize) -> bool {
-    !value.trim().is_empty()
-        && value.len() <= max
-        && value.chars().all(brain_core::text::is_identifier_char)
-}
 
 pub(crate) struct PublicKey {
     kid: Option<String>,
@@ -219,64 +120,6 @@ pub struct Authenticator {
     jwks_issuer: String,
     jwks_audience: String,
     verified: Verified,
-}
-
-/// Tokens this replica has verified, so an agent's next call with the same
-/// token skips the signature check and the claims' parsing (about 7 % of the
-/// server's CPU on a `brain_focus_get`). Sound because a JWT's answer depends
-/// only on its text, the keys (fixed for the process) and the clock: an entry
-/// answers only inside the token's own `nbf`..`exp` window (with the same
-/// leeway), and brain revokes no JWT (shared tokens, which can be revoked,
-/// never pass here). Keyed by the SHA-256 of the token, so an entry holds no
-/// secret, and at most [`MAX_VERIFIED`] entries are kept (an entry is at most
-/// about 1 KB with the claim limits below, so 4-5 MB at worst); only a token
-/// that verified gets one, so only a holder of a signing key can fill it.
-#[derive(Default)]
-struct Verified(Mutex<HashMap<[u8; 32], Remembered>>);
-
-struct Remembered {
-    principal: Principal,
-    /// For a token of the provider's JWKS: the set it verified against. A
-    /// newer set may have dropped its key, so it is verified again.
-    jwks_generation: Option<u64>,
-    /// Unix seconds from which, and until which, the token is taken.
-    from: i64,
-    until: i64,
-}
-
-/// At most this many verified tokens are remembered; when full, the expired
-/// ones go, and if none has, all do (they are verified again on next use).
-const MAX_VERIFIED: usize = 4_096;
-
-impl Verified {
-    fn key(token: &str) -> [u8; 32] {
-        use sha2::Digest;
-        sha2::Sha256::digest(token.as_bytes()).into()
-    }
-
-    fn get(&self, key: &[u8; 32], now: i64, jwks_generation: u64) -> Option<Principal> {
-        let map = self.lock();
-        map.get(key)
-            .filter(|r| r.from <= now && now <= r.until)
-            .filter(|r| r.jwks_generation.is_none_or(|g| g == jwks_generation))
-            .map(|r| r.principal.clone())
-    }
-
-    fn put(&self, key: [u8; 32], remembered: Remembered, now: i64) {
-        let mut map = self.lock();
-        if map.len() >= MAX_VERIFIED {
-            map.retain(|_, r| now <= r.until);
-            if map.len() >= MAX_VERIFIED {
-                map.clear();
-            }
-        }
-        map.insert(key, remembered);
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<[u8; 32], Remembered>> {
-        // Entries are inserted whole; a poisoned map is still consistent.
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
-    }
 }
 
 impl Authenticator {
@@ -526,78 +369,6 @@ impl Authenticator {
     }
 }
 
-fn load_public_keys(path: &Path) -> anyhow::Result<Vec<PublicKey>> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read BRAIN_JWT_PUBLIC_KEYS file {}", path.display()))?;
-    let keys: Vec<PublicKey> = if text.trim_start().starts_with('{') {
-        let set: JwkSet =
-            serde_json::from_str(&text).context("BRAIN_JWT_PUBLIC_KEYS is not a JWKS")?;
-        keys_of_set(&set)
-    } else {
-        pem_blocks(&text)
-            .into_iter()
-            .filter_map(|block| {
-                if let Ok(key) = DecodingKey::from_rsa_pem(block.as_bytes()) {
-                    Some(PublicKey {
-                        kid: None,
-                        alg: Algorithm::RS256,
-                        key,
-                    })
-                } else {
-                    DecodingKey::from_ec_pem(block.as_bytes())
-                        .ok()
-                        .map(|key| PublicKey {
-                            kid: None,
-                            alg: Algorithm::ES256,
-                            key,
-                        })
-                }
-            })
-            .collect()
-    };
-    if keys.is_empty() {
-        bail!("BRAIN_JWT_PUBLIC_KEYS holds no usable RS256 or ES256 public key");
-    }
-    Ok(keys)
-}
-
-/// The RS256 and ES256 keys of a JWK set (others are left out).
-pub(crate) fn keys_of_set(set: &JwkSet) -> Vec<PublicKey> {
-    set.keys
-        .iter()
-        .filter_map(|jwk| {
-            let alg = match &jwk.algorithm {
-                AlgorithmParameters::RSA(_) => Algorithm::RS256,
-                AlgorithmParameters::EllipticCurve(_) => Algorithm::ES256,
-                _ => return None,
-            };
-            let key = DecodingKey::from_jwk(jwk).ok()?;
-            Some(PublicKey {
-                kid: jwk.common.key_id.clone(),
-                alg,
-                key,
-            })
-        })
-        .collect()
-}
-
-/// Split a file holding several PEM blocks.
-fn pem_blocks(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    for line in text.lines() {
-        if line.starts_with("-----BEGIN") {
-            cur.clear();
-        }
-        cur.push_str(line);
-        cur.push('\n');
-        if line.starts_with("-----END") {
-            out.push(std::mem::take(&mut cur));
-        }
-    }
-    out
-}
-
 /// Extract the bearer token from an `Authorization` header value.
 pub fn bearer(value: &str) -> Option<&str> {
     let (scheme, token) = value.split_once(' ')?;
@@ -609,6 +380,7 @@ pub fn bearer(value: &str) -> Option<&str> {
 
 #[cfg(test)]
 mod tests {
+    use super::verified::MAX_VERIFIED;
     use super::*;
     use crate::config::Secret;
 
