@@ -164,7 +164,7 @@ fn backticked(markdown: &str) -> BTreeSet<String> {
 /// Every setting the server reads: the clap `env = "…"` names of its
 /// configuration and command line, and `RUST_LOG`.
 fn settings() -> BTreeSet<String> {
-    let source = ["src/config.rs", "src/cli.rs"]
+    let source = ["src/config.rs", "src/cli.rs", "src/cli/commands.rs"]
         .iter()
         .map(|f| std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(f)).unwrap())
         .collect::<String>();

@@ -225,7 +225,7 @@ enum Failed {
 /// One write in its own statement's transaction. A connection that answered
 /// has nothing open and is kept for the next write; one that failed goes
 /// back to sqlx.
-async fn alone(warm: &Warm, build: &Build) -> Answer {
+pub(crate) async fn alone(warm: &Warm, build: &Build) -> Answer {
     let mut held = warm.take().await.map_err(db)?;
     // Its own statement's transaction: the answer is the commit's.
     let rows = build()

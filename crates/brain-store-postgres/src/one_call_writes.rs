@@ -59,16 +59,7 @@ impl On<'_> {
     ) -> Result<Vec<sqlx::postgres::PgRow>, StoreError> {
         match self {
             On::Group(warm, groups) => groups.run(warm, tenant.as_str(), build).await,
-            On::Alone(warm) => {
-                let mut held = warm.take().await.map_err(db)?;
-                let rows = build()
-                    .fetch_all(held.conn())
-                    .await
-                    .map_err(brain_store_sqlx::committing)?;
-                // Answered in its own statement's transaction: nothing is open on it.
-                warm.give(held);
-                Ok(rows)
-            }
+            On::Alone(warm) => crate::group_commit::alone(warm, &build).await,
             On::Open(conn) => build().fetch_all(conn).await.map_err(db),
         }
     }
