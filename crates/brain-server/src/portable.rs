@@ -1,5 +1,5 @@
 //! `brain export` and `brain import`: a tenant's rows as lines of canonical
-//! JSON (brain_store_sqlx::sql::portable), streamed through a buffered file, so
+//! JSON (brain_store_sqlx::sql::export), streamed through a buffered file, so
 //! memory stays bounded whatever the tenant's size.
 
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};

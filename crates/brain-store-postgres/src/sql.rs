@@ -228,42 +228,10 @@ pub(crate) static SQL: Sql = Sql {
          ON CONFLICT DO NOTHING) \
          INSERT INTO receipt_heads (tenant_id, seq, hash) VALUES ($1, 0, $2) ON CONFLICT DO NOTHING",
     ],
-    project_insert: "INSERT INTO projects (tenant_id, project, created_at) VALUES ($1, $2, $3) \
-        ON CONFLICT DO NOTHING",
-    ledger_tip_lock: "SELECT seq, hash FROM receipt_heads WHERE tenant_id = $1 FOR UPDATE",
-    receipt_insert: "INSERT INTO receipts (tenant_id, seq, receipt_id, at, tool, project, \
-        session_id, credential_kind, subject, token_id, connection_id, elevated, outcome, \
-        request_digest, prev_hash, hash) \
-        VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16)",
-    ledger_tip_set: "UPDATE receipt_heads SET seq = $2, hash = $3 WHERE tenant_id = $1",
-    history_insert: "INSERT INTO focus_history (tenant_id, project, slot, revision, body, \
-        session_id, receipt_seq, created_at) VALUES ($1,$2,$3,$4,$5,$6,$7,$8)",
-    focus_write: "UPDATE focus_bodies SET body = $4, revision = $5, updated_at = $6, \
-        updated_by_session = $7 WHERE tenant_id = $1 AND project = $2 AND slot = $3",
     session_close: "UPDATE sessions SET status = $3, ended_at = $4, last_activity_at = $5, \
         summary = $6, next_focus = $7, nothing_to_capture_reason = $8, focus_outcome = $9, \
         abandon_reason = $10, close_digest = $11, close_result = $12 \
         WHERE tenant_id = $1 AND session_id = $2",
-    artifact_insert: "INSERT INTO artifacts (tenant_id, artifact_id, project, session_id, kind, \
-        text, tags, created_at) VALUES ($1,$2,$3,$4,$5,$6,$7,$8)",
-    unattributed: "SELECT artifact_id, count(*) OVER () AS n FROM artifacts \
-        WHERE tenant_id = $1 AND project = $2 AND session_id IS NULL \
-        AND created_at >= $3 AND created_at <= $4 ORDER BY created_at, artifact_id LIMIT 20",
-    artifact_state: "SELECT kind, acknowledged_at IS NOT NULL AS acknowledged FROM artifacts \
-        WHERE tenant_id = $1 AND project = $2 AND artifact_id = $3",
-    acknowledge: "UPDATE artifacts SET acknowledged_at = $4, ack_note = $5 \
-        WHERE tenant_id = $1 AND project = $2 AND artifact_id = $3 \
-        AND kind = 'todo' AND acknowledged_at IS NULL",
-    previous_open: "SELECT session_id, opened_at, last_activity_at FROM sessions \
-        WHERE tenant_id = $1 AND project = $2 AND client_key = $3 AND kind = 'agent' \
-        AND status = 'open' AND session_id <> $4 ORDER BY opened_at DESC LIMIT 1",
-    mental_models: "SELECT kind, name, body, revision, updated_at, updated_by FROM documents \
-        WHERE tenant_id = $1 AND project = $2 AND kind = 'mental_model' ORDER BY name",
-    latest_brief: "SELECT body, generated_at FROM daily_briefs WHERE tenant_id = $1 \
-        AND project = $2 ORDER BY day DESC LIMIT 1",
-    recent_closed: "SELECT session_id, status, summary, ended_at FROM sessions \
-        WHERE tenant_id = $1 AND project = $2 AND kind = 'agent' AND status <> 'open' \
-        ORDER BY ended_at DESC NULLS LAST, session_id LIMIT 5",
     ping: "SELECT 1 AS one",
     gauges: "SELECT (SELECT count(*) FROM sessions WHERE status = 'open' AND kind = 'agent') \
         AS open_sessions, \
@@ -333,4 +301,6 @@ pub(crate) static SQL: Sql = Sql {
         FROM brain_focus_with_slots($1, $2)",
     focus_exists: "SELECT 1 AS one FROM focus_bodies \
         WHERE tenant_id = $1 AND project = $2 AND slot = $3",
+    // Each write the portable forms run has its own form here.
+    portable: None,
 };

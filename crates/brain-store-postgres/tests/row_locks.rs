@@ -115,9 +115,8 @@ async fn a_second_acknowledgement_waits_for_the_first() {
     let mut fx = fixture().await;
     let todo = artifact(&fx.project, ArtifactKind::Todo, "do it");
     let mut tx = fx.store.write(&fx.acme).await.unwrap();
-    brain_store_sqlx::sql::writes::insert_artifact(&mut tx.0, &fx.acme, &todo)
-        .await
-        .unwrap();
+    let d = brain_core::flow::draft("brain_remember", Some(&fx.project), None, "d", Ok(()));
+    tx.remember(&caller(&fx.acme), &todo, d).await.unwrap();
     tx.commit(None).await.unwrap();
     let ack = "UPDATE artifacts SET acknowledged_at = now() WHERE tenant_id = 'acme'";
 

@@ -272,7 +272,7 @@ pub trait Lifecycle: Send + Sync {
     async fn tenant_delete(&self, tenant: &TenantId) -> Result<bool, StoreError>;
 }
 
-/// A tenant's data out of one store and into another (`brain_store_sqlx::sql::portable`).
+/// A tenant's data out of one store and into another (`brain_store_sqlx::sql::export`).
 #[async_trait]
 pub trait Portable: Send + Sync {
     /// Every row of the tenant, each handed to `sink` as one JSON value, in

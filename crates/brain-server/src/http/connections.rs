@@ -19,7 +19,8 @@ use rmcp::transport::streamable_http_server::session::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use serde_json::Value;
 
-use super::limits::{MAX_INIT_PARAMS_BYTES, payload_too_large, too_many};
+use super::bodies::payload_too_large;
+use super::limits::{MAX_INIT_PARAMS_BYTES, too_many};
 use super::{AppState, MAX_BODY_BYTES};
 use crate::auth::{Principal, Tracer};
 use crate::refusal::Refusal;

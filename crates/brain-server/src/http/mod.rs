@@ -6,6 +6,7 @@
 
 mod admin;
 mod authn;
+mod bodies;
 mod connections;
 mod console;
 mod guard;
@@ -144,12 +145,12 @@ pub fn router(state: AppState, opts: HttpOptions) -> Router {
             state.clone(),
             limits::in_flight,
         ))
-        .layer(axum::middleware::from_fn(limits::read_body))
+        .layer(axum::middleware::from_fn(bodies::read_body))
         .layer(axum::middleware::from_fn_with_state(
             registry,
             connections::bind,
         ))
-        .layer(axum::middleware::from_fn(limits::envelope_errors))
+        .layer(axum::middleware::from_fn(bodies::envelope_errors))
         .service(mcp);
 
     let admin = admin::routes()
@@ -158,7 +159,7 @@ pub fn router(state: AppState, opts: HttpOptions) -> Router {
             state.clone(),
             limits::rate_limit,
         )))
-        .layer(axum::middleware::from_fn(limits::read_body))
+        .layer(axum::middleware::from_fn(bodies::read_body))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             authn::require_credential,
@@ -201,8 +202,8 @@ pub fn router(state: AppState, opts: HttpOptions) -> Router {
         )
         .route_service("/mcp", mcp)
         .fallback(|| async { Refusal::new(ErrorCode::NotFound, "no such route") })
-        .layer(axum::middleware::from_fn(limits::limit_declared_body))
-        .layer(axum::middleware::from_fn(limits::close_after_refusal))
+        .layer(axum::middleware::from_fn(bodies::limit_declared_body))
+        .layer(axum::middleware::from_fn(bodies::close_after_refusal))
         .layer(axum::middleware::from_fn(security_headers))
         .layer(axum::middleware::from_fn(crate::metrics::track_http))
         .layer(TraceLayer::new_for_http().make_span_with(meta::span_for))

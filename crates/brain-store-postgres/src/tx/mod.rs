@@ -1,5 +1,6 @@
-//! A PostgreSQL write transaction as `brain_core::flow` needs it: the SQL of
-//! every `CloseTx` operation. `brain_core::writes` opens it and runs the flows.
+//! A PostgreSQL write transaction as `brain_core::flow` needs it: its form
+//! of each `SqlTx` operation it fuses or runs as a function, the portable
+//! form of the rest. `brain_core::writes` opens it and runs the flows.
 
 use async_trait::async_trait;
 use brain_core::error::StoreError;
@@ -26,6 +27,7 @@ use crate::one_call_writes::{self, On};
 use crate::{PgTx, db, dialect, ledger};
 
 mod closing;
+mod todos;
 use brain_store_sqlx::sql::sessions;
 use closing::{close_counts, lock_close, lock_first};
 
@@ -294,27 +296,8 @@ impl SqlTx for Tx {
         project: &ProjectKey,
         ids: &[ArtifactId],
     ) -> Result<Vec<(ArtifactId, ArtifactKind, bool)>, StoreError> {
-        let uuids: Vec<uuid::Uuid> = ids.iter().map(|i| i.as_uuid()).collect();
-        let rows: Vec<(uuid::Uuid, String, bool)> = sqlx::query_as(
-            // Locked: an acknowledgement that commits meanwhile would
-            // otherwise be answered as this one's (SPEC §2.7); in id order,
-            // so two acks of overlapping ids lock in the same order.
-            "SELECT artifact_id, kind, acknowledged_at IS NOT NULL FROM artifacts \
-             WHERE tenant_id = $1 AND project = $2 AND artifact_id = ANY($3) \
-             ORDER BY artifact_id FOR UPDATE",
-        )
-        .bind(self.tenant.as_str().to_owned())
-        .bind(project.as_str())
-        .bind(&uuids)
-        .fetch_all(self.conn().await?)
-        .await
-        .map_err(db)?;
-        Ok(rows
-            .into_iter()
-            .filter_map(|(id, kind, ack)| {
-                ArtifactKind::parse(&kind).map(|k| (ArtifactId::from_uuid(id), k, ack))
-            })
-            .collect())
+        let tenant = self.tenant.clone();
+        todos::lock_todos(self.conn().await?, &tenant, project, ids).await
     }
 
     async fn acknowledge(
@@ -325,22 +308,7 @@ impl SqlTx for Tx {
         at: DateTime<Utc>,
     ) -> Result<i64, StoreError> {
         let tenant = self.tenant.clone();
-        if !ids.is_empty() {
-            let uuids: Vec<uuid::Uuid> = ids.iter().map(|i| i.as_uuid()).collect();
-            sqlx::query(
-                "UPDATE artifacts SET acknowledged_at = $4, ack_note = $5 \
-                 WHERE tenant_id = $1 AND project = $2 AND artifact_id = ANY($3) \
-                 AND kind = 'todo' AND acknowledged_at IS NULL",
-            )
-            .bind(tenant.as_str())
-            .bind(project.as_str())
-            .bind(&uuids)
-            .bind(at)
-            .bind(note)
-            .execute(self.conn().await?)
-            .await
-            .map_err(db)?;
-        }
+        todos::acknowledge(self.conn().await?, &tenant, project, ids, note, at).await?;
         sessions::inbox_count(self, &tenant, project).await
     }
 

@@ -19,15 +19,16 @@
 pub mod briefs;
 pub mod connections;
 pub mod console;
+pub mod export;
 pub mod lifecycle;
 pub mod ops;
-pub mod portable;
 pub mod reads;
 pub mod recall;
 pub mod rows;
 pub mod sessions;
 mod text;
 mod tx;
+mod write_port;
 pub mod writes;
 
 use async_trait::async_trait;
@@ -41,8 +42,9 @@ use brain_core::ids::{
 };
 use brain_core::store::StoreSettings;
 
-pub use text::Sql;
-pub use tx::{SqlTx, SqlWrite};
+pub use text::{PortableWrites, Sql};
+pub use tx::SqlTx;
+pub use write_port::SqlWrite;
 
 /// One statement parameter, in the types brain stores; each store encodes
 /// them in its own column types.

@@ -202,53 +202,20 @@ pub struct Sql {
     /// tenant → seq, hash of the tenant's ledger tip.
     pub ledger_tip: &'static str,
 
-    // The portable writes (`super::writes`). PostgreSQL overrides most of the
-    // `CloseTx` methods that run these with fused statements; its texts here
-    // are the same writes one statement at a time, run by its test
-    // `portable_writes` (SQLite runs them always).
+    // Writes both stores run (`super::writes`); those only the portable forms
+    // run are in [`PortableWrites`].
     /// Each of these in order, with tenant, genesis_hash, now: create the
     /// tenant and its ledger tip when missing.
     pub tenant_ensure: &'static [&'static str],
-    /// tenant, project, now: create the project when missing.
-    pub project_insert: &'static str,
-    /// tenant → seq, hash of the tenant's ledger tip, locked for the
-    /// transaction.
-    pub ledger_tip_lock: &'static str,
-    /// tenant, seq, receipt_id, at, tool, project, session_id,
-    /// credential_kind, subject, token_id, connection_id, elevated, outcome,
-    /// request_digest, prev_hash, hash.
-    pub receipt_insert: &'static str,
-    /// tenant, seq, hash: move the ledger tip.
-    pub ledger_tip_set: &'static str,
-    /// tenant, project, slot, revision, body, session_id, receipt_seq,
-    /// created_at.
-    pub history_insert: &'static str,
-    /// tenant, project, slot, body, revision, updated_at, updated_by_session.
-    pub focus_write: &'static str,
     /// tenant, session_id, status, ended_at, last_activity_at, summary,
     /// next_focus, nothing_to_capture_reason, focus_outcome, abandon_reason,
     /// close_digest, close_result.
     pub session_close: &'static str,
-    /// tenant, artifact_id, project, session_id, kind, text, tags, created_at.
-    pub artifact_insert: &'static str,
-    /// tenant, project, from, until → artifact_id and `n` (all of them) of
-    /// the project's artifacts of no session created in [from, until], the
-    /// first 20 by creation.
-    pub unattributed: &'static str,
-    /// tenant, project, artifact_id → kind, `acknowledged`.
-    pub artifact_state: &'static str,
-    /// tenant, project, artifact_id, at, note: acknowledge an open todo.
-    pub acknowledge: &'static str,
-    /// tenant, project, client_key, session_id → session_id, opened_at,
-    /// last_activity_at of the client's newest other open agent session.
-    pub previous_open: &'static str,
-    /// tenant, project → the project's mental models as documents, by name.
-    pub mental_models: &'static str,
-    /// tenant, project → body, generated_at of the newest daily brief.
-    pub latest_brief: &'static str,
-    /// tenant, project → session_id, status, summary, ended_at of the five
-    /// newest closed agent sessions.
-    pub recent_closed: &'static str,
+    /// The texts of the writes only the portable forms of [`super::SqlTx`]
+    /// run (SQLite's); `None` for a store that runs its own form of each
+    /// (PostgreSQL's functions and fused statements), which then has no
+    /// second form of them to keep.
+    pub portable: Option<&'static PortableWrites>,
 }
 
 /// The columns of an elevation, for a store's statements.
@@ -298,4 +265,46 @@ macro_rules! artifact_columns {
         "a.artifact_id, a.project, a.session_id, a.kind, a.text, a.tags, a.created_at, \
          a.acknowledged_at, a.ack_note"
     };
+}
+
+/// The statements of the portable writes that a store with forms of its own
+/// never runs ([`Sql::portable`]).
+#[derive(Debug)]
+pub struct PortableWrites {
+    /// tenant, project, now: create the project when missing.
+    pub project_insert: &'static str,
+    /// tenant → seq, hash of the tenant's ledger tip, locked for the
+    /// transaction.
+    pub ledger_tip_lock: &'static str,
+    /// tenant, seq, receipt_id, at, tool, project, session_id,
+    /// credential_kind, subject, token_id, connection_id, elevated, outcome,
+    /// request_digest, prev_hash, hash.
+    pub receipt_insert: &'static str,
+    /// tenant, seq, hash: move the ledger tip.
+    pub ledger_tip_set: &'static str,
+    /// tenant, project, slot, revision, body, session_id, receipt_seq,
+    /// created_at.
+    pub history_insert: &'static str,
+    /// tenant, project, slot, body, revision, updated_at, updated_by_session.
+    pub focus_write: &'static str,
+    /// tenant, artifact_id, project, session_id, kind, text, tags, created_at.
+    pub artifact_insert: &'static str,
+    /// tenant, project, from, until → artifact_id and `n` (all of them) of
+    /// the project's artifacts of no session created in [from, until], the
+    /// first 20 by creation.
+    pub unattributed: &'static str,
+    /// tenant, project, artifact_id → kind, `acknowledged`.
+    pub artifact_state: &'static str,
+    /// tenant, project, artifact_id, at, note: acknowledge an open todo.
+    pub acknowledge: &'static str,
+    /// tenant, project, client_key, session_id → session_id, opened_at,
+    /// last_activity_at of the client's newest other open agent session.
+    pub previous_open: &'static str,
+    /// tenant, project → the project's mental models as documents, by name.
+    pub mental_models: &'static str,
+    /// tenant, project → body, generated_at of the newest daily brief.
+    pub latest_brief: &'static str,
+    /// tenant, project → session_id, status, summary, ended_at of the five
+    /// newest closed agent sessions.
+    pub recent_closed: &'static str,
 }

@@ -10,7 +10,7 @@ use super::sessions::{
     ensure_slot, inbox_count, insert_session, ledger_size, load_document, load_focus, load_session,
     open_agent_sessions, slot_key,
 };
-use super::{Conn, Param, Row, corrupt, sessions};
+use super::{Conn, Param, PortableWrites, Row, corrupt, sessions};
 use brain_core::error::StoreError;
 use brain_core::flow::FocusWrite;
 use brain_core::ids::{ArtifactId, ProjectKey, SessionId, TenantId};
@@ -70,7 +70,7 @@ pub async fn ensure_project<C: Conn + ?Sized>(
 ) -> Result<(), StoreError> {
     ensure_tenant(c, tenant).await?;
     let params = [tenant.into(), project.into(), now_micros().into()];
-    c.execute(c.sql().project_insert, &params).await?;
+    c.execute(portable(c)?.project_insert, &params).await?;
     c.execute(
         c.sql().slot_ensure,
         &[tenant.into(), project.into(), "".into()],
@@ -136,7 +136,7 @@ pub async fn close_counts<C: Conn + ?Sized>(
         s.opened_at.into(),
         until.into(),
     ];
-    let found = c.fetch_all(c.sql().unattributed, &params).await?;
+    let found = c.fetch_all(portable(c)?.unattributed, &params).await?;
     let count = match found.first() {
         Some(r) => r.int("n")?,
         None => 0,
@@ -159,7 +159,7 @@ pub async fn append_receipt<C: Conn + ?Sized>(
     history: Option<FocusWrite<'_>>,
 ) -> Result<Receipt, StoreError> {
     let tip = c
-        .fetch_optional(c.sql().ledger_tip_lock, &[(&caller.tenant).into()])
+        .fetch_optional(portable(c)?.ledger_tip_lock, &[(&caller.tenant).into()])
         .await?
         .ok_or_else(|| StoreError::Backend("tenant has no ledger tip".into()))?;
     let r = Receipt::chain(
@@ -187,9 +187,9 @@ pub async fn append_receipt<C: Conn + ?Sized>(
         (&r.prev_hash).into(),
         (&r.hash).into(),
     ];
-    c.execute(c.sql().receipt_insert, &params).await?;
+    c.execute(portable(c)?.receipt_insert, &params).await?;
     let params = [(&r.tenant).into(), r.seq.into(), (&r.hash).into()];
-    c.execute(c.sql().ledger_tip_set, &params).await?;
+    c.execute(portable(c)?.ledger_tip_set, &params).await?;
     if let Some(w) = history {
         let params = [
             (&r.tenant).into(),
@@ -201,7 +201,7 @@ pub async fn append_receipt<C: Conn + ?Sized>(
             r.seq.into(),
             w.at.into(),
         ];
-        c.execute(c.sql().history_insert, &params).await?;
+        c.execute(portable(c)?.history_insert, &params).await?;
     }
     // Counted when appended; the caller commits it in the same transaction.
     metrics::counter!("brain_receipts_written_total").increment(1);
@@ -228,7 +228,7 @@ pub async fn apply_close<C: Conn + ?Sized>(
             w.at.into(),
             w.session.session_id.into(),
         ];
-        c.execute(c.sql().focus_write, &params).await?;
+        c.execute(portable(c)?.focus_write, &params).await?;
     }
     let params: [Param; 12] = [
         tenant.into(),
@@ -263,7 +263,7 @@ pub async fn insert_artifact<C: Conn + ?Sized>(
         a.tags.as_slice().into(),
         a.created_at.into(),
     ];
-    c.execute(c.sql().artifact_insert, &params).await?;
+    c.execute(portable(c)?.artifact_insert, &params).await?;
     Ok(())
 }
 
@@ -278,7 +278,9 @@ pub async fn artifact_states<C: Conn + ?Sized>(
     let mut out = Vec::with_capacity(ids.len());
     for id in ids {
         let params = [tenant.into(), project.into(), (*id).into()];
-        if let Some(r) = c.fetch_optional(c.sql().artifact_state, &params).await?
+        if let Some(r) = c
+            .fetch_optional(portable(c)?.artifact_state, &params)
+            .await?
             && let Some(k) = ArtifactKind::parse(&r.text("kind")?)
         {
             out.push((*id, k, r.flag("acknowledged")?));
@@ -305,7 +307,7 @@ pub async fn acknowledge<C: Conn + ?Sized>(
             at.into(),
             note.into(),
         ];
-        c.execute(c.sql().acknowledge, &params).await?;
+        c.execute(portable(c)?.acknowledge, &params).await?;
     }
     Ok(())
 }
@@ -325,7 +327,10 @@ pub async fn briefing_sources<C: Conn + ?Sized>(
         session.client_key.as_str().into(),
         session.session_id.into(),
     ];
-    let previous_open = match c.fetch_optional(c.sql().previous_open, &params).await? {
+    let previous_open = match c
+        .fetch_optional(portable(c)?.previous_open, &params)
+        .await?
+    {
         None => None,
         Some(r) => {
             let id = SessionId::from_uuid(r.uuid("session_id")?);
@@ -339,7 +344,7 @@ pub async fn briefing_sources<C: Conn + ?Sized>(
     let sync = DocumentKind::SyncNote;
     let sync = load_document(c, tenant, project, sync, "", false).await?;
     let params = [tenant.into(), project.into()];
-    let models = c.fetch_all(c.sql().mental_models, &params).await?;
+    let models = c.fetch_all(portable(c)?.mental_models, &params).await?;
     let mut mental_models = Vec::with_capacity(models.len());
     for r in &models {
         let d = sessions::document(r.as_ref())?;
@@ -348,7 +353,7 @@ pub async fn briefing_sources<C: Conn + ?Sized>(
             body: d.body,
         });
     }
-    let brief = match c.fetch_optional(c.sql().latest_brief, &params).await? {
+    let brief = match c.fetch_optional(portable(c)?.latest_brief, &params).await? {
         Some(r) => Some(Brief::at(
             r.text("body")?,
             r.time("generated_at")?,
@@ -356,7 +361,7 @@ pub async fn briefing_sources<C: Conn + ?Sized>(
         )),
         None => None,
     };
-    let recent = c.fetch_all(c.sql().recent_closed, &params).await?;
+    let recent = c.fetch_all(portable(c)?.recent_closed, &params).await?;
     let recent_sessions = recent
         .iter()
         .map(|r| recent_session(r.as_ref()))
@@ -384,4 +389,12 @@ fn recent_session(r: &dyn Row) -> Result<RecentSession, StoreError> {
         summary: r.opt_text("summary")?,
         ended_at: r.opt_time("ended_at")?,
     })
+}
+
+/// The statements of the writes only the portable forms run; a store with
+/// forms of its own (PostgreSQL) has none, and never calls these.
+fn portable<C: Conn + ?Sized>(c: &C) -> Result<&'static PortableWrites, StoreError> {
+    c.sql()
+        .portable
+        .ok_or_else(|| StoreError::Backend("this store writes this in a form of its own".into()))
 }

@@ -205,90 +205,121 @@ pub async fn open(ctx: &ToolCtx<'_>, raw: JsonObject) -> SeedResult {
     })))
 }
 
+/// A seed refusal not yet answered: its code, HTTP status, message and next step.
+struct Refused {
+    code: &'static str,
+    status: u16,
+    message: String,
+    next: &'static str,
+}
+
+impl Refused {
+    fn new(
+        code: &'static str,
+        status: u16,
+        message: impl Into<String>,
+        next: &'static str,
+    ) -> Self {
+        Self {
+            code,
+            status,
+            message: message.into(),
+            next,
+        }
+    }
+}
+
+/// Why a close stops before sealing: a refusal in the seed's envelope (with
+/// the id the caller gave, once known), or a store failure.
+enum Stop {
+    Refused(Refused, Option<String>),
+    Failed(StoreError),
+}
+
+/// The raw session a close names (the id as given, and the session), open,
+/// confirmed and the caller's own, checked in the seed's order.
+async fn sealable(
+    ctx: &ToolCtx<'_>,
+    a: &CloseArgs,
+) -> Result<(String, brain_core::store::SessionDetail), Stop> {
+    let given = match (&a.session_id, &a.id) {
+        (Some(s), Some(i)) if s != i => {
+            let why = "session_id and id are aliases and hold two different values; send one";
+            let r = Refused::new(
+                "invalid_argument",
+                422,
+                why,
+                "Call again with only session_id.",
+            );
+            return Err(Stop::Refused(r, None));
+        }
+        (Some(s), _) | (None, Some(s)) => s.clone(),
+        (None, None) => {
+            let next = "Pass the session_id runtime_session_open returned.";
+            let r = Refused::new("invalid_argument", 422, "session_id required", next);
+            return Err(Stop::Refused(r, None));
+        }
+    };
+    let not_found = || {
+        let why = "no raw runtime session with this id in your tenant";
+        Refused::new("session_not_found", 404, why, "Check the id.")
+    };
+    let Ok(session_id) = SessionId::parse(&given) else {
+        return Err(Stop::Refused(not_found(), Some(given)));
+    };
+    // A raw session is one of `_runtime`'s; anything else is not one to seal here.
+    let detail = match ctx.store.session_get(&ctx.caller.tenant, session_id).await {
+        Ok(d) if d.session.project.as_str() == ProjectKey::RUNTIME => d,
+        Ok(_) | Err(StoreError::Domain(_)) => return Err(Stop::Refused(not_found(), Some(given))),
+        Err(e) => return Err(Stop::Failed(e)),
+    };
+    let refused = if detail.session.status != SessionStatus::Open {
+        let why = format!(
+            "the session is already sealed ({}); a close never reopens it",
+            detail.session.status
+        );
+        Some(Refused::new(
+            "session_closed",
+            409,
+            why,
+            "Nothing to do: the session stays sealed.",
+        ))
+    } else if !a.confirm && !a.dry_run {
+        let why = "sealing a session needs confirm=true (or dry_run=true to preview)";
+        let next = "Ask the user to confirm, then call again with confirm=true.";
+        Some(Refused::new("MCP-CONFIRM-REQUIRED", 428, why, next))
+    } else if !brain_core::rules::opened_by_caller(&detail.session, &ctx.caller) {
+        // Only the session's own identity may seal it (brain's client-key guard).
+        let why = "this raw session was opened by another credential or role; only it, with that role, can seal it";
+        Some(Refused::new(
+            "client_key_mismatch",
+            409,
+            why,
+            "Leave it to its owner or to expiry.",
+        ))
+    } else {
+        None
+    };
+    match refused {
+        Some(r) => Err(Stop::Refused(r, Some(given))),
+        None => Ok((given, detail)),
+    }
+}
+
 pub async fn close(ctx: &ToolCtx<'_>, raw: JsonObject) -> SeedResult {
     let a: CloseArgs = match args::parse_tool(raw) {
         Ok(a) => a,
         Err(e) => return refusal_from(ctx, &e, None).await,
     };
-    let given = match (&a.session_id, &a.id) {
-        (Some(s), Some(i)) if s != i => {
-            return refuse(
-                ctx,
-                "invalid_argument",
-                422,
-                "session_id and id are aliases and hold two different values; send one",
-                "Call again with only session_id.",
-                None,
-            )
-            .await;
+    let (given, detail) = match sealable(ctx, &a).await {
+        Ok(found) => found,
+        Err(Stop::Refused(r, given)) => {
+            let given = given.as_deref();
+            return refuse(ctx, r.code, r.status, &r.message, r.next, given).await;
         }
-        (Some(s), _) | (None, Some(s)) => s.clone(),
-        (None, None) => {
-            return refuse(
-                ctx,
-                "invalid_argument",
-                422,
-                "session_id required",
-                "Pass the session_id runtime_session_open returned.",
-                None,
-            )
-            .await;
-        }
+        Err(Stop::Failed(e)) => return Err(e),
     };
-    let not_found = "no raw runtime session with this id in your tenant";
-    let Ok(session_id) = SessionId::parse(&given) else {
-        return refuse(
-            ctx,
-            "session_not_found",
-            404,
-            not_found,
-            "Check the id.",
-            Some(&given),
-        )
-        .await;
-    };
-    let tenant = &ctx.caller.tenant;
-    // A raw session is one of `_runtime`'s; anything else is not one to seal here.
-    let detail = match ctx.store.session_get(tenant, session_id).await {
-        Ok(d) if d.session.project.as_str() == ProjectKey::RUNTIME => d,
-        Ok(_) | Err(StoreError::Domain(_)) => {
-            return refuse(
-                ctx,
-                "session_not_found",
-                404,
-                not_found,
-                "Check the id.",
-                Some(&given),
-            )
-            .await;
-        }
-        Err(e) => return Err(e),
-    };
-    if detail.session.status != SessionStatus::Open {
-        return refuse(
-            ctx,
-            "session_closed",
-            409,
-            &format!(
-                "the session is already sealed ({}); a close never reopens it",
-                detail.session.status
-            ),
-            "Nothing to do: the session stays sealed.",
-            Some(&given),
-        )
-        .await;
-    }
-    if !a.confirm && !a.dry_run {
-        return refuse(
-            ctx,
-            "MCP-CONFIRM-REQUIRED",
-            428,
-            "sealing a session needs confirm=true (or dry_run=true to preview)",
-            "Ask the user to confirm, then call again with confirm=true.",
-            Some(&given),
-        )
-        .await;
-    }
+    let session_id = detail.session.session_id;
     let req = EndRequest {
         session_id,
         expected_client_key: detail.session.client_key.as_str().to_owned(),
@@ -303,18 +334,6 @@ pub async fn close(ctx: &ToolCtx<'_>, raw: JsonObject) -> SeedResult {
         digest: args::digest(&json!({"tool": CLOSE, "session_id": session_id}), &[]),
         merge: Default::default(),
     };
-    // Only the session's own identity may seal it (brain's client-key guard).
-    if !brain_core::rules::opened_by_caller(&detail.session, &ctx.caller) {
-        return refuse(
-            ctx,
-            "client_key_mismatch",
-            409,
-            "this raw session was opened by another credential or role; only it, with that role, can seal it",
-            "Leave it to its owner or to expiry.",
-            Some(&given),
-        )
-        .await;
-    }
     let ended = match ctx.store.end_session(&ctx.caller, req).await {
         Ok(v) => v,
         Err(StoreError::Domain(e)) => return refusal_from(ctx, &e, Some(&given)).await,
