@@ -203,6 +203,10 @@ pub enum StoreError {
     Domain(#[from] DomainError),
     #[error("storage failure: {0}")]
     Backend(String),
+    /// The database driver failed; the driver's error is kept as the source,
+    /// so the server's log can tell the whole chain.
+    #[error("storage failure: {0}")]
+    Driver(#[source] Box<dyn std::error::Error + Send + Sync + 'static>),
     /// A merging end found its revision stale, or the focus moved since its
     /// merge: nothing was written. Never leaves the store: its caller merges
     /// onto `current` and closes again (`SessionWrites::end_session`).
@@ -225,11 +229,47 @@ impl StoreError {
     pub fn backend(e: impl std::fmt::Display) -> Self {
         Self::Backend(e.to_string())
     }
+
+    /// A driver's failure, kept whole as this error's source.
+    pub fn driver(e: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self::Driver(Box::new(e))
+    }
+
+    /// This error and each of its causes, as one line for the server's log.
+    pub fn chain(&self) -> String {
+        let mut line = self.to_string();
+        let mut cause = std::error::Error::source(self);
+        while let Some(c) = cause {
+            let text = c.to_string();
+            // A cause this error's own text already quotes is said once.
+            if !line.ends_with(&text) {
+                line.push_str(": ");
+                line.push_str(&text);
+            }
+            cause = c.source();
+        }
+        line
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("the connection was reset")]
+    struct Reset(#[source] std::io::Error);
+
+    #[test]
+    fn a_driver_error_keeps_its_causes() {
+        let broken = std::io::Error::new(std::io::ErrorKind::BrokenPipe, "broken pipe");
+        let e = StoreError::driver(Reset(broken));
+        assert_eq!(
+            e.chain(),
+            "storage failure: the connection was reset: broken pipe"
+        );
+        assert_eq!(e.to_string(), "storage failure: the connection was reset");
+    }
 
     /// ALL holds every code, each once: a new code fails to compile here
     /// until it has its place, and then fails until ALL holds it there.

@@ -20,6 +20,8 @@ mod shared_tokens;
 pub use commands::*;
 use shared_tokens::run_shared;
 
+/// Run one `brain` command. One arm per command, each a few lines: longer
+/// than 80 lines, but read as the table of what each command does.
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Serve(cfg) => run_serve(*cfg).await,
@@ -181,6 +183,11 @@ fn tenant_arg(t: &str) -> anyhow::Result<TenantId> {
 
 const NO_CREDENTIAL: &str = "no credential is configured: set BRAIN_JWT_HS256_SECRET or BRAIN_JWT_PUBLIC_KEYS, or create a shared token; brain never starts open to anyone";
 
+/// `brain serve`: the start-up in the order it must happen (credentials
+/// checked before a database file is created, the store opened, a listener,
+/// the state, the background tasks, then serving until the shutdown). Kept
+/// as one sequence, longer than 80 lines: split, the order that makes it
+/// safe would be spread over several functions.
 async fn run_serve(mut cfg: ServeConfig) -> anyhow::Result<()> {
     if cfg.dev && cfg.jwt.hs256_secret.is_none() {
         cfg.jwt.hs256_secret = Some(crate::dev::secret(&cfg.database.url)?);

@@ -62,7 +62,7 @@ impl Refusal {
     /// Log the cause of an `internal` once, where it is answered.
     fn log(&self, at: &str) {
         if let Some(cause) = &self.cause {
-            tracing::error!(at, error = %cause, "a call failed in the store");
+            tracing::error!(at, error = %cause.chain(), "a call failed in the store");
         }
     }
 

@@ -122,9 +122,6 @@ impl WriteTx for MemoryTx {
         slot: Option<&SlotName>,
         revision: Revision,
     ) -> Result<Option<String>, StoreError> {
-        if revision <= 0 {
-            return Ok(Some(String::new()));
-        }
         let key = (focus_key(project, slot), revision);
         Ok(self.rows.history.get(&key).map(|h| h.body.clone()))
     }

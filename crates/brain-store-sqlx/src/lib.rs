@@ -82,7 +82,7 @@ pub fn db(e: sqlx::Error) -> StoreError {
         ));
     }
     lost::note(&e);
-    StoreError::backend(e)
+    StoreError::driver(e)
 }
 
 /// As [`db`], for the round trip that commits a write (an explicit

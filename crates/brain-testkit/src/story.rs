@@ -88,6 +88,7 @@ pub fn code(e: StoreError) -> ErrorCode {
     match e {
         StoreError::Domain(d) => d.code,
         StoreError::Backend(b) => panic!("backend error: {b}"),
+        StoreError::Driver(d) => panic!("driver error: {d}"),
         StoreError::MergeNeeded(_) => panic!("a merge stop left the store"),
     }
 }

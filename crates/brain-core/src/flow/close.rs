@@ -1,4 +1,4 @@
-//! The calls that close a session: end and relay (SPEC §2.4), abandon (§2.6).
+//! The calls that close a session with a close decision: end and relay (SPEC §2.4).
 
 use super::close_answer::{
     finish, mark_merge, preview, replay_diff_job, replay_needs_body_before, with_diff,
@@ -10,10 +10,10 @@ use serde_json::Value;
 use crate::error::{DomainError, MergeNeeded, StoreError};
 use crate::ids::{ClientKey, SlotName};
 use crate::memory::Document;
-use crate::model::{Caller, Focus, FocusOutcome, Session, SessionStatus, now_micros};
-use crate::outcome::{AbandonResult, EndResult, as_replay, slot_after_relay};
+use crate::model::{Caller, Focus, FocusOutcome, Session, now_micros};
+use crate::outcome::{EndResult, as_replay, slot_after_relay};
 use crate::receipt::ReceiptDraft;
-use crate::requests::{AbandonRequest, EndRequest, MergeStep, OverrideGrant};
+use crate::requests::{EndRequest, MergeStep, OverrideGrant};
 use crate::rules::{self, CloseDecision, CloseKind};
 use crate::store::{LockedClose, SlotView, Unattributed};
 use std::borrow::Cow;
@@ -181,7 +181,7 @@ async fn answer_replay<T: WriteTx>(
     let before = match replay_needs_body_before(&stored) {
         Some(rev) => {
             let slot = l.session.bound_slot.as_ref();
-            tx.focus_body_at(&l.session.project, slot, rev).await?
+            body_at(&mut tx, &l.session.project, slot, rev).await?
         }
         None => None,
     };
@@ -204,7 +204,7 @@ async fn stop_to_merge<T: WriteTx>(
     let base = match base_needed {
         true => {
             let at = req.expected_focus_revision;
-            tx.focus_body_at(&l.session.project, slot, at).await?
+            body_at(&mut tx, &l.session.project, slot, at).await?
         }
         false => None,
     };
@@ -214,6 +214,20 @@ async fn stop_to_merge<T: WriteTx>(
         current: l.target,
         target: l.session.bound_slot,
     })))
+}
+
+/// A focus's body at `revision`: revision 0 is the empty body every focus
+/// starts from, which no history row holds.
+async fn body_at<T: WriteTx>(
+    tx: &mut T,
+    project: &crate::ids::ProjectKey,
+    slot: Option<&SlotName>,
+    revision: crate::model::Revision,
+) -> Result<Option<String>, StoreError> {
+    if revision <= 0 {
+        return Ok(Some(String::new()));
+    }
+    tx.focus_body_at(project, slot, revision).await
 }
 
 /// The request as decided: keep_focus ends on the body found, a merge on
@@ -327,71 +341,4 @@ fn merge_needed(req: &EndRequest, found: &Focus, bound: Option<&SlotName>) -> Op
         }
         _ => None,
     }
-}
-
-/// Abandon (SPEC §2.6): steps 1–3, a non-blank reason, consent; no focus write.
-pub async fn abandon<T: WriteTx>(
-    mut tx: T,
-    caller: &Caller,
-    req: &AbandonRequest,
-) -> Result<Value, StoreError> {
-    const TOOL: &str = "brain_session_abandon";
-    let loaded = tx.lock_session(req.session_id).await?;
-    let project = loaded.as_ref().map(|l| l.0.project.clone());
-    let draft = |outcome: Result<(), &DomainError>| {
-        draft(
-            TOOL,
-            project.as_ref(),
-            Some(req.session_id),
-            &req.digest,
-            outcome,
-        )
-    };
-    let (mut session, close_record) = match rules::check_session(
-        loaded.as_ref().map(|l| &l.0),
-        &req.expected_client_key,
-        caller,
-        rules::Door::Brain,
-    ) {
-        Ok(s) => (s.clone(), loaded.as_ref().and_then(|l| l.1.clone())),
-        Err(e) => return refuse(tx, caller, req.dry_run, draft(Err(&e)), e).await,
-    };
-    match rules::check_open_or_replay(&session, close_record.as_ref(), &req.digest) {
-        Ok(Some(stored)) => {
-            tx.finish_read().await?;
-            return Ok(as_replay(stored, None));
-        }
-        Ok(None) => {}
-        Err(e) => return refuse(tx, caller, req.dry_run, draft(Err(&e)), e).await,
-    }
-    if let Err(e) = rules::check_abandon(&req.reason, req.confirm, req.dry_run) {
-        return refuse(tx, caller, req.dry_run, draft(Err(&e)), e).await;
-    }
-    let now = now_micros();
-    session.status = SessionStatus::Abandoned;
-    session.ended_at = Some(now);
-    session.last_activity_at = now;
-    session.abandon_reason = Some(req.reason.clone());
-    let result = AbandonResult {
-        session: session.clone(),
-        replayed: false,
-        dry_run: req.dry_run,
-        would: req.dry_run.then_some("abandoned"),
-    };
-    let value = serde_json::to_value(result).map_err(StoreError::backend)?;
-    if req.dry_run {
-        tx.finish_read().await?;
-        return Ok(value);
-    }
-    let write = CloseWrite {
-        session: &session,
-        focus: None,
-        next_session: None,
-        digest: &req.digest,
-        result: &value,
-        receipt: draft(Ok(())),
-    };
-    tx.apply_close(caller, write).await?;
-    tx.commit(None).await?;
-    Ok(value)
 }

@@ -38,13 +38,8 @@ pub async fn end_with_documents<T: WriteTx>(
     let loaded = tx.lock_close(req.session_id).await?;
     let project = loaded.as_ref().map(|l| l.session.project.clone());
     let draft = |outcome: Result<(), &DomainError>| {
-        draft(
-            TOOL,
-            project.as_ref(),
-            Some(req.session_id),
-            &req.digest,
-            outcome,
-        )
+        let id = Some(req.session_id);
+        draft(TOOL, project.as_ref(), id, &req.digest, outcome)
     };
     let checked = check_loaded(loaded.as_ref(), req, caller);
     let (l, open) = match (loaded, checked) {

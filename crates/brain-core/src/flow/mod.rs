@@ -4,6 +4,7 @@
 //! store supplies how each reaches its data; the order of checks, what is written and what is
 //! answered live here once, one module per concern.
 
+mod abandon;
 mod close;
 mod close_answer;
 mod connections;
@@ -16,7 +17,8 @@ mod port;
 mod projects;
 mod receipts;
 
-pub use close::{abandon, close};
+pub use abandon::abandon;
+pub use close::close;
 pub use close_answer::{MERGED, wrote_body};
 pub use connections::{connection_open, over_cap};
 pub use documents::document_put;

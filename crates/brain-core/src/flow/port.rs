@@ -92,8 +92,9 @@ pub trait WriteTx: Send + Sized {
         project: &ProjectKey,
         slot: Option<&SlotName>,
     ) -> Result<Focus, StoreError>;
-    /// The body of the base focus or a slot at `revision`, from its history
-    /// (empty at revision 0); `None` when the history no longer holds it.
+    /// The body of the base focus or a slot at `revision` (at least 1), from
+    /// its history; `None` when the history no longer holds it. Revision 0
+    /// is the empty body, and never asked for ([`super::close`]'s `body_at`).
     async fn focus_body_at(
         &mut self,
         project: &ProjectKey,

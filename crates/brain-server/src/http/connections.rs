@@ -166,8 +166,11 @@ fn initialize_params(body: &[u8]) -> Option<(usize, Result<(), brain_core::Domai
     Some((len, brain_core::text::check_json("params", params)))
 }
 
-pub async fn bind(State(reg): State<Registry>, mut req: Request, next: Next) -> Response {
-    let state = &reg.app;
+/// The front door's hold on MCP connections: a request naming one is let
+/// through only for the credential and role that opened it (a DELETE closes
+/// it); an `initialize` is checked against the caps before rmcp sees it, and
+/// the connection rmcp opens is recorded before it is answered.
+pub async fn bind(State(reg): State<Registry>, req: Request, next: Next) -> Response {
     let Some(principal) = req.extensions().get::<Principal>().cloned() else {
         return Refusal::new(ErrorCode::Unauthenticated, "authentication required").into_response();
     };
@@ -177,163 +180,219 @@ pub async fn bind(State(reg): State<Registry>, mut req: Request, next: Next) -> 
         .map(|v| v.to_str().map(str::to_owned));
     match presented {
         Some(Err(_)) => not_found(),
-        Some(Ok(id)) => {
-            // Remembered from the last lookup in the database, not renewed by
-            // use: a connection in constant use is still checked again once
-            // `KNOWN_FOR` has passed, so a close elsewhere reaches it.
-            let remembered = reg.known.get(&id);
-            let from_memory = remembered.is_some();
-            let looked_up = match remembered {
-                Some(c) => Ok(Some(c)),
-                None => state.store.connection_get(&principal.tenant, &id).await,
-            };
-            match looked_up {
-                Ok(Some(c))
-                    if !c.closed
-                        && c.tenant == principal.tenant
-                        && c.credential_kind == principal.kind
-                        && c.credential_id == principal.credential_id
-                        && c.role == principal.role =>
-                {
-                    // Lets rmcp restore a connection another replica initialized;
-                    // only when this process does not hold it, so the hand-off
-                    // map holds in-flight restores only.
-                    if let Some(params) = &c.init_params {
-                        let key: Arc<str> = Arc::from(id.as_str());
-                        if !reg.sessions.has_session(&key).await.unwrap_or(false) {
-                            state.init_params.remember_json(&id, params);
-                        }
-                    }
-                    if let Some(t) = c.tracer_session {
-                        req.extensions_mut().insert(Tracer(t));
-                    }
-                    if !from_memory {
-                        reg.known.put(&id, c, state.limits.settings.max_connections);
-                    }
-                }
-                Ok(Some(c)) if c.closed => {
-                    // Closed elsewhere (DELETE on another replica, expiry):
-                    // this process forgets it too.
-                    reg.forget(&id).await;
-                    return not_found();
-                }
-                Ok(_) => return not_found(),
-                Err(e) => {
-                    tracing::error!(error = %e, "connection lookup failed");
-                    return unavailable();
-                }
-            }
-            let is_delete = req.method() == Method::DELETE;
-            let resp = next.run(req).await;
-            if is_delete && resp.status().is_success() {
-                reg.forget(&id).await;
-                if let Err(e) = state.store.connection_close(&principal.tenant, &id).await {
-                    tracing::error!(error = %e, "could not record a closed connection");
-                }
-                // The connection is gone and there is nothing to say: 204.
-                return StatusCode::NO_CONTENT.into_response();
-            }
-            resp
+        Some(Ok(id)) => known_connection(&reg, &principal, id, req, next).await,
+        None if req.method() == Method::DELETE => not_found(),
+        None => new_connection(&reg, &principal, req, next).await,
+    }
+}
+
+/// A request on connection `id`: admitted ([`admit`]), run, and a DELETE
+/// that rmcp took closes the connection for every replica.
+async fn known_connection(
+    reg: &Registry,
+    principal: &Principal,
+    id: String,
+    mut req: Request,
+    next: Next,
+) -> Response {
+    if let Err(refused) = admit(reg, principal, &id, &mut req).await {
+        return refused;
+    }
+    let is_delete = req.method() == Method::DELETE;
+    let resp = next.run(req).await;
+    if is_delete && resp.status().is_success() {
+        reg.forget(&id).await;
+        if let Err(e) = reg.app.store.connection_close(&principal.tenant, &id).await {
+            tracing::error!(error = %e, "could not record a closed connection");
         }
-        None => {
-            if req.method() == Method::DELETE {
-                return not_found();
-            }
-            if req.method() == Method::POST {
-                let (parts, body) = req.into_parts();
-                // The body was already read (and bounded) by `read_body`.
-                let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY_BYTES).await else {
-                    return payload_too_large("the request body is larger than 1 MiB");
-                };
-                if let Some((len, clean)) = initialize_params(&bytes) {
-                    if len > MAX_INIT_PARAMS_BYTES {
-                        return payload_too_large(
-                            "initialize parameters are larger than 16 KiB; send fewer capabilities or less client metadata",
-                        );
-                    }
-                    if let Err(e) = clean {
-                        return Refusal::new(ErrorCode::InvalidArgument, e.message).into_response();
-                    }
-                    let settings = state.limits.settings;
-                    let held = reg.sessions.sessions.read().await.len();
-                    if held >= settings.max_connections {
-                        return too_many(
-                            "this server holds as many MCP connections as it may; retry later",
-                            std::time::Duration::from_secs(60),
-                        );
-                    }
-                    let counted = state
-                        .store
-                        .connection_open_count(
-                            &principal.tenant,
-                            principal.kind,
-                            &principal.credential_id,
-                            principal.role,
-                        )
-                        .await;
-                    match counted {
-                        Ok((mine, all)) => {
-                            if let Some(e) = over_cap(mine, all, caps(state)) {
-                                return too_many(&e.message, CAP_RETRY);
-                            }
-                        }
-                        Err(e) => {
-                            tracing::error!(error = %e, "connection count failed");
-                            return unavailable();
-                        }
-                    }
-                }
-                req = Request::from_parts(parts, Body::from(bytes));
-            }
-            let resp = next.run(req).await;
-            // rmcp answers a successful initialize with the new connection's id.
-            let new_id = resp
-                .headers()
-                .get(SESSION_HEADER)
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_owned);
-            if let Some(id) = new_id {
-                let caller = principal.caller(Some(id.clone()));
-                let params = state.init_params.take_json(&id);
-                let caps = caps(state);
-                // In a task of its own: a client that drops its initialize
-                // while the connection is recorded must not leave rmcp
-                // holding a connection the database never counted.
-                let recorder = reg.clone();
-                let recorded = tokio::spawn(async move {
-                    // Few at a time: each holds a pooled connection while it
-                    // waits for its tenant's claim, and a burst of one
-                    // tenant's initializes must not take the whole pool.
-                    let _turn = OPENING.acquire().await;
-                    let opened = recorder
-                        .app
-                        .store
-                        .connection_open(&caller, &id, params, caps)
-                        .await;
-                    if opened.is_err() {
-                        // Nothing of an unrecorded connection stays in memory.
-                        recorder.forget(&id).await;
-                    }
-                    opened
-                })
-                .await
-                .unwrap_or_else(|_| {
-                    Err(StoreError::Backend(
-                        "recording a connection ended abnormally".into(),
-                    ))
-                });
-                if let Err(e) = recorded {
-                    // Another initialize took the last place since the count above.
-                    if let StoreError::Domain(d) = &e
-                        && d.code == ErrorCode::RateLimited
-                    {
-                        return too_many(&d.message, CAP_RETRY);
-                    }
-                    tracing::error!(error = %e, "could not record a new connection");
-                    return unavailable();
+        // The connection is gone and there is nothing to say: 204.
+        return StatusCode::NO_CONTENT.into_response();
+    }
+    resp
+}
+
+/// Whether connection `id` is open and the caller's (tenant, credential and
+/// role); if so the request carries its tracer, and rmcp may restore it.
+async fn admit(
+    reg: &Registry,
+    principal: &Principal,
+    id: &str,
+    req: &mut Request,
+) -> Result<(), Response> {
+    let state = &reg.app;
+    // Remembered from the last lookup in the database, not renewed by use: a
+    // connection in constant use is still checked again once `KNOWN_FOR`
+    // has passed, so a close elsewhere reaches it.
+    let remembered = reg.known.get(id);
+    let from_memory = remembered.is_some();
+    let looked_up = match remembered {
+        Some(c) => Ok(Some(c)),
+        None => state.store.connection_get(&principal.tenant, id).await,
+    };
+    match looked_up {
+        Ok(Some(c))
+            if !c.closed
+                && c.tenant == principal.tenant
+                && c.credential_kind == principal.kind
+                && c.credential_id == principal.credential_id
+                && c.role == principal.role =>
+        {
+            // Lets rmcp restore a connection another replica initialized;
+            // only when this process does not hold it, so the hand-off map
+            // holds in-flight restores only.
+            if let Some(params) = &c.init_params {
+                let key: Arc<str> = Arc::from(id);
+                if !reg.sessions.has_session(&key).await.unwrap_or(false) {
+                    state.init_params.remember_json(id, params);
                 }
             }
-            resp
+            if let Some(t) = c.tracer_session {
+                req.extensions_mut().insert(Tracer(t));
+            }
+            if !from_memory {
+                reg.known.put(id, c, state.limits.settings.max_connections);
+            }
+            Ok(())
+        }
+        Ok(Some(c)) if c.closed => {
+            // Closed elsewhere (DELETE on another replica, expiry): this
+            // process forgets it too.
+            reg.forget(id).await;
+            Err(not_found())
+        }
+        Ok(_) => Err(not_found()),
+        Err(e) => {
+            tracing::error!(error = %e, "connection lookup failed");
+            Err(unavailable())
+        }
+    }
+}
+
+/// A request that names no connection: an `initialize` is checked
+/// ([`check_initialize`]) before rmcp runs it, and the connection it opens
+/// is recorded ([`record`]) before the client hears of it.
+async fn new_connection(
+    reg: &Registry,
+    principal: &Principal,
+    mut req: Request,
+    next: Next,
+) -> Response {
+    if req.method() == Method::POST {
+        let (parts, body) = req.into_parts();
+        // The body was already read (and bounded) by `read_body`.
+        let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY_BYTES).await else {
+            return payload_too_large("the request body is larger than 1 MiB");
+        };
+        if let Err(refused) = check_initialize(reg, principal, &bytes).await {
+            return refused;
+        }
+        req = Request::from_parts(parts, Body::from(bytes));
+    }
+    let resp = next.run(req).await;
+    // rmcp answers a successful initialize with the new connection's id.
+    let new_id = resp
+        .headers()
+        .get(SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    match new_id {
+        Some(id) => match record(reg, principal, id).await {
+            Ok(()) => resp,
+            Err(refused) => refused,
+        },
+        None => resp,
+    }
+}
+
+/// An `initialize`'s parameters bounded and clean, and room for one more
+/// connection: in this process, for the credential and for the tenant.
+async fn check_initialize(
+    reg: &Registry,
+    principal: &Principal,
+    body: &[u8],
+) -> Result<(), Response> {
+    let Some((len, clean)) = initialize_params(body) else {
+        return Ok(());
+    };
+    if len > MAX_INIT_PARAMS_BYTES {
+        return Err(payload_too_large(
+            "initialize parameters are larger than 16 KiB; send fewer capabilities or less client metadata",
+        ));
+    }
+    if let Err(e) = clean {
+        return Err(Refusal::new(ErrorCode::InvalidArgument, e.message).into_response());
+    }
+    let state = &reg.app;
+    let held = reg.sessions.sessions.read().await.len();
+    if held >= state.limits.settings.max_connections {
+        return Err(too_many(
+            "this server holds as many MCP connections as it may; retry later",
+            std::time::Duration::from_secs(60),
+        ));
+    }
+    let counted = state
+        .store
+        .connection_open_count(
+            &principal.tenant,
+            principal.kind,
+            &principal.credential_id,
+            principal.role,
+        )
+        .await;
+    match counted {
+        Ok((mine, all)) => match over_cap(mine, all, caps(state)) {
+            Some(e) => Err(too_many(&e.message, CAP_RETRY)),
+            None => Ok(()),
+        },
+        Err(e) => {
+            tracing::error!(error = %e, "connection count failed");
+            Err(unavailable())
+        }
+    }
+}
+
+/// Record connection `id`, which rmcp just opened, with its tracer session;
+/// a connection that cannot be recorded is forgotten and refused.
+async fn record(reg: &Registry, principal: &Principal, id: String) -> Result<(), Response> {
+    let state = &reg.app;
+    let caller = principal.caller(Some(id.clone()));
+    let params = state.init_params.take_json(&id);
+    let caps = caps(state);
+    // In a task of its own: a client that drops its initialize while the
+    // connection is recorded must not leave rmcp holding a connection the
+    // database never counted.
+    let recorder = reg.clone();
+    let recorded = tokio::spawn(async move {
+        // Few at a time: each holds a pooled connection while it waits for
+        // its tenant's claim, and a burst of one tenant's initializes must
+        // not take the whole pool.
+        let _turn = OPENING.acquire().await;
+        let opened = recorder
+            .app
+            .store
+            .connection_open(&caller, &id, params, caps)
+            .await;
+        if opened.is_err() {
+            // Nothing of an unrecorded connection stays in memory.
+            recorder.forget(&id).await;
+        }
+        opened
+    })
+    .await
+    .unwrap_or_else(|_| {
+        Err(StoreError::Backend(
+            "recording a connection ended abnormally".into(),
+        ))
+    });
+    match recorded {
+        Ok(()) => Ok(()),
+        // Another initialize took the last place since the count above.
+        Err(StoreError::Domain(d)) if d.code == ErrorCode::RateLimited => {
+            Err(too_many(&d.message, CAP_RETRY))
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "could not record a new connection");
+            Err(unavailable())
         }
     }
 }

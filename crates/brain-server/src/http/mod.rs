@@ -99,6 +99,9 @@ pub fn metrics_router(state: AppState) -> Router {
         .with_state(state)
 }
 
+/// The whole front door. One chain of routes and layers, longer than 80
+/// lines: axum applies layers outside-in, so the order a request meets them
+/// is read from this one place.
 pub fn router(state: AppState, opts: HttpOptions) -> Router {
     // Install the recorder before anything records.
     let _ = crate::metrics::handle();

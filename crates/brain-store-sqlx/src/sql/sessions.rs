@@ -40,9 +40,6 @@ pub async fn focus_body_at<C: Conn + ?Sized>(
     slot: Option<&SlotName>,
     revision: Revision,
 ) -> Result<Option<String>, StoreError> {
-    if revision <= 0 {
-        return Ok(Some(String::new()));
-    }
     let params = [
         tenant.into(),
         project.into(),

@@ -155,21 +155,7 @@ async fn start(ctx: &ToolCtx<'_>, a: Args) -> ToolResult {
 }
 
 async fn end(ctx: &ToolCtx<'_>, a: Args) -> ToolResult {
-    let exec_text = a.executive_state.clone().map(JsonBody::into_text);
-    for (field, body) in [
-        ("executive_state", &exec_text),
-        ("critique", &a.critique),
-        ("sync", &a.sync),
-    ] {
-        if let Some(b) = body {
-            args::max_bytes(field, b, limits::FOCUS_MAX_BYTES)?;
-            brain_core::rules::require_not_blank(field, b)?;
-        }
-    }
-    let exec_given = match &exec_text {
-        Some(b) => Some(executive_state_body(b)?),
-        None => None,
-    };
+    let exec_given = given_executive_state(&a)?;
     let tenant = &ctx.caller.tenant;
     let session_id = session_to_end(ctx, a.session_id.as_deref()).await?;
     let session = ctx.store.session_get(tenant, session_id).await?.session;
@@ -184,44 +170,45 @@ async fn end(ctx: &ToolCtx<'_>, a: Args) -> ToolResult {
     let before_state = (before_exec.revision > 0)
         .then(|| parse_executive_state(&before_exec.body).ok())
         .flatten();
-    let bodies = vec![
+    let exec_body =
+        exec_given.unwrap_or_else(|| stub_executive_state(before_state.as_ref(), &ledger));
+    let critique = a.critique.clone();
+    let sync = a.sync.clone();
+    // Each body with whether the agent gave it: an omitted one is a stub.
+    let bodies = [
         (
             DocumentKind::ExecutiveState,
-            exec_given.unwrap_or_else(|| stub_executive_state(before_state.as_ref(), &ledger)),
+            exec_body,
+            a.executive_state.is_some(),
         ),
         (
             DocumentKind::Critique,
-            a.critique
-                .clone()
-                .unwrap_or_else(|| stub_critique(&session_id, &ledger)),
+            critique.unwrap_or_else(|| stub_critique(&session_id, &ledger)),
+            a.critique.is_some(),
         ),
         (
             DocumentKind::SyncNote,
-            a.sync
-                .clone()
-                .unwrap_or_else(|| stub_sync(&session_id, &ctx.caller.subject, &ledger)),
+            sync.unwrap_or_else(|| stub_sync(&session_id, &ctx.caller.subject, &ledger)),
+            a.sync.is_some(),
         ),
-    ];
-    let given = [
-        a.executive_state.is_some(),
-        a.critique.is_some(),
-        a.sync.is_some(),
     ];
     // The documents, each replaced whole over any newer edit, and the
     // session closed without touching the focus, in one transaction; a
     // second end only replaces the documents.
     let req = end_request(ctx, session_id, a.critique.as_deref(), ledger.len());
+    let writes = bodies.iter().map(|(k, b, _)| (*k, b.clone())).collect();
     let ended = ctx
         .store
-        .end_with_documents(&ctx.caller, req, bodies.clone())
+        .end_with_documents(&ctx.caller, req, writes)
         .await?;
-    let mut documents = serde_json::Map::new();
-    for (((kind, _), revision), given) in bodies.iter().zip(&ended.revisions).zip(given) {
-        documents.insert(
-            kind.as_str().to_owned(),
-            json!({"revision": revision, "stub": !given}),
-        );
-    }
+    let documents: serde_json::Map<String, Value> = bodies
+        .iter()
+        .zip(&ended.revisions)
+        .map(|((kind, _, given), revision)| {
+            let written = json!({"revision": revision, "stub": !given});
+            (kind.as_str().to_owned(), written)
+        })
+        .collect();
     let after_state = ctx
         .store
         .document_get(tenant, &project, DocumentKind::ExecutiveState, "")
@@ -248,6 +235,23 @@ async fn end(ctx: &ToolCtx<'_>, a: Args) -> ToolResult {
         "documents": documents,
         "signals_moved": signals,
     }))
+}
+
+/// The bodies an end was given, each bounded and not blank; the executive
+/// state's as brain keeps it.
+fn given_executive_state(a: &Args) -> Result<Option<String>, DomainError> {
+    let exec_text = a.executive_state.clone().map(JsonBody::into_text);
+    for (field, body) in [
+        ("executive_state", &exec_text),
+        ("critique", &a.critique),
+        ("sync", &a.sync),
+    ] {
+        if let Some(b) = body {
+            args::max_bytes(field, b, limits::FOCUS_MAX_BYTES)?;
+            brain_core::rules::require_not_blank(field, b)?;
+        }
+    }
+    exec_text.as_deref().map(executive_state_body).transpose()
 }
 
 /// The session an end names, or the one `brain_session` start opened on
