@@ -77,14 +77,17 @@ BEGIN
     IF tenant IS DISTINCT FROM NULLIF(current_setting('brain.tenant', true), '') THEN
         RAISE EXCEPTION 'a pending receipt of another tenant';
     END IF;
-    -- brain_place_receipt's statements, run here (a call costs more than they do)
+    -- brain_place_receipt's statements and brain_receipt_hash's expression, run
+    -- here: a call costs more than they do. brain checks every hash placed
+    -- against brain-core's (ledger::placed).
     SELECT h.seq + 1, h.hash INTO seq, prev_hash
         FROM receipt_heads h WHERE h.tenant_id = tenant FOR UPDATE;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'tenant has no ledger tip';
     END IF;
-    hash := brain_receipt_hash(p->>'before_prev', prev_hash, p->>'before_seq', seq,
-        p->>'after_seq');
+    hash := encode(sha256(convert_to(
+        (p->>'before_prev') || prev_hash || (p->>'before_seq') || seq::text || (p->>'after_seq'),
+        'UTF8')), 'hex');
     INSERT INTO receipts (tenant_id, seq, receipt_id, at, tool, project, session_id,
         credential_kind, subject, token_id, connection_id, elevated, outcome, request_digest,
         prev_hash, hash)
@@ -295,13 +298,16 @@ BEGIN
           WHERE s.tenant_id = p_tenant AND s.project = p_project AND s.kind = 'agent'
            AND s.status <> 'open'
           ORDER BY s.ended_at DESC NULLS LAST, s.session_id LIMIT 5);
-    -- brain_place_receipt's statements, run here (a call costs more than they do)
+    -- brain_place_receipt's statements and brain_receipt_hash's expression, run
+    -- here: a call costs more than they do. brain checks every hash placed
+    -- against brain-core's (ledger::placed).
     SELECT h.seq + 1, h.hash INTO r_seq, r_prev
         FROM receipt_heads h WHERE h.tenant_id = p_tenant FOR UPDATE;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'tenant has no ledger tip';
     END IF;
-    r_hash := brain_receipt_hash(p_before_prev, r_prev, p_before_seq, r_seq, p_after_seq);
+    r_hash := encode(sha256(convert_to(
+        p_before_prev || r_prev || p_before_seq || r_seq::text || p_after_seq, 'UTF8')), 'hex');
     INSERT INTO receipts (tenant_id, seq, receipt_id, at, tool, project, session_id,
         credential_kind, subject, token_id, connection_id, elevated, outcome, request_digest,
         prev_hash, hash)
