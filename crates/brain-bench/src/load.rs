@@ -241,6 +241,40 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Worker `w`'s MCP connection, initialized, on its tenant's token.
+async fn connect(args: &RunArgs, http: &reqwest::Client, w: usize) -> anyhow::Result<Conn> {
+    let tenant = format!("bench-{}", w % args.tenants.max(1));
+    let token = if args.secret.is_empty() {
+        String::new()
+    } else {
+        brain_server::token::mint(&brain_server::token::MintRequest {
+            secret: &args.secret,
+            issuer: "brain",
+            audience: "brain",
+            tenant: &tenant,
+            subject: &format!("worker-{w}"),
+            role: "agent",
+            ttl_secs: 3600,
+        })?
+    };
+    let mut conn = Conn {
+        http: http.clone(),
+        url: args.url.clone(),
+        token,
+        session: None,
+        next_id: 0,
+    };
+    conn.rpc(
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {},
+               "clientInfo": {"name": "brain-bench", "version": "1"}}),
+    )
+    .await
+    .context("initialize")?;
+    conn.notify("notifications/initialized").await?;
+    Ok(conn)
+}
+
 async fn run_one(args: &RunArgs, c: usize) -> anyhow::Result<()> {
     let http = reqwest::Client::builder()
         .pool_max_idle_per_host(c.max(1) * 2)
@@ -248,36 +282,7 @@ async fn run_one(args: &RunArgs, c: usize) -> anyhow::Result<()> {
         .build()?;
     let mut conns = Vec::new();
     for w in 0..c {
-        let tenant = format!("bench-{}", w % args.tenants.max(1));
-        let token = if args.secret.is_empty() {
-            String::new()
-        } else {
-            brain_server::token::mint(&brain_server::token::MintRequest {
-                secret: &args.secret,
-                issuer: "brain",
-                audience: "brain",
-                tenant: &tenant,
-                subject: &format!("worker-{w}"),
-                role: "agent",
-                ttl_secs: 3600,
-            })?
-        };
-        let mut conn = Conn {
-            http: http.clone(),
-            url: args.url.clone(),
-            token,
-            session: None,
-            next_id: 0,
-        };
-        conn.rpc(
-            "initialize",
-            json!({"protocolVersion": "2025-11-25", "capabilities": {},
-                   "clientInfo": {"name": "brain-bench", "version": "1"}}),
-        )
-        .await
-        .context("initialize")?;
-        conn.notify("notifications/initialized").await?;
-        conns.push(conn);
+        conns.push(connect(args, &http, w).await?);
     }
     let cpu0 = args.server_pid.and_then(cpu_secs);
     let machine0 = machine_busy_secs();

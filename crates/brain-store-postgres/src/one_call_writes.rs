@@ -45,8 +45,8 @@ fn bind_receipt<'q>(
 /// Where a one-call write runs: in the tenant's group commit, alone on a
 /// connection of its own, or inside the write's open transaction.
 pub(crate) enum On<'a> {
-    Group(&'a Arc<Warm>, &'a Arc<Groups>),
-    Alone(&'a Arc<Warm>),
+    Group(Arc<Warm>, Arc<Groups>),
+    Alone(Arc<Warm>),
     Open(&'a mut sqlx::PgConnection),
 }
 
@@ -58,8 +58,8 @@ impl On<'_> {
         build: Build,
     ) -> Result<Vec<sqlx::postgres::PgRow>, StoreError> {
         match self {
-            On::Group(warm, groups) => groups.run(warm, tenant.as_str(), build).await,
-            On::Alone(warm) => crate::group_commit::alone(warm, &build).await,
+            On::Group(warm, groups) => groups.run(&warm, tenant.as_str(), build).await,
+            On::Alone(warm) => crate::group_commit::alone(&warm, &build).await,
             On::Open(conn) => build().fetch_all(conn).await.map_err(db),
         }
     }

@@ -48,20 +48,7 @@ pub(crate) async fn briefing_sources(
 /// The briefing's sources from rows of `brain_briefing_sources` (here, and
 /// in `brain_start`'s answer); rows of other parts are not its.
 pub(crate) fn sources_from(found: &[sqlx::postgres::PgRow]) -> Result<BriefingSources, StoreError> {
-    let mut out = BriefingSources {
-        base: FocusRef {
-            body: String::new(),
-            revision: 0,
-        },
-        previous_open: None,
-        executive_state: None,
-        sync_note: None,
-        mental_models: Vec::new(),
-        brief: None,
-        inbox_count: 0,
-        open_sessions: 0,
-        recent_sessions: Vec::new(),
-    };
+    let mut out = BriefingSources::default();
     let mut recent = Vec::new();
     for row in found {
         let part: String = row.try_get("part").map_err(db)?;
@@ -107,24 +94,7 @@ pub(crate) fn sources_from(found: &[sqlx::postgres::PgRow]) -> Result<BriefingSo
             }
             "inbox" => out.inbox_count = n()?.unwrap_or(0),
             "open" => out.open_sessions = n()?.unwrap_or(0),
-            "recent" => {
-                let ord: i64 = row.try_get("ord").map_err(db)?;
-                let status: Option<String> = row.try_get("k").map_err(db)?;
-                recent.push((
-                    ord,
-                    RecentSession {
-                        session_id: SessionId::from_uuid(id()?.ok_or_else(missing)?),
-                        status: status
-                            .as_deref()
-                            .and_then(SessionStatus::parse)
-                            .ok_or_else(|| {
-                                StoreError::Backend("stored status does not parse".into())
-                            })?,
-                        summary: txt()?,
-                        ended_at: t1()?,
-                    },
-                ));
-            }
+            "recent" => recent.push(recent_session(row, missing)?),
             _ => {}
         }
     }
@@ -132,4 +102,28 @@ pub(crate) fn sources_from(found: &[sqlx::postgres::PgRow]) -> Result<BriefingSo
     recent.sort_by_key(|(ord, _)| *ord);
     out.recent_sessions = recent.into_iter().map(|(_, r)| r).collect();
     Ok(out)
+}
+
+/// A `recent` row of the briefing's sources: its place in the list and the
+/// session it names.
+fn recent_session(
+    row: &sqlx::postgres::PgRow,
+    missing: impl Fn() -> StoreError,
+) -> Result<(i64, RecentSession), StoreError> {
+    let ord: i64 = row.try_get("ord").map_err(db)?;
+    let status: Option<String> = row.try_get("k").map_err(db)?;
+    let id: Option<uuid::Uuid> = row.try_get("id").map_err(db)?;
+    let status = status
+        .as_deref()
+        .and_then(SessionStatus::parse)
+        .ok_or_else(|| StoreError::Backend("stored status does not parse".into()))?;
+    Ok((
+        ord,
+        RecentSession {
+            session_id: SessionId::from_uuid(id.ok_or_else(missing)?),
+            status,
+            summary: row.try_get("txt").map_err(db)?,
+            ended_at: row.try_get("t1").map_err(db)?,
+        },
+    ))
 }

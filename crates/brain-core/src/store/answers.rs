@@ -33,7 +33,7 @@ impl From<&SlotView> for SlotRef {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct FocusRef {
     pub body: String,
     pub revision: Revision,
@@ -178,7 +178,7 @@ pub fn focus_and_slots(
 
 /// What a briefing reads besides its mission recall (SPEC §5), as a backend
 /// fetches it in as few statements as it can.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct BriefingSources {
     pub base: FocusRef,
     /// This client's newest other open agent session in the project:

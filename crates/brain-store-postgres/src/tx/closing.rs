@@ -30,45 +30,12 @@ impl Tx {
         digest: &str,
         result: &Value,
     ) -> Result<(), StoreError> {
-        // The session's own update is the portable statement; a body to write
-        // and a receipt left for the commit (`$13` or `$19`, after the body's
-        // parameters) join it as CTE and select-list parts. Built once each.
-        use std::sync::LazyLock;
-        fn build(focus: bool, receipt: bool) -> String {
-            let mut ctes = format!("WITH s AS ({})", crate::sql::SQL.session_close);
-            let mut cols = Vec::new();
-            if focus {
-                ctes.push_str(
-                    ", u AS (UPDATE focus_bodies SET body = $15, revision = $16, \
-                     updated_at = $17, updated_by_session = $2 \
-                     WHERE tenant_id = $1 AND project = $13 AND slot = $14 RETURNING 1)",
-                );
-                cols.push("(SELECT pg_notify('brain_focus', $18) FROM u)");
-            }
-            if receipt {
-                cols.push(if focus {
-                    "set_config('brain.receipt', $19, true)"
-                } else {
-                    "set_config('brain.receipt', $13, true)"
-                });
-            }
-            format!("{ctes} SELECT {}", cols.join(", "))
-        }
-        static WITH_FOCUS: LazyLock<String> = LazyLock::new(|| build(true, false));
-        static WITH_RECEIPT: LazyLock<String> = LazyLock::new(|| build(false, true));
-        static WITH_BOTH: LazyLock<String> = LazyLock::new(|| build(true, true));
         let carried = self
             .receipt
             .as_ref()
             .filter(|p| !p.sent)
             .map(|p| p.setting.clone());
-        let sql: &str = match (focus, &carried) {
-            (None, None) => crate::sql::SQL.session_close,
-            (Some(_), None) => &WITH_FOCUS,
-            (None, Some(_)) => &WITH_RECEIPT,
-            (Some(_), Some(_)) => &WITH_BOTH,
-        };
-        let q = sqlx::query(sql)
+        let q = sqlx::query(close_statement(focus.is_some(), carried.is_some()))
             .bind(self.tenant.as_str().to_owned())
             .bind(s.session_id.as_uuid())
             .bind(s.status.as_str())
@@ -107,6 +74,43 @@ impl Tx {
             p.sent |= carried.is_some();
         }
         Ok(())
+    }
+}
+
+/// The close's statement: the session's own update is the portable
+/// statement; a body to write and a receipt left for the commit (`$13` or
+/// `$19`, after the body's parameters) join it as CTE and select-list parts.
+/// Built once each.
+fn close_statement(focus: bool, receipt: bool) -> &'static str {
+    use std::sync::LazyLock;
+    fn build(focus: bool, receipt: bool) -> String {
+        let mut ctes = format!("WITH s AS ({})", crate::sql::SQL.session_close);
+        let mut cols = Vec::new();
+        if focus {
+            ctes.push_str(
+                ", u AS (UPDATE focus_bodies SET body = $15, revision = $16, \
+                 updated_at = $17, updated_by_session = $2 \
+                 WHERE tenant_id = $1 AND project = $13 AND slot = $14 RETURNING 1)",
+            );
+            cols.push("(SELECT pg_notify('brain_focus', $18) FROM u)");
+        }
+        if receipt {
+            cols.push(if focus {
+                "set_config('brain.receipt', $19, true)"
+            } else {
+                "set_config('brain.receipt', $13, true)"
+            });
+        }
+        format!("{ctes} SELECT {}", cols.join(", "))
+    }
+    static WITH_FOCUS: LazyLock<String> = LazyLock::new(|| build(true, false));
+    static WITH_RECEIPT: LazyLock<String> = LazyLock::new(|| build(false, true));
+    static WITH_BOTH: LazyLock<String> = LazyLock::new(|| build(true, true));
+    match (focus, receipt) {
+        (false, false) => crate::sql::SQL.session_close,
+        (true, false) => &WITH_FOCUS,
+        (false, true) => &WITH_RECEIPT,
+        (true, true) => &WITH_BOTH,
     }
 }
 

@@ -113,6 +113,17 @@ impl Tx {
         self.link.idle_pool(&self.tenant)
     }
 
+    /// Where a one-call write runs: in the tenant's group commit when
+    /// `grouped` allows it and no statement has run yet, alone on a
+    /// connection of its own when none has run, else inside this transaction.
+    async fn one_call_on(&mut self, grouped: bool) -> Result<On<'_>, StoreError> {
+        Ok(match (self.untouched(), self.groups.clone()) {
+            (Some(warm), Some(groups)) if grouped => On::Group(warm, groups),
+            (Some(warm), _) => On::Alone(warm),
+            (None, _) => On::Open(self.conn().await?),
+        })
+    }
+
     /// A failed write that needs its project's rows (the tip, the project a
     /// foreign key names) forgets every known project: rows can only vanish
     /// under a running process by a restore or a failover to a replica that
@@ -230,18 +241,9 @@ impl SqlTx for Tx {
         self.place_inline()?;
         let tenant = self.tenant.clone();
         let known = self.known.contains(&tenant, &session.project);
-        let opened = match (self.untouched(), self.groups.clone()) {
-            (Some(warm), Some(groups)) if known && session.bound_slot.is_none() => {
-                one_call_writes::start(On::Group(&warm, &groups), caller, session, receipt).await
-            }
-            (Some(warm), _) => {
-                one_call_writes::start(On::Alone(&warm), caller, session, receipt).await
-            }
-            (None, _) => {
-                let on = On::Open(self.conn().await?);
-                one_call_writes::start(on, caller, session, receipt).await
-            }
-        };
+        let grouped = known && session.bound_slot.is_none();
+        let on = self.one_call_on(grouped).await?;
+        let opened = one_call_writes::start(on, caller, session, receipt).await;
         let opened = self.heal(opened)?;
         // Its statement created the project when missing.
         self.ensured
@@ -265,19 +267,8 @@ impl SqlTx for Tx {
         self.place_inline()?;
         let tenant = self.tenant.clone();
         let ensure = !self.known.contains(&tenant, &artifact.project);
-        let placed = match (self.untouched(), self.groups.clone()) {
-            (Some(warm), Some(groups)) if !ensure => {
-                let on = On::Group(&warm, &groups);
-                one_call_writes::remember(on, caller, ensure, artifact, receipt).await
-            }
-            (Some(warm), _) => {
-                one_call_writes::remember(On::Alone(&warm), caller, ensure, artifact, receipt).await
-            }
-            (None, _) => {
-                let on = On::Open(self.conn().await?);
-                one_call_writes::remember(on, caller, ensure, artifact, receipt).await
-            }
-        };
+        let on = self.one_call_on(!ensure).await?;
+        let placed = one_call_writes::remember(on, caller, ensure, artifact, receipt).await;
         self.heal(placed)?;
         if ensure {
             self.ensured

@@ -170,28 +170,14 @@ async fn end(ctx: &ToolCtx<'_>, a: Args) -> ToolResult {
     let before_state = (before_exec.revision > 0)
         .then(|| parse_executive_state(&before_exec.body).ok())
         .flatten();
-    let exec_body =
-        exec_given.unwrap_or_else(|| stub_executive_state(before_state.as_ref(), &ledger));
-    let critique = a.critique.clone();
-    let sync = a.sync.clone();
-    // Each body with whether the agent gave it: an omitted one is a stub.
-    let bodies = [
-        (
-            DocumentKind::ExecutiveState,
-            exec_body,
-            a.executive_state.is_some(),
-        ),
-        (
-            DocumentKind::Critique,
-            critique.unwrap_or_else(|| stub_critique(&session_id, &ledger)),
-            a.critique.is_some(),
-        ),
-        (
-            DocumentKind::SyncNote,
-            sync.unwrap_or_else(|| stub_sync(&session_id, &ctx.caller.subject, &ledger)),
-            a.sync.is_some(),
-        ),
-    ];
+    let bodies = end_bodies(
+        ctx,
+        &a,
+        session_id,
+        exec_given,
+        before_state.as_ref(),
+        &ledger,
+    );
     // The documents, each replaced whole over any newer edit, and the
     // session closed without touching the focus, in one transaction; a
     // second end only replaces the documents.
@@ -235,6 +221,40 @@ async fn end(ctx: &ToolCtx<'_>, a: Args) -> ToolResult {
         "documents": documents,
         "signals_moved": signals,
     }))
+}
+
+/// The three documents an end writes, each with whether the agent gave it:
+/// an omitted one is a stub made from the state before and the ledger.
+fn end_bodies(
+    ctx: &ToolCtx<'_>,
+    a: &Args,
+    session_id: SessionId,
+    exec_given: Option<String>,
+    before_state: Option<&Value>,
+    ledger: &[brain_core::model::Artifact],
+) -> [(DocumentKind, String, bool); 3] {
+    let session_id = &session_id;
+    [
+        (
+            DocumentKind::ExecutiveState,
+            exec_given.unwrap_or_else(|| stub_executive_state(before_state, ledger)),
+            a.executive_state.is_some(),
+        ),
+        (
+            DocumentKind::Critique,
+            a.critique
+                .clone()
+                .unwrap_or_else(|| stub_critique(session_id, ledger)),
+            a.critique.is_some(),
+        ),
+        (
+            DocumentKind::SyncNote,
+            a.sync
+                .clone()
+                .unwrap_or_else(|| stub_sync(session_id, &ctx.caller.subject, ledger)),
+            a.sync.is_some(),
+        ),
+    ]
 }
 
 /// The bodies an end was given, each bounded and not blank; the executive

@@ -281,18 +281,7 @@ impl<S: Scope> Portable for crate::SqlStore<S> {
                 return Err(bad(line, "a line after the end"));
             }
             if line == 1 {
-                if v["brain_export"] != json!(FORMAT) {
-                    return Err(bad(line, format!("not a brain export of format {FORMAT}")));
-                }
-                if v["tenant"] != json!(tenant.as_str()) {
-                    return Err(bad(
-                        line,
-                        format!(
-                            "this export is of tenant {}, not {tenant} (receipts name their tenant, so it cannot be renamed)",
-                            v["tenant"]
-                        ),
-                    ));
-                }
+                check_header(&v, tenant)?;
                 continue;
             }
             if v["end"] == json!(true) {
@@ -305,16 +294,7 @@ impl<S: Scope> Portable for crate::SqlStore<S> {
                 ended = true;
                 continue;
             }
-            let name = v["table"].as_str().unwrap_or_default();
-            let Some(at) = TABLES.iter().position(|t| t.name == name) else {
-                return Err(bad(line, format!("unknown table {:?}", v["table"])));
-            };
-            if at < order {
-                return Err(bad(
-                    line,
-                    format!("{name} comes after {}", TABLES[order].name),
-                ));
-            }
+            let at = table_in_order(&v, line, order)?;
             order = at;
             let t = &TABLES[at];
             let Some(row) = v["row"].as_object() else {
@@ -337,4 +317,38 @@ impl<S: Scope> Portable for crate::SqlStore<S> {
         tx.commit(None).await?;
         Ok(rows)
     }
+}
+
+/// An export's first line: brain's format, and of this very tenant.
+fn check_header(v: &Value, tenant: &TenantId) -> Result<(), StoreError> {
+    if v["brain_export"] != json!(FORMAT) {
+        return Err(bad(1, format!("not a brain export of format {FORMAT}")));
+    }
+    if v["tenant"] != json!(tenant.as_str()) {
+        return Err(bad(
+            1,
+            format!(
+                "this export is of tenant {}, not {tenant} (receipts name their tenant, so it cannot be renamed)",
+                v["tenant"]
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The place in [`TABLES`] of a row line's table, which comes no earlier
+/// than the table of the line before (`order`): a row's references are
+/// imported before it.
+fn table_in_order(v: &Value, line: u64, order: usize) -> Result<usize, StoreError> {
+    let name = v["table"].as_str().unwrap_or_default();
+    let Some(at) = TABLES.iter().position(|t| t.name == name) else {
+        return Err(bad(line, format!("unknown table {:?}", v["table"])));
+    };
+    if at < order {
+        return Err(bad(
+            line,
+            format!("{name} comes after {}", TABLES[order].name),
+        ));
+    }
+    Ok(at)
 }
