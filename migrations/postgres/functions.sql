@@ -169,6 +169,37 @@ BEGIN
 END
 $$;
 
+-- brain_remember's call inside a transaction that has begun (a remember with
+-- a session, which the caller has locked first): its arguments left in the
+-- transaction-local setting brain.remember, run with the COMMIT in one
+-- message as brain_place_pending is, so the tenant's tip is held for no round
+-- trip to brain.
+CREATE OR REPLACE FUNCTION brain_remember_pending(OUT seq bigint, OUT prev_hash text,
+    OUT hash text)
+LANGUAGE plpgsql AS $$
+DECLARE
+    p jsonb := NULLIF(current_setting('brain.remember', true), '')::jsonb;
+BEGIN
+    IF p IS NULL THEN
+        RAISE EXCEPTION 'no remember pending';
+    END IF;
+    IF p->>'tenant' IS DISTINCT FROM NULLIF(current_setting('brain.tenant', true), '') THEN
+        RAISE EXCEPTION 'a pending remember of another tenant';
+    END IF;
+    SELECT r.seq, r.prev_hash, r.hash INTO seq, prev_hash, hash
+        FROM brain_remember(p->>'tenant', (p->>'ensure')::boolean, p->>'genesis',
+            (p->>'artifact_id')::uuid, p->>'project', p->>'kind', p->>'text',
+            ARRAY(SELECT jsonb_array_elements_text(p->'tags')),
+            (p->>'created_at')::timestamptz, (p->>'receipt_id')::uuid,
+            (p->>'at')::timestamptz, p->>'tool', (p->>'session_id')::uuid,
+            p->>'credential_kind', p->>'subject', p->>'token_id', p->>'connection_id',
+            (p->>'elevated')::boolean, p->>'outcome', p->>'request_digest',
+            p->>'before_prev', p->>'before_seq', p->>'after_seq',
+            (p->>'artifact_session')::uuid) r;
+    PERFORM set_config('brain.remember', '', true);
+END
+$$;
+
 -- Everything a session's briefing reads but its mission recall, one row per
 -- item, told apart by `part` (brain-store-postgres's opening::sources_from
 -- reads them): the base focus, the client's other open session with its ledger

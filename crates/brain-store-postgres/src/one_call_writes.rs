@@ -3,7 +3,7 @@
 //! PostgreSQL. As the first statement of a write it runs in its own
 //! statement's transaction, alone or in the tenant's group commit (one round
 //! trip); after other statements, inside the write's transaction, which
-//! commits it.
+//! commits it (a remember's call rides with that COMMIT).
 
 use brain_core::error::StoreError;
 use brain_core::ids::{SessionId, TenantId};
@@ -43,7 +43,8 @@ fn bind_receipt<'q>(
 }
 
 /// Where a one-call write runs: in the tenant's group commit, alone on a
-/// connection of its own, or inside the write's open transaction.
+/// connection of its own, or inside the write's open transaction (a start
+/// only: a remember there waits for the COMMIT, [`remember_pending`]).
 pub(crate) enum On<'a> {
     Group(Arc<Warm>, Arc<Groups>),
     Alone(Arc<Warm>),
@@ -110,6 +111,33 @@ pub(crate) async fn remember(
         row.try_get("hash").map_err(db)?,
     );
     placed(r, seq, prev, hash)
+}
+
+/// `brain_remember_pending`'s call, sent with the COMMIT.
+pub(crate) const REMEMBER_PENDING: &str =
+    "SELECT seq, prev_hash, hash FROM brain_remember_pending()";
+
+/// `brain_remember`'s arguments, by name, for `brain_remember_pending`: a
+/// remember inside a transaction that has begun runs with its COMMIT, so
+/// the tenant's tip is not held while brain waits on that round trip. The
+/// receipt's fields are those `brain_place_pending` reads.
+pub(crate) fn remember_pending(
+    caller: &Caller,
+    ensure: bool,
+    a: &Artifact,
+    draft: ReceiptDraft,
+) -> Result<(Receipt, String), StoreError> {
+    let r = Receipt::unplaced(caller, draft, now_micros());
+    let mut v = crate::ledger::pending(&r, None)?;
+    v["ensure"] = ensure.into();
+    v["genesis"] = GENESIS_HASH.into();
+    v["artifact_id"] = serde_json::json!(a.artifact_id.as_uuid());
+    v["kind"] = a.kind.as_str().into();
+    v["text"] = a.text.as_str().into();
+    v["tags"] = serde_json::json!(a.tags);
+    v["created_at"] = brain_core::model::rfc3339(&a.created_at).into();
+    v["artifact_session"] = serde_json::json!(a.session_id.map(|s| s.as_uuid()));
+    Ok((r, v.to_string()))
 }
 
 /// `brain_start`: open the session (and the slot it binds), read its

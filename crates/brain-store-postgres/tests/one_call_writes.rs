@@ -254,3 +254,91 @@ async fn the_database_hashes_receipts_as_brain_core_does() {
     let (_db, store) = store().await;
     assert!(store.receipt_hash_agrees().await.unwrap());
 }
+
+#[tokio::test]
+async fn a_remember_in_a_begun_transaction_holds_the_tip_only_in_its_commit() {
+    let Started {
+        db,
+        store,
+        acme,
+        who,
+        project,
+        session: s,
+        ..
+    } = started().await;
+    // The admin role, which row-level security does not bind.
+    let other = sqlx::PgPool::connect(&db.inspect_url).await.unwrap();
+    let tip_free = || async {
+        let mut c = other.begin().await.unwrap();
+        let locked =
+            sqlx::query("SELECT 1 FROM receipt_heads WHERE tenant_id = 'acme' FOR UPDATE NOWAIT")
+                .fetch_optional(&mut *c)
+                .await;
+        c.rollback().await.unwrap();
+        match locked {
+            Ok(row) => row.is_some(),
+            Err(e) => {
+                let code = e.as_database_error().and_then(|d| d.code());
+                assert_eq!(code.as_deref(), Some("55P03"), "{e}");
+                false
+            }
+        }
+    };
+    assert!(tip_free().await, "nothing holds the tip at rest");
+
+    // A remember with a session: the session is locked first, so the call
+    // runs inside a transaction that has begun.
+    let mut a = artifact(&project, ArtifactKind::Decision, "tags [\"x\", \"ü\"]");
+    a.session_id = Some(s.session_id);
+    a.tags = vec!["x".into(), "ü".into(), String::new()];
+    let mut tx = store.write(&acme).await.unwrap();
+    tx.lock_session(s.session_id).await.unwrap().unwrap();
+    let d = draft(
+        "brain_remember",
+        Some(&project),
+        Some(s.session_id),
+        "m",
+        Ok(()),
+    );
+    tx.remember(&who, &a, d).await.unwrap();
+    assert!(
+        tip_free().await,
+        "the remember has not taken the tenant's tip before its commit"
+    );
+    tx.commit(None).await.unwrap();
+
+    let receipts = store.receipts(&acme).await.unwrap();
+    let tip = store.ledger_tip(&acme).await.unwrap();
+    assert_eq!(verify_with_tip(&receipts, (tip.0, &tip.1)), Ok(2));
+    assert_eq!(receipts[1].tool, "brain_remember");
+    assert_eq!(receipts[1].session_id, Some(s.session_id));
+    let ledger = store.session_ledger(&acme, s.session_id, 10).await.unwrap();
+    assert_eq!(ledger.len(), 1, "the artifact is in the session's ledger");
+    let stored = &ledger[0];
+    assert_eq!(
+        (
+            &stored.artifact_id,
+            &stored.text,
+            &stored.tags,
+            stored.created_at
+        ),
+        (&a.artifact_id, &a.text, &a.tags, a.created_at),
+        "the artifact is stored as given, through the setting's JSON"
+    );
+
+    // Left pending and never committed, it writes nothing.
+    let mut tx = store.write(&acme).await.unwrap();
+    tx.lock_session(s.session_id).await.unwrap().unwrap();
+    let mut b = artifact(&project, ArtifactKind::Note, "never committed");
+    b.session_id = Some(s.session_id);
+    let d = draft(
+        "brain_remember",
+        Some(&project),
+        Some(s.session_id),
+        "n",
+        Ok(()),
+    );
+    tx.remember(&who, &b, d).await.unwrap();
+    drop(tx);
+    assert_eq!(store.receipts(&acme).await.unwrap().len(), 2);
+}

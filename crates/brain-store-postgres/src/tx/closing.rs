@@ -33,7 +33,7 @@ impl Tx {
         let carried = self
             .receipt
             .as_ref()
-            .filter(|p| !p.sent)
+            .filter(|p| !p.sent && p.kind == super::Pended::Receipt)
             .map(|p| p.setting.clone());
         let q = sqlx::query(close_statement(focus.is_some(), carried.is_some()))
             .bind(self.tenant.as_str().to_owned())

@@ -56,11 +56,37 @@ pub struct Tx {
 
 /// A receipt left for the commit: placed by `brain_place_pending` from the
 /// transaction-local setting `brain.receipt`, which the next statement that
-/// can carries (`apply_close`) or the commit sends first.
+/// can carries (`apply_close`) or the commit sends first; or a whole
+/// remember, placed by `brain_remember_pending` from `brain.remember`.
 struct Pending {
     receipt: Receipt,
     setting: String,
     sent: bool,
+    kind: Pended,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Pended {
+    Receipt,
+    Remember,
+}
+
+impl Pended {
+    /// The transaction-local setting its function reads.
+    fn setting(self) -> &'static str {
+        match self {
+            Pended::Receipt => "brain.receipt",
+            Pended::Remember => "brain.remember",
+        }
+    }
+
+    /// The statement sent with the COMMIT.
+    fn place(self) -> &'static str {
+        match self {
+            Pended::Receipt => ledger::PLACE_PENDING,
+            Pended::Remember => one_call_writes::REMEMBER_PENDING,
+        }
+    }
 }
 
 impl Tx {
@@ -143,14 +169,15 @@ impl Tx {
             return Ok(());
         };
         if !p.sent {
-            sqlx::query("SELECT set_config('brain.receipt', $1, true)")
+            sqlx::query("SELECT set_config($1, $2, true)")
+                .bind(p.kind.setting())
                 .bind(&p.setting)
                 .execute(self.conn().await?)
                 .await
                 .map_err(db)?;
         }
         let r = p.receipt;
-        let rows = self.link.commit(Some(ledger::PLACE_PENDING)).await;
+        let rows = self.link.commit(Some(p.kind.place())).await;
         let placed = rows.and_then(|rows| ledger::placed_row(r, rows.first()));
         self.heal(placed).map(|_| ())
     }
@@ -264,12 +291,26 @@ impl SqlTx for Tx {
                 "a remember's receipt names another session".into(),
             ));
         }
-        self.place_inline()?;
         let tenant = self.tenant.clone();
         let ensure = !self.known.contains(&tenant, &artifact.project);
-        let on = self.one_call_on(!ensure).await?;
-        let placed = one_call_writes::remember(on, caller, ensure, artifact, receipt).await;
-        self.heal(placed)?;
+        if self.untouched().is_none() {
+            // Statements have run (a session was locked): the call waits
+            // for the COMMIT, so the tip is held for no round trip.
+            self.one_receipt()?;
+            let (receipt, setting) =
+                one_call_writes::remember_pending(caller, ensure, artifact, receipt)?;
+            self.receipt = Some(Pending {
+                receipt,
+                setting,
+                sent: false,
+                kind: Pended::Remember,
+            });
+        } else {
+            self.place_inline()?;
+            let on = self.one_call_on(!ensure).await?;
+            let placed = one_call_writes::remember(on, caller, ensure, artifact, receipt).await;
+            self.heal(placed)?;
+        }
         if ensure {
             self.ensured
                 .push(KnownProjects::key(&tenant, &artifact.project));
@@ -380,6 +421,7 @@ impl Tx {
             receipt,
             setting,
             sent: false,
+            kind: Pended::Receipt,
         });
         Ok(())
     }
