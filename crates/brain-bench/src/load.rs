@@ -339,11 +339,12 @@ async fn run_one(args: &RunArgs, c: usize) -> anyhow::Result<()> {
     let cpu_per_call = cpu.map(|c| c * 1000.0 / calls.max(1.0));
     let machine_per_call = machine.map(|c| c * 1000.0 / calls.max(1.0));
     println!(
-        "{{\"label\":\"{}\",\"workload\":\"{}\",\"tenants\":{},\"c\":{},\"ops_per_sec\":{:.1},\"p50_ms\":{:.2},\"p99_ms\":{:.2},\"errors\":{},\"server_cpu_ms_per_call\":{},\"machine_cpu_ms_per_call\":{}}}",
+        "{{\"label\":\"{}\",\"workload\":\"{}\",\"tenants\":{},\"c\":{},\"ops\":{},\"ops_per_sec\":{:.1},\"p50_ms\":{:.2},\"p99_ms\":{:.2},\"errors\":{},\"server_cpu_ms_per_call\":{},\"machine_cpu_ms_per_call\":{}}}",
         args.label,
         args.workload,
         args.tenants,
         c,
+        lat.len(),
         ops,
         percentile(&lat, 0.5),
         percentile(&lat, 0.99),
