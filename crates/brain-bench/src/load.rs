@@ -338,20 +338,16 @@ async fn run_one(args: &RunArgs, c: usize) -> anyhow::Result<()> {
     let calls = lat.len() as f64 * if args.workload == "pairs" { 2.0 } else { 1.0 };
     let cpu_per_call = cpu.map(|c| c * 1000.0 / calls.max(1.0));
     let machine_per_call = machine.map(|c| c * 1000.0 / calls.max(1.0));
-    println!(
-        "{{\"label\":\"{}\",\"workload\":\"{}\",\"tenants\":{},\"c\":{},\"ops\":{},\"ops_per_sec\":{:.1},\"p50_ms\":{:.2},\"p99_ms\":{:.2},\"errors\":{},\"server_cpu_ms_per_call\":{},\"machine_cpu_ms_per_call\":{}}}",
-        args.label,
-        args.workload,
-        args.tenants,
-        c,
-        lat.len(),
-        ops,
-        percentile(&lat, 0.5),
-        percentile(&lat, 0.99),
-        errors,
-        cpu_per_call.map_or("null".to_owned(), |v| format!("{v:.3}")),
-        machine_per_call.map_or("null".to_owned(), |v| format!("{v:.3}")),
-    );
+    let round = |v: f64, places: i32| (v * 10f64.powi(places)).round() / 10f64.powi(places);
+    let line = json!({
+        "label": args.label, "workload": args.workload, "tenants": args.tenants, "c": c,
+        "ops": lat.len(), "ops_per_sec": round(ops, 1),
+        "p50_ms": round(percentile(&lat, 0.5), 2), "p99_ms": round(percentile(&lat, 0.99), 2),
+        "errors": errors,
+        "server_cpu_ms_per_call": cpu_per_call.map(|v| round(v, 3)),
+        "machine_cpu_ms_per_call": machine_per_call.map(|v| round(v, 3)),
+    });
+    println!("{line}");
     if let Some(e) = first_error {
         eprintln!("first error ({}, c={c}): {e}", args.label);
     }
