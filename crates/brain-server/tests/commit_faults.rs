@@ -69,6 +69,25 @@ impl Proxy {
     fn cuts(&self) -> usize {
         *self.cuts.lock().unwrap()
     }
+
+    /// Once the rule for `marker` has fired: a message holding it reached
+    /// the proxy (a fired rule is dropped).
+    async fn fired(&self, marker: &str) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while self
+            .rules
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|(m, _)| m.as_slice() == marker.as_bytes())
+        {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no message held {marker}"
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
 }
 
 async fn relay(client: TcpStream, server: TcpStream, rules: Rules, cuts: Arc<Mutex<usize>>) {
@@ -289,7 +308,8 @@ async fn a_group_commit_whose_answer_is_lost_tells_every_member_unknown() {
         )
         .await
     });
-    tokio::time::sleep(Duration::from_millis(150)).await;
+    // The held remember is in the proxy, holding the tenant's group commit.
+    s.proxy.fired("marker-hold-a11").await;
     let texts = ["marker-batch-x1", "marker-batch-b22 x2", "marker-batch-x3"];
     let batch = futures_join(&c, &texts).await;
     first.await.unwrap();

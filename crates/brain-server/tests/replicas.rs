@@ -258,9 +258,37 @@ async fn focus_changes_reach_subscribers_on_other_replicas() {
         }
         other => panic!("not text: {other:?}"),
     }
-    // Give a stray cross-tenant delivery time to arrive before asserting silence.
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(eve_rx.try_recv().is_err(), "eve heard acme's change");
+    // A change of eve's own, on another project, after acme's: replica A
+    // hears the two in commit order and tells each subscriber in that order,
+    // so a stray delivery of acme's change to eve would arrive before it.
+    let marker = "brain://projects/q/focus";
+    let (q, err) = raw_tool(
+        &b.base,
+        &eve,
+        &eve_conn,
+        "brain_session_start",
+        json!({"project": "q", "client_key": "e"}),
+    )
+    .await;
+    assert!(!err, "{q}");
+    eve_watcher
+        .subscribe(SubscribeRequestParams::new(marker))
+        .await
+        .unwrap();
+    let (end, err) = raw_tool(
+        &b.base,
+        &eve,
+        &eve_conn,
+        "brain_session_end",
+        json!({"session_id": q["session"]["session_id"], "expected_client_key": "e",
+               "summary": "s", "next_focus": "eve's own", "expected_focus_revision": 0}),
+    )
+    .await;
+    assert!(!err, "{end}");
+    let first = tokio::time::timeout(Duration::from_secs(5), eve_rx.recv())
+        .await
+        .expect("eve heard nothing of her own change within 5 s");
+    assert_eq!(first.as_deref(), Some(marker), "eve heard acme's change");
 }
 
 /// Replicas answer `brain_focus_get` from memory (docs/architecture.md, Focus reads from memory), yet a

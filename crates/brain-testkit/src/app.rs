@@ -543,6 +543,23 @@ impl ServerProcess {
         }
     }
 
+    /// The log once it holds `needle` (it is read from the server's stderr
+    /// as the server writes it); panics after ten seconds without it.
+    pub async fn wait_for_log(&self, needle: &str) -> String {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            let log = self.log.lock().unwrap().clone();
+            if log.contains(needle) {
+                return log;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the log never held {needle:?}: {log}"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    }
+
     /// The bytes logged so far.
     pub fn log_len(&self) -> usize {
         self.log.lock().unwrap().len()
