@@ -470,13 +470,16 @@ async fn slow_sockets_are_cut_while_health_answers() {
     let addr = srv.base.trim_start_matches("http://").to_owned();
     let started = Instant::now();
     let mut tasks = Vec::new();
+    // Sockets connected (and, for the slow ones, their request begun).
+    let open = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     for _ in 0..300 {
-        let addr = addr.clone();
+        let (addr, open) = (addr.clone(), open.clone());
         tasks.push(tokio::spawn(async move {
             let mut s = tokio::net::TcpStream::connect(&addr).await.unwrap();
             let _ = s
                 .write_all(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n")
                 .await;
+            open.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             // One header byte a second, until the server hangs up.
             let mut buf = [0u8; 256];
             loop {
@@ -496,15 +499,23 @@ async fn slow_sockets_are_cut_while_health_answers() {
     }
     // Sockets that send nothing at all are cut by the same deadline.
     for _ in 0..50 {
-        let addr = addr.clone();
+        let (addr, open) = (addr.clone(), open.clone());
         tasks.push(tokio::spawn(async move {
             let mut s = tokio::net::TcpStream::connect(&addr).await.unwrap();
+            open.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             let mut buf = [0u8; 16];
             let _ = tokio::time::timeout(Duration::from_secs(40), s.read(&mut buf)).await;
             Instant::now()
         }));
     }
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // Health is asked while all 350 hold their sockets.
+    while open.load(std::sync::atomic::Ordering::SeqCst) < 350 {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the sockets did not connect"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     let health = reqwest::Client::new()
         .get(format!("{}/healthz", srv.base))
         .timeout(Duration::from_secs(3))
@@ -1203,7 +1214,25 @@ async fn made_up_shared_tokens_cannot_take_the_pool() {
             ))
         })
         .collect();
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Every lookup let through waits on the lock before the checks below.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let waiting: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM pg_locks WHERE NOT granted \
+             AND relation = 'shared_tokens'::regclass",
+        )
+        .fetch_one(&mut locker)
+        .await
+        .unwrap();
+        if waiting >= brain_server::http::limits::LOOKUPS_AT_ONCE as i64 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{waiting} lookups wait on the lock"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 
     // Not of the minted shape: refused at once, though every lookup hangs.
     for bad in [
