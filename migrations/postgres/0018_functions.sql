@@ -191,7 +191,8 @@ BEGIN
     SELECT r.seq, r.prev_hash, r.hash INTO seq, prev_hash, hash
         FROM brain_remember(p->>'tenant', (p->>'ensure')::boolean, p->>'genesis',
             (p->>'artifact_id')::uuid, p->>'project', p->>'kind', p->>'text',
-            ARRAY(SELECT jsonb_array_elements_text(p->'tags')),
+            ARRAY(SELECT e FROM jsonb_array_elements_text(p->'tags') WITH ORDINALITY t(e, i)
+                ORDER BY i),
             (p->>'created_at')::timestamptz, (p->>'receipt_id')::uuid,
             (p->>'at')::timestamptz, p->>'tool', (p->>'session_id')::uuid,
             p->>'credential_kind', p->>'subject', p->>'token_id', p->>'connection_id',

@@ -326,11 +326,10 @@ async fn a_remember_in_a_begun_transaction_holds_the_tip_only_in_its_commit() {
         "the artifact is stored as given, through the setting's JSON"
     );
 
-    // Left pending and never committed, it writes nothing.
+    // A failure of the call at the COMMIT (an artifact id already stored)
+    // writes nothing, and the next write goes through.
     let mut tx = store.write(&acme).await.unwrap();
     tx.lock_session(s.session_id).await.unwrap().unwrap();
-    let mut b = artifact(&project, ArtifactKind::Note, "never committed");
-    b.session_id = Some(s.session_id);
     let d = draft(
         "brain_remember",
         Some(&project),
@@ -338,7 +337,46 @@ async fn a_remember_in_a_begun_transaction_holds_the_tip_only_in_its_commit() {
         "n",
         Ok(()),
     );
-    tx.remember(&who, &b, d).await.unwrap();
-    drop(tx);
+    assert!(
+        tx.remember(&who, &a, d).await.is_ok(),
+        "left for the commit"
+    );
+    assert!(tx.commit(None).await.is_err(), "the same artifact twice");
     assert_eq!(store.receipts(&acme).await.unwrap().len(), 2);
+    let loose = artifact(&project, ArtifactKind::Note, "after the failure");
+    let mut tx = store.write(&acme).await.unwrap();
+    let d = draft("brain_remember", Some(&project), None, "p", Ok(()));
+    tx.remember(&who, &loose, d).await.unwrap();
+    tx.commit(None).await.unwrap();
+
+    // Text JSON must escape, and a store that has not seen the project yet
+    // (its first write there ensures it, inside the same call).
+    let fresh = PgStore::connect(&db.url, Default::default()).await.unwrap();
+    let mut b = artifact(
+        &project,
+        ArtifactKind::Note,
+        "quote \" back\\slash\nline\ttab {\"k\": [1]}",
+    );
+    b.session_id = Some(s.session_id);
+    b.tags = Vec::new();
+    let mut tx = fresh.write(&acme).await.unwrap();
+    tx.lock_session(s.session_id).await.unwrap().unwrap();
+    let d = draft(
+        "brain_remember",
+        Some(&project),
+        Some(s.session_id),
+        "o",
+        Ok(()),
+    );
+    tx.remember(&who, &b, d).await.unwrap();
+    tx.commit(None).await.unwrap();
+    let ledger = fresh.session_ledger(&acme, s.session_id, 10).await.unwrap();
+    let stored = ledger
+        .iter()
+        .find(|x| x.artifact_id == b.artifact_id)
+        .unwrap();
+    assert_eq!((&stored.text, &stored.tags), (&b.text, &b.tags));
+    let receipts = fresh.receipts(&acme).await.unwrap();
+    let tip = fresh.ledger_tip(&acme).await.unwrap();
+    assert_eq!(verify_with_tip(&receipts, (tip.0, &tip.1)), Ok(4));
 }

@@ -177,6 +177,10 @@ impl Tx {
                 .map_err(db)?;
         }
         let r = p.receipt;
+        // The place is checked against brain-core's hash after the COMMIT,
+        // as every receipt placed with it is: a disagreement fails the call
+        // over a write that stands, which `brain serve`'s check at boot
+        // (`PgScope::receipt_hash_agrees`) keeps from happening.
         let rows = self.link.commit(Some(p.kind.place())).await;
         let placed = rows.and_then(|rows| ledger::placed_row(r, rows.first()));
         self.heal(placed).map(|_| ())
