@@ -15,9 +15,9 @@ use brain_testkit::app::{Client, ServerProcess, ok, refused, token};
 use brain_testkit::pg_proxy::{Act, Cut, ProxiedServer};
 use serde_json::{Value, json};
 
-/// A brain process whose database connections all pass through a proxy;
-/// `None` on SQLite.
-async fn setup() -> Option<ProxiedServer> {
+/// A brain process whose database connections all pass through a proxy
+/// (on PostgreSQL, on either pass).
+async fn setup() -> ProxiedServer {
     ProxiedServer::start(env!("CARGO_BIN_EXE_brain")).await
 }
 
@@ -49,7 +49,7 @@ fn assert_unknown(e: &Value) {
 /// the outcome is unknown, and the artifact is in fact there.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lone_write_whose_answer_is_lost_is_told_unknown() {
-    let Some(s) = setup().await else { return };
+    let s = setup().await;
     let c = client(&s.srv).await;
     ok(
         &c,
@@ -81,7 +81,7 @@ async fn a_lone_write_whose_answer_is_lost_is_told_unknown() {
 /// lost, each of the three hears the outcome is unknown; all three are there.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_group_commit_whose_answer_is_lost_tells_every_member_unknown() {
-    let Some(s) = setup().await else { return };
+    let s = setup().await;
     let c = client(&s.srv).await;
     ok(
         &c,
@@ -138,7 +138,7 @@ async fn futures_join(c: &Client, texts: &[&str]) -> Vec<Value> {
 /// same end sent again is answered from what was stored (a safe retry).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_end_whose_answer_is_lost_is_told_unknown_and_retries_safely() {
-    let Some(s) = setup().await else { return };
+    let s = setup().await;
     let c = client(&s.srv).await;
     let started = ok(
         &c,

@@ -296,24 +296,23 @@ pub struct ProxiedServer {
 }
 
 impl ProxiedServer {
-    /// `bin` is the test's `env!("CARGO_BIN_EXE_brain")`; `None` on the
-    /// SQLite pass, which has no connection to pass through anything.
-    pub async fn start(bin: &str) -> Option<Self> {
-        let db = crate::app::TestBackend::create().await;
-        let crate::app::TestBackend::Postgres(pg) = &db else {
-            return None;
-        };
+    /// `bin` is the test's `env!("CARGO_BIN_EXE_brain")`. Always on
+    /// PostgreSQL, on the SQLite pass too: what the proxy sees is a database
+    /// connection, which SQLite has none of.
+    pub async fn start(bin: &str) -> Self {
+        let pg = crate::TestDb::create().await.expect("test database");
         let (_, upstream) = through(&pg.url, "127.0.0.1:1".parse().unwrap());
         let proxy = Proxy::start(upstream).await;
         let (url, _) = through(&pg.url, proxy.addr);
         let inspect = pg.inspect_url.clone();
+        let db = crate::app::TestBackend::Postgres(pg);
         let srv =
             crate::app::ServerProcess::start(bin, &db, &[("DATABASE_URL", url.as_str())]).await;
-        Some(Self {
+        Self {
             db,
             srv,
             proxy,
             inspect,
-        })
+        }
     }
 }
