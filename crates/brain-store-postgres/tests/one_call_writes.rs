@@ -255,6 +255,28 @@ async fn the_database_hashes_receipts_as_brain_core_does() {
     assert!(store.receipt_hash_agrees().await.unwrap());
 }
 
+/// A write that locks session `s`, then remembers `a` in it: the call left
+/// for the commit, which the caller sends.
+async fn remember_in(
+    store: &PgStore,
+    who: &Caller,
+    s: &Session,
+    a: &brain_core::model::Artifact,
+    digest: &str,
+) -> <PgStore as Backend>::Tx {
+    let mut tx = store.write(&who.tenant).await.unwrap();
+    tx.lock_session(s.session_id).await.unwrap().unwrap();
+    let d = draft(
+        "brain_remember",
+        Some(&s.project),
+        Some(s.session_id),
+        digest,
+        Ok(()),
+    );
+    tx.remember(who, a, d).await.unwrap();
+    tx
+}
+
 #[tokio::test]
 async fn a_remember_in_a_begun_transaction_holds_the_tip_only_in_its_commit() {
     let Started {
@@ -291,16 +313,7 @@ async fn a_remember_in_a_begun_transaction_holds_the_tip_only_in_its_commit() {
     let mut a = artifact(&project, ArtifactKind::Decision, "tags [\"x\", \"ü\"]");
     a.session_id = Some(s.session_id);
     a.tags = vec!["x".into(), "ü".into(), String::new()];
-    let mut tx = store.write(&acme).await.unwrap();
-    tx.lock_session(s.session_id).await.unwrap().unwrap();
-    let d = draft(
-        "brain_remember",
-        Some(&project),
-        Some(s.session_id),
-        "m",
-        Ok(()),
-    );
-    tx.remember(&who, &a, d).await.unwrap();
+    let tx = remember_in(&store, &who, &s, &a, "m").await;
     assert!(
         tip_free().await,
         "the remember has not taken the tenant's tip before its commit"
@@ -328,19 +341,8 @@ async fn a_remember_in_a_begun_transaction_holds_the_tip_only_in_its_commit() {
 
     // A failure of the call at the COMMIT (an artifact id already stored)
     // writes nothing, and the next write goes through.
-    let mut tx = store.write(&acme).await.unwrap();
-    tx.lock_session(s.session_id).await.unwrap().unwrap();
-    let d = draft(
-        "brain_remember",
-        Some(&project),
-        Some(s.session_id),
-        "n",
-        Ok(()),
-    );
-    assert!(
-        tx.remember(&who, &a, d).await.is_ok(),
-        "left for the commit"
-    );
+    // Left for the commit.
+    let tx = remember_in(&store, &who, &s, &a, "n").await;
     assert!(tx.commit(None).await.is_err(), "the same artifact twice");
     assert_eq!(store.receipts(&acme).await.unwrap().len(), 2);
     let loose = artifact(&project, ArtifactKind::Note, "after the failure");
@@ -359,16 +361,7 @@ async fn a_remember_in_a_begun_transaction_holds_the_tip_only_in_its_commit() {
     );
     b.session_id = Some(s.session_id);
     b.tags = Vec::new();
-    let mut tx = fresh.write(&acme).await.unwrap();
-    tx.lock_session(s.session_id).await.unwrap().unwrap();
-    let d = draft(
-        "brain_remember",
-        Some(&project),
-        Some(s.session_id),
-        "o",
-        Ok(()),
-    );
-    tx.remember(&who, &b, d).await.unwrap();
+    let tx = remember_in(&fresh, &who, &s, &b, "o").await;
     tx.commit(None).await.unwrap();
     let ledger = fresh.session_ledger(&acme, s.session_id, 10).await.unwrap();
     let stored = ledger
