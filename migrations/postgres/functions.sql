@@ -348,6 +348,83 @@ BEGIN
 END
 $$;
 
+-- An end in one call (brain_core::flow::close_in_one_call), decided by brain
+-- on brain_peek_close's read: it writes only if the session is still open
+-- and bound as read (p_bound_slot, p_read_revision) and its target body is
+-- still at p_found; else it writes nothing and answers no row, and brain
+-- ends the session again with locks. Rows another transaction holds count
+-- as moved (SKIP LOCKED): in a group commit the batch holds the tenant's tip
+-- from its first write on, and a locking end that holds these rows waits
+-- for that tip, so waiting here could deadlock. The session, its body with
+-- the change's NOTIFY, the receipt with the tip locked last, and the body's
+-- history row, which names the receipt. The caller's statement is the
+-- transaction (alone or the batch's), so the COMMIT follows.
+CREATE OR REPLACE FUNCTION brain_end(
+    p_tenant text, p_session uuid, p_bound_slot text, p_read_revision bigint, p_found bigint,
+    p_status text, p_ended_at timestamptz, p_last_activity_at timestamptz, p_summary text,
+    p_next_focus text, p_nothing_reason text, p_focus_outcome text, p_abandon_reason text,
+    p_close_digest text, p_close_result jsonb,
+    p_project text, p_body text, p_body_at timestamptz, p_change text,
+    p_receipt_id uuid, p_at timestamptz, p_tool text,
+    p_credential_kind text, p_subject text, p_token_id text, p_connection_id text,
+    p_elevated boolean, p_outcome text, p_digest text,
+    p_before_prev text, p_before_seq text, p_after_seq text,
+    OUT seq bigint, OUT prev_hash text, OUT hash text)
+RETURNS SETOF record LANGUAGE plpgsql AS $$
+DECLARE
+    slot_key text := COALESCE(p_bound_slot, '');
+BEGIN
+    PERFORM set_config('brain.tenant', p_tenant, true);
+    PERFORM 1 FROM sessions s WHERE s.tenant_id = p_tenant AND s.session_id = p_session
+        AND s.status = 'open' AND s.bound_slot IS NOT DISTINCT FROM p_bound_slot
+        AND s.read_revision IS NOT DISTINCT FROM p_read_revision
+        FOR UPDATE SKIP LOCKED;
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    PERFORM 1 FROM focus_bodies f WHERE f.tenant_id = p_tenant AND f.project = p_project
+        AND f.slot = slot_key AND f.revision = p_found
+        FOR UPDATE SKIP LOCKED;
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    UPDATE sessions s SET status = p_status, ended_at = p_ended_at,
+        last_activity_at = p_last_activity_at, summary = p_summary, next_focus = p_next_focus,
+        nothing_to_capture_reason = p_nothing_reason, focus_outcome = p_focus_outcome,
+        abandon_reason = p_abandon_reason, close_digest = p_close_digest,
+        close_result = p_close_result
+        WHERE s.tenant_id = p_tenant AND s.session_id = p_session;
+    IF p_body IS NOT NULL THEN
+        UPDATE focus_bodies f SET body = p_body, revision = p_found + 1, updated_at = p_body_at,
+            updated_by_session = p_session
+            WHERE f.tenant_id = p_tenant AND f.project = p_project AND f.slot = slot_key;
+        PERFORM pg_notify('brain_focus', p_change);
+    END IF;
+    -- brain_place_receipt's statements and brain_receipt_hash's expression.
+    SELECT h.seq + 1, h.hash INTO seq, prev_hash
+        FROM receipt_heads h WHERE h.tenant_id = p_tenant FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'tenant has no ledger tip';
+    END IF;
+    hash := encode(sha256(convert_to(
+        p_before_prev || prev_hash || p_before_seq || seq::text || p_after_seq, 'UTF8')), 'hex');
+    INSERT INTO receipts (tenant_id, seq, receipt_id, at, tool, project, session_id,
+        credential_kind, subject, token_id, connection_id, elevated, outcome, request_digest,
+        prev_hash, hash)
+    VALUES (p_tenant, seq, p_receipt_id, p_at, p_tool, p_project, p_session,
+        p_credential_kind, p_subject, p_token_id, p_connection_id, p_elevated, p_outcome,
+        p_digest, prev_hash, hash);
+    UPDATE receipt_heads h SET seq = brain_end.seq, hash = brain_end.hash
+        WHERE h.tenant_id = p_tenant;
+    IF p_body IS NOT NULL THEN
+        INSERT INTO focus_history (tenant_id, project, slot, revision, body, session_id,
+            receipt_seq, created_at)
+        VALUES (p_tenant, p_project, slot_key, p_found + 1, p_body, p_session, seq, p_body_at);
+    END IF;
+    RETURN NEXT;
+END
+$$;
+
 -- ========================================================================
 -- Reads that lock
 -- ========================================================================
@@ -395,6 +472,47 @@ BEGIN
                AND f.project = s.project AND f.slot = COALESCE(s.bound_slot, '')
          WHERE s.tenant_id = p_tenant AND s.session_id = p_session
            FOR UPDATE OF s, f;
+END
+$$;
+
+-- brain_lock_close's row without its locks, with what the close's answer
+-- counts as of p_until (tx/closing.rs's close_counts), for an end that is
+-- decided on it and written in one call (brain_end). One statement in its
+-- own transaction, which it scopes to the tenant.
+CREATE OR REPLACE FUNCTION brain_peek_close(p_tenant text, p_session uuid, p_until timestamptz)
+RETURNS TABLE (session_id uuid, project text, client_key text, kind text, bound_slot text,
+    started_focus_revision bigint, read_revision bigint, relayed_from uuid, status text,
+    opened_at timestamptz,
+    last_activity_at timestamptz, ended_at timestamptz, summary text, next_focus text,
+    nothing_to_capture_reason text, focus_outcome text, abandon_reason text,
+    opened_by_kind text, opened_by_subject text, opened_by_role text,
+    opened_by_credential text, close_digest text, close_result jsonb,
+    body text, revision bigint, updated_at timestamptz, updated_by_session uuid,
+    open_agents bigint, unattributed_n bigint, unattributed_ids uuid[])
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+BEGIN
+    PERFORM set_config('brain.tenant', p_tenant, true);
+    RETURN QUERY
+        SELECT s.session_id, s.project, s.client_key, s.kind, s.bound_slot,
+               s.started_focus_revision, s.read_revision, s.relayed_from, s.status,
+               s.opened_at, s.last_activity_at,
+               s.ended_at, s.summary, s.next_focus, s.nothing_to_capture_reason,
+               s.focus_outcome, s.abandon_reason, s.opened_by_kind, s.opened_by_subject,
+               s.opened_by_role, s.opened_by_credential, s.close_digest, s.close_result,
+               f.body, f.revision, f.updated_at, f.updated_by_session,
+               (SELECT count(*) FROM sessions o WHERE o.tenant_id = p_tenant
+                  AND o.project = s.project AND o.status = 'open' AND o.kind = 'agent'),
+               (SELECT count(*) FROM artifacts a WHERE a.tenant_id = p_tenant
+                  AND a.project = s.project AND a.session_id IS NULL
+                  AND a.created_at >= s.opened_at AND a.created_at <= p_until),
+               ARRAY(SELECT a.artifact_id FROM artifacts a WHERE a.tenant_id = p_tenant
+                  AND a.project = s.project AND a.session_id IS NULL
+                  AND a.created_at >= s.opened_at AND a.created_at <= p_until
+                  ORDER BY a.created_at, a.artifact_id LIMIT 20)
+          FROM sessions s JOIN focus_bodies f ON f.tenant_id = s.tenant_id
+               AND f.project = s.project AND f.slot = COALESCE(s.bound_slot, '')
+         WHERE s.tenant_id = p_tenant AND s.session_id = p_session;
 END
 $$;
 
@@ -481,6 +599,11 @@ DECLARE
     quota bigint;
 BEGIN
     IF n = 0 THEN
+        RETURN;
+    END IF;
+    -- Counted at COMMIT (0019): the rows a tenant's deletion removed are
+    -- counted after it removed the tenant and its usage row, and leave none.
+    IF n < 0 AND NOT EXISTS (SELECT 1 FROM tenants WHERE tenant_id = t) THEN
         RETURN;
     END IF;
     INSERT INTO tenant_usage AS u (tenant_id, bytes) VALUES (t, n)

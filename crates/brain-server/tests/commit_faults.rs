@@ -133,9 +133,10 @@ async fn futures_join(c: &Client, texts: &[&str]) -> Vec<Value> {
     out
 }
 
-/// An end sends its last statement and COMMIT in one message. Its answer
-/// lost, the agent hears the outcome is unknown; the focus did move, and the
-/// same end sent again is answered from what was stored (a safe retry).
+/// An end is one call (`brain_end`) in its own statement's transaction,
+/// which commits at its Sync. Its answer lost, the agent hears the outcome
+/// is unknown; the focus did move, and the same end sent again is answered
+/// from what was stored (a safe retry), its body read back from history.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_end_whose_answer_is_lost_is_told_unknown_and_retries_safely() {
     let s = setup().await;
@@ -149,7 +150,7 @@ async fn an_end_whose_answer_is_lost_is_told_unknown_and_retries_safely() {
     let id = started["session"]["session_id"].clone();
     let end = json!({"session_id": id, "expected_client_key": "k", "summary": "s",
                      "next_focus": "the plan: marker-end-c33", "expected_focus_revision": 0});
-    s.proxy.rule("marker-end-c33", Act::Cut(Cut::AfterCommit));
+    s.proxy.rule("marker-end-c33", Act::Cut(Cut::AfterSync));
     let e = refused(&c, "brain_session_end", end.clone()).await;
     assert_eq!(s.proxy.cuts(), 1);
     assert_unknown(&e);

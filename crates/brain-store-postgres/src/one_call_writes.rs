@@ -1,4 +1,4 @@
-//! A start and a remember: each one call of its function
+//! A start, a remember and an end: each one call of its function
 //! (`migrations/postgres/functions.sql`), the only form of these writes on
 //! PostgreSQL. As the first statement of a write it runs in its own
 //! statement's transaction, alone or in the tenant's group commit (one round
@@ -25,7 +25,7 @@ use crate::opening::PgQuery;
 /// order: who, what, and the three pieces of its canonical text. Bound as
 /// copies, so a statement can outlive the call that built it (a group
 /// commit runs it from its own task).
-fn bind_receipt<'q>(
+pub(crate) fn bind_receipt<'q>(
     q: PgQuery<'q>,
     r: &Receipt,
     frame: &brain_core::receipt::ReceiptFrame,
@@ -53,7 +53,7 @@ pub(crate) enum On<'a> {
 
 impl On<'_> {
     /// Run the call; its rows. Alone or grouped, its answer is its commit's.
-    async fn run(
+    pub(crate) async fn run(
         self,
         tenant: &TenantId,
         build: Build,
@@ -218,4 +218,70 @@ pub(crate) async fn start(
     s.started_focus_revision = started;
     let sources = crate::opening::sources_from(&rows)?;
     Ok((slot.filter(|_| s.bound_slot.is_some()), sources))
+}
+
+/// `brain_end`: an end decided on `brain_peek_close`'s read, written only if
+/// the session and its target body are as read (`found`, the body's revision
+/// then); `false`, with nothing written, when they moved. It may always join
+/// the tenant's group commit: it creates nothing, and takes no row another
+/// transaction holds (SKIP LOCKED), so it never waits while its batch holds
+/// the tenant's tip.
+pub(crate) async fn end(
+    on: On<'_>,
+    caller: &Caller,
+    w: &brain_core::flow::CloseWrite<'_>,
+    found: brain_core::model::Revision,
+) -> Result<bool, StoreError> {
+    use brain_core::model::FocusOutcome;
+    let r = Receipt::unplaced(caller, w.receipt.clone(), now_micros());
+    let frame = r.frame();
+    let s = w.session.clone();
+    let (digest, result, receipt) = (w.digest.to_owned(), w.result.clone(), r.clone());
+    let tenant = caller.tenant.clone();
+    let body = w.focus.map(|f| {
+        let change = brain_core::feed::FocusChange {
+            tenant: tenant.clone(),
+            project: s.project.clone(),
+            slot: s.bound_slot.clone(),
+            revision: f.revision,
+        };
+        (f.body.to_owned(), f.at, change.to_payload())
+    });
+    let t = tenant.as_str().to_owned();
+    let build = move || {
+        let q = sqlx::query(
+            "SELECT seq, prev_hash, hash FROM brain_end($1, $2, $3, $4, $5, $6, $7, $8, $9, \
+             $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, \
+             $26, $27, $28, $29, $30, $31, $32)",
+        )
+        .bind(t.clone())
+        .bind(s.session_id.as_uuid())
+        .bind(s.bound_slot.as_ref().map(|n| n.as_str().to_owned()))
+        .bind(s.read_revision)
+        .bind(found)
+        .bind(s.status.as_str())
+        .bind(s.ended_at)
+        .bind(s.last_activity_at)
+        .bind(s.summary.clone())
+        .bind(s.next_focus.clone())
+        .bind(s.nothing_to_capture_reason.clone())
+        .bind(s.focus_outcome.map(FocusOutcome::as_str))
+        .bind(s.abandon_reason.clone())
+        .bind(digest.clone())
+        .bind(result.clone())
+        .bind(s.project.as_str().to_owned())
+        .bind(body.as_ref().map(|b| b.0.clone()))
+        .bind(body.as_ref().map(|b| b.1))
+        .bind(body.as_ref().map(|b| b.2.clone()))
+        .bind(receipt.receipt_id.as_uuid())
+        .bind(receipt.at)
+        .bind(receipt.tool.clone());
+        bind_receipt(q, &receipt, &frame)
+    };
+    let rows = on.run(&tenant, Box::new(build)).await?;
+    let Some(row) = rows.first() else {
+        return Ok(false);
+    };
+    crate::ledger::placed_row(r, Some(row))?;
+    Ok(true)
 }

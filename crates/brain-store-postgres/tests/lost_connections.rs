@@ -121,9 +121,10 @@ async fn after_every_connection_was_killed_one_call_fails_at_most() {
         }
     }
 
-    // The first call after the break is an end, whose BEGIN travels with its
-    // session lock (link.rs): it begins again on another connection, and
-    // nothing fails.
+    // The first call after the break is an end: its read without locks
+    // meets a dead connection and leaves the end to the locked way, whose
+    // BEGIN travels with its session lock (link.rs) and begins again on
+    // another connection, and nothing fails.
     let c = brain_testkit::story::agent("acme");
     let s = brain_testkit::story::start(&store, &c, "atlas", "k", None)
         .await

@@ -1,7 +1,8 @@
 //! The calls that close a session with a close decision: end and relay (SPEC §2.4).
 
 use super::close_answer::{
-    finish, mark_merge, preview, replay_diff_job, replay_needs_body_before, with_diff,
+    finish, mark_merge, preview, replay_diff_job, replay_needs_body_at_end,
+    replay_needs_body_before, restore_written_body, stored_form, with_diff,
 };
 use super::documents::write_documents;
 use super::{CloseWrite, FocusWrite, WriteTx, draft, refuse};
@@ -60,6 +61,12 @@ pub async fn close<T: WriteTx>(
         Some(_) => (CloseKind::Relay, "brain_session_relay"),
         None => (CloseKind::End, "brain_session_end"),
     };
+    if kind == CloseKind::End
+        && let Some(answer) = super::close_in_one_call::try_end(&mut tx, caller, req).await?
+    {
+        tx.commit(None).await?;
+        return Ok(answer);
+    }
     let loaded = tx.lock_close(req.session_id).await?;
     let project = loaded.as_ref().map(|l| l.session.project.clone());
     let draft = |outcome: Result<(), &DomainError>| {
@@ -176,8 +183,16 @@ async fn answer_replay<T: WriteTx>(
     mut tx: T,
     caller: &Caller,
     l: &LockedClose,
-    stored: Value,
+    mut stored: Value,
 ) -> Result<Value, StoreError> {
+    if let Some(rev) = replay_needs_body_at_end(&stored) {
+        let slot = l.session.bound_slot.as_ref();
+        let body = body_at(&mut tx, &l.session.project, slot, rev).await?;
+        let body = body.ok_or_else(|| {
+            StoreError::Backend("the revision a stored close wrote has no history row".into())
+        })?;
+        restore_written_body(&mut stored, body);
+    }
     let before = match replay_needs_body_before(&stored) {
         Some(rev) => {
             let slot = l.session.bound_slot.as_ref();
@@ -232,7 +247,7 @@ async fn body_at<T: WriteTx>(
 
 /// The request as decided: keep_focus ends on the body found, a merge on
 /// the merged body onto the revision it was merged onto (the one found).
-fn as_decided<'a>(req: &'a EndRequest, found: &Focus) -> Cow<'a, EndRequest> {
+pub(super) fn as_decided<'a>(req: &'a EndRequest, found: &Focus) -> Cow<'a, EndRequest> {
     if req.keep_focus {
         return Cow::Owned(EndRequest {
             next_focus: found.body.clone(),
@@ -287,10 +302,36 @@ async fn apply<T: WriteTx>(
     receipt: ReceiptDraft,
 ) -> Result<Value, StoreError> {
     let (new_session, slot) = relay_handoff(&mut tx, caller, closing.relay_to, &mut d).await?;
+    let next_session = new_session.clone();
+    let (result, diff_job) = answer(&d, new_session, slot)?;
+    let written = written(&d);
+    let stored = stored_form(&result);
+    let req = d.req;
+    let write = CloseWrite {
+        session: &d.session,
+        focus: written,
+        next_session: next_session.as_ref(),
+        digest: &req.digest,
+        result: &stored,
+        receipt,
+    };
+    write_documents(&mut tx, &d.session.project, &closing.documents).await?;
+    tx.apply_close(caller, write).await?;
+    tx.commit(None).await?;
+    Ok(with_diff(caller.tenant.as_str(), result, diff_job).await)
+}
+
+/// A decided close's answer (`focus_diff` left empty), and the diff to
+/// compute into it after the commit: the diff is CPU whose cost grows with
+/// the bodies, so it is computed off the transaction (and not stored; a
+/// replay computes it again).
+pub(super) fn answer(
+    d: &Decided<'_>,
+    new_session: Option<Session>,
+    slot: Option<SlotView>,
+) -> Result<(Value, Option<crate::diff::DiffJob>), StoreError> {
     // A relay's new session is one of those left open.
     let remaining = d.remaining + i64::from(new_session.is_some());
-    // The diff is CPU whose cost grows with the bodies: it is computed after
-    // the commit, off the transaction (and not stored; a replay computes it again).
     let (req, found, outcome) = (d.req, &d.found, d.outcome);
     let diff_job = EndResult::diff_job(outcome, found, &req.next_focus);
     let end = EndResult::build(
@@ -300,30 +341,22 @@ async fn apply<T: WriteTx>(
         &req.next_focus,
         String::new(),
         false,
-        d.unattributed,
+        d.unattributed.clone(),
         remaining,
     );
-    let next_session = new_session.clone();
     let mut result = finish(d.kind, end, new_session, slot)?;
     mark_merge(&mut result, &req.merge, outcome);
-    let written = (outcome == FocusOutcome::Applied).then_some(FocusWrite {
+    Ok((result, diff_job))
+}
+
+/// The target body a decided close writes: the proposal, when it applied.
+pub(super) fn written<'a>(d: &'a Decided<'_>) -> Option<FocusWrite<'a>> {
+    (d.outcome == FocusOutcome::Applied).then_some(FocusWrite {
         session: &d.session,
-        body: &req.next_focus,
-        revision: found.revision + 1,
+        body: &d.req.next_focus,
+        revision: d.found.revision + 1,
         at: now_micros(),
-    });
-    let write = CloseWrite {
-        session: &d.session,
-        focus: written,
-        next_session: next_session.as_ref(),
-        digest: &req.digest,
-        result: &result,
-        receipt,
-    };
-    write_documents(&mut tx, &d.session.project, &closing.documents).await?;
-    tx.apply_close(caller, write).await?;
-    tx.commit(None).await?;
-    Ok(with_diff(caller.tenant.as_str(), result, diff_job).await)
+    })
 }
 
 /// Whether a close must stop to merge (see [`MergeStep`]), and then whether

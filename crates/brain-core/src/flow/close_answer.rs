@@ -64,6 +64,54 @@ pub(super) async fn with_diff(tenant: &str, mut out: Value, job: Option<DiffJob>
     out
 }
 
+/// Where an end's or relay's answer carries the body it ended on: a relay
+/// that answers its slot carries it there, other closes in `focus_at_end`.
+fn at_end_body_key(answer: &Value) -> Option<&'static str> {
+    if answer.get("focus_at_end").is_some_and(Value::is_object) {
+        Some("focus_at_end")
+    } else if answer.get("slot").is_some_and(Value::is_object) {
+        Some("slot")
+    } else {
+        None
+    }
+}
+
+/// The answer as stored for a replay: a close that wrote its body stores it
+/// once, as the focus history row of the revision it wrote, not again inside
+/// the stored answer ([`restore_written_body`] puts it back). Every other
+/// answer is stored whole.
+pub(super) fn stored_form(answer: &Value) -> Value {
+    let mut stored = answer.clone();
+    let wrote = stored
+        .get("focus_outcome")
+        .and_then(Value::as_str)
+        .is_some_and(wrote_body);
+    if let (true, Some(key)) = (wrote, at_end_body_key(&stored))
+        && let Some(Value::Object(m)) = stored.get_mut(key)
+    {
+        m.remove("body");
+    }
+    stored
+}
+
+/// The revision whose history row holds the body a stored answer left out
+/// ([`stored_form`]); `None` for an answer stored whole (every answer stored
+/// before the body was left out, and every close that wrote no body).
+pub(super) fn replay_needs_body_at_end(stored: &Value) -> Option<Revision> {
+    let applied = wrote_body(stored.get("focus_outcome")?.as_str()?);
+    let held = stored.get(at_end_body_key(stored)?)?.get("body").is_some();
+    (applied && !held).then_some(stored.get("focus_revision_at_end")?.as_i64()?)
+}
+
+/// Put the body [`stored_form`] left out back where the answer carried it.
+pub(super) fn restore_written_body(stored: &mut Value, body: String) {
+    if let Some(key) = at_end_body_key(stored)
+        && let Some(Value::Object(m)) = stored.get_mut(key)
+    {
+        m.insert("body".into(), Value::String(body));
+    }
+}
+
 /// The body a stored end or relay needs to compute its diff again: the
 /// previous revision's, when it applied.
 pub(super) fn replay_needs_body_before(stored: &Value) -> Option<Revision> {

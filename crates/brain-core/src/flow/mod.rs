@@ -7,6 +7,7 @@
 mod abandon;
 mod close;
 mod close_answer;
+mod close_in_one_call;
 mod connections;
 mod documents;
 mod elevations;
@@ -26,6 +27,8 @@ pub use elevations::{elevation_grant, elevation_revoke};
 pub use end_with_documents::{EndedWithDocuments, end_with_documents};
 pub use memory::{remember, todo_ack};
 pub use open::{bind, briefing, resume, start};
-pub use port::{CloseWrite, DocumentLock, FocusWrite, NewConnection, Receipting, WriteTx};
+pub use port::{
+    CloseWrite, DocumentLock, FocusWrite, NewConnection, PeekedClose, Receipting, WriteTx,
+};
 pub use projects::{PROJECT_DELETED, project_delete};
 pub use receipts::{draft, refuse};

@@ -42,6 +42,17 @@ pub struct CloseWrite<'a> {
     pub receipt: ReceiptDraft,
 }
 
+/// What a close reads without locks, for a write in one call
+/// ([`WriteTx::close_in_one_call`]): the session and its target body (None:
+/// no such session), and what its answer counts, as of `until`.
+#[derive(Debug, Clone)]
+pub struct PeekedClose {
+    pub loaded: Option<LockedClose>,
+    pub unattributed: Unattributed,
+    /// The project's open agent sessions, this one included.
+    pub open_agents: i64,
+}
+
 /// An MCP connection's record and its tracer session, written together.
 #[derive(Debug, Clone)]
 pub struct NewConnection<'a> {
@@ -101,6 +112,30 @@ pub trait WriteTx: Send + Sized {
         slot: Option<&SlotName>,
         revision: Revision,
     ) -> Result<Option<String>, StoreError>;
+    /// A close's loads and counts ([`WriteTx::lock_close`],
+    /// [`WriteTx::close_counts`]) read without locks and without beginning
+    /// this transaction, for a store that can write a close in one call;
+    /// `None` (the default) for one that cannot: every close locks first.
+    async fn peek_close(
+        &mut self,
+        _id: SessionId,
+        _until: DateTime<Utc>,
+    ) -> Result<Option<PeekedClose>, StoreError> {
+        Ok(None)
+    }
+    /// An end decided on [`WriteTx::peek_close`]'s read, written and
+    /// committed in one call, only if the session is still open and bound as
+    /// read and its target body still at `found` (the revision read); `false`
+    /// when either moved or is locked by another writer: then nothing was
+    /// written and this transaction is as it was, to close with locks.
+    async fn close_in_one_call(
+        &mut self,
+        _caller: &Caller,
+        _w: CloseWrite<'_>,
+        _found: Revision,
+    ) -> Result<bool, StoreError> {
+        Ok(false)
+    }
     /// What a close's answer counts, read after its locks are held: the
     /// project's artifacts of no session created from the session's opening
     /// to `until`, and its open agent sessions, this one included.

@@ -27,6 +27,7 @@ use crate::one_call_writes::{self, On};
 use crate::{PgTx, db, dialect, ledger};
 
 mod closing;
+mod one_call_end;
 mod todos;
 use brain_store_sqlx::sql::sessions;
 use closing::{close_counts, lock_close, lock_first};
@@ -237,6 +238,23 @@ impl SqlTx for Tx {
                 sessions::load_session(self, &tenant, id, true).await
             }
         }
+    }
+
+    async fn peek_close(
+        &mut self,
+        id: SessionId,
+        until: DateTime<Utc>,
+    ) -> Result<Option<brain_core::flow::PeekedClose>, StoreError> {
+        self.peek(id, until).await
+    }
+
+    async fn close_in_one_call(
+        &mut self,
+        caller: &Caller,
+        w: CloseWrite<'_>,
+        found: brain_core::model::Revision,
+    ) -> Result<bool, StoreError> {
+        self.end_in_one_call(caller, w, found).await
     }
 
     async fn close_counts(

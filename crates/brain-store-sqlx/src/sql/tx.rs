@@ -52,6 +52,24 @@ pub trait SqlTx: Conn + Sized {
         let tenant = self.tenant().clone();
         sessions::focus_body_at(self, &tenant, project, slot, revision).await
     }
+    /// [`WriteTx::peek_close`]: `None` unless the store writes a close in
+    /// one call.
+    async fn peek_close(
+        &mut self,
+        _id: SessionId,
+        _until: DateTime<Utc>,
+    ) -> Result<Option<brain_core::flow::PeekedClose>, StoreError> {
+        Ok(None)
+    }
+    /// [`WriteTx::close_in_one_call`].
+    async fn close_in_one_call(
+        &mut self,
+        _caller: &Caller,
+        _w: CloseWrite<'_>,
+        _found: Revision,
+    ) -> Result<bool, StoreError> {
+        Ok(false)
+    }
     async fn close_counts(
         &mut self,
         session: &Session,

@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 
 use super::SqlTx;
 use brain_core::error::StoreError;
-use brain_core::flow::{CloseWrite, DocumentLock, NewConnection, Receipting, WriteTx};
+use brain_core::flow::{CloseWrite, DocumentLock, NewConnection, PeekedClose, Receipting, WriteTx};
 use brain_core::ids::{ArtifactId, ElevationId, ProjectKey, SessionId, SlotName, TenantId};
 use brain_core::memory::{Document, DocumentKind, RecallHit};
 use brain_core::model::{Artifact, ArtifactKind, Caller, Focus, Revision, Session};
@@ -61,6 +61,22 @@ impl<T: SqlTx> WriteTx for SqlWrite<T> {
         revision: Revision,
     ) -> Result<Option<String>, StoreError> {
         SqlTx::focus_body_at(&mut self.0, project, slot, revision).await
+    }
+    async fn peek_close(
+        &mut self,
+        id: SessionId,
+        until: DateTime<Utc>,
+    ) -> Result<Option<PeekedClose>, StoreError> {
+        SqlTx::peek_close(&mut self.0, id, until).await
+    }
+    async fn close_in_one_call(
+        &mut self,
+        caller: &Caller,
+        w: CloseWrite<'_>,
+        found: Revision,
+    ) -> Result<bool, StoreError> {
+        self.own(caller)?;
+        SqlTx::close_in_one_call(&mut self.0, caller, w, found).await
     }
     async fn close_counts(
         &mut self,

@@ -1,0 +1,106 @@
+//! An end decided on a read without locks and written in one call, where
+//! the store has such a call (PostgreSQL's joins the tenant's group commit,
+//! so the ends of one tenant share the ledger tip's hand-over and the
+//! commit's flush, as its starts and remembers do).
+//!
+//! Only a plain end goes this way: no dry run, no merge step, no override
+//! asked for. The call writes only if the session is still open and bound
+//! as read and its target body is still at the revision read, so the
+//! decision it writes is the one a locked read would have made; when
+//! anything moved (or another writer holds the rows), it writes nothing and
+//! the end runs again the usual way, with locks. Every refusal and every
+//! replay goes that way too: they are decided, written and answered there.
+
+use serde_json::Value;
+
+use super::close::{Decided, answer, as_decided, check_loaded, written};
+use super::close_answer::{stored_form, with_diff};
+use super::{CloseWrite, PeekedClose, WriteTx, draft};
+use crate::error::StoreError;
+use crate::model::{Caller, now_micros};
+use crate::requests::{EndRequest, MergeStep, OverrideGrant};
+use crate::rules::{self, CloseKind};
+use crate::store::LockedClose;
+
+/// The end's answer when it was written in one call; `None` when it must
+/// run with locks (nothing written).
+pub(super) async fn try_end<T: WriteTx>(
+    tx: &mut T,
+    caller: &Caller,
+    req: &EndRequest,
+) -> Result<Option<Value>, StoreError> {
+    if req.dry_run || req.allow_focus_shrink || !matches!(req.merge, MergeStep::Off) {
+        return Ok(None);
+    }
+    let now = now_micros();
+    let Some(PeekedClose {
+        loaded: Some(l),
+        unattributed,
+        open_agents,
+    }) = tx.peek_close(req.session_id, now).await?
+    else {
+        return Ok(None);
+    };
+    if !matches!(check_loaded(Some(&l), req, caller), Ok(None)) {
+        return Ok(None);
+    }
+    let kind = CloseKind::End;
+    let authority = rules::may_override(
+        caller,
+        false,
+        OverrideGrant {
+            elevation_active: false,
+        },
+    );
+    if rules::check_close_request(&l.session, req, kind, None, authority).is_err() {
+        return Ok(None);
+    }
+    let decided_req = as_decided(req, &l.target);
+    let req = decided_req.as_ref();
+    let decision = rules::decide_close(&l.session, req, kind, None, authority, &l.target);
+    let Some(outcome) = decision.outcome() else {
+        return Ok(None);
+    };
+    let LockedClose {
+        mut session,
+        target: found,
+        ..
+    } = l;
+    let read = found.revision;
+    rules::close_session(&mut session, req, kind, outcome, now);
+    let d = Decided {
+        kind,
+        req,
+        session,
+        found,
+        outcome,
+        unattributed,
+        // Counted with this session still open: discount it.
+        remaining: open_agents - 1,
+        elevated: false,
+    };
+    let (result, diff_job) = answer(&d, None, None)?;
+    let stored = stored_form(&result);
+    let mut receipt = draft(
+        "brain_session_end",
+        Some(&d.session.project),
+        Some(req.session_id),
+        &req.digest,
+        Ok(()),
+    );
+    receipt.outcome = rules::close_receipt_outcome(outcome).to_owned();
+    let write = CloseWrite {
+        session: &d.session,
+        focus: written(&d),
+        next_session: None,
+        digest: &req.digest,
+        result: &stored,
+        receipt,
+    };
+    if !tx.close_in_one_call(caller, write, read).await? {
+        return Ok(None);
+    }
+    Ok(Some(
+        with_diff(caller.tenant.as_str(), result, diff_job).await,
+    ))
+}

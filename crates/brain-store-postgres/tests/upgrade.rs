@@ -1,0 +1,203 @@
+//! A database written by the previous schema (migrations up to 0018), then
+//! migrated: its ends are answered again as they were, its receipt chain
+//! verifies, and new writes go on it.
+//!
+//! The previous schema's end stored its whole answer (the body included)
+//! and counted usage at each statement; the one that follows stores the
+//! body once (its history row) and counts usage at COMMIT. The previous
+//! end is written here the way the previous server wrote it: locked
+//! (`brain_lock_close`), closed in one statement, its receipt placed with
+//! the COMMIT (`brain_place_pending`), every one of which the previous
+//! schema has.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+use common::caller;
+
+use std::borrow::Cow;
+
+use brain_core::flow::{self, CloseWrite, WriteTx, draft};
+use brain_core::ids::{ClientKey, ProjectKey, TenantId};
+use brain_core::model::{FocusOutcome, Session, SessionStatus, now_micros};
+use brain_core::receipt::verify_with_tip;
+use brain_core::requests::{EndRequest, MergeStep};
+use brain_core::rules::Door;
+use brain_core::store::{OperatorReads, Reads, StoreSettings};
+use brain_core::writes::Backend;
+use brain_store_postgres::{MIGRATOR, PgStore};
+use brain_testkit::TestDb;
+use serde_json::json;
+
+/// The previous schema's last migration.
+const PREVIOUS: i64 = 18;
+
+fn end_request(s: &Session, body: &str, revision: i64, digest: &str) -> EndRequest {
+    EndRequest {
+        session_id: s.session_id,
+        expected_client_key: "c1".into(),
+        summary: "done".into(),
+        next_focus: body.into(),
+        expected_focus_revision: revision,
+        nothing_to_capture_reason: None,
+        allow_focus_shrink: false,
+        dry_run: false,
+        keep_focus: false,
+        door: Door::Brain,
+        digest: digest.into(),
+        merge: MergeStep::Off,
+    }
+}
+
+async fn open(store: &PgStore, who: &brain_core::model::Caller, project: &ProjectKey) -> Session {
+    let mut s = Session::open_agent(
+        who,
+        project.clone(),
+        ClientKey::parse("client_key", "c1").unwrap(),
+        None,
+        0,
+    );
+    let d = draft(
+        "brain_session_start",
+        Some(project),
+        Some(s.session_id),
+        "d",
+        Ok(()),
+    );
+    let mut tx = store.write(&who.tenant).await.unwrap();
+    tx.open_session(who, &mut s, d).await.unwrap();
+    tx.commit(None).await.unwrap();
+    s
+}
+
+#[tokio::test]
+async fn a_database_of_the_previous_schema_migrates_and_answers_as_it_did() {
+    let db = TestDb::create().await.unwrap();
+    let store = PgStore::connect(&db.url, StoreSettings::default())
+        .await
+        .unwrap();
+    let previous = sqlx::migrate::Migrator {
+        migrations: Cow::Owned(
+            MIGRATOR
+                .migrations
+                .iter()
+                .filter(|m| m.version <= PREVIOUS)
+                .cloned()
+                .collect(),
+        ),
+        ignore_missing: false,
+        locking: true,
+        no_tx: false,
+    };
+    let pool = sqlx::PgPool::connect(&db.url).await.unwrap();
+    previous.run(&pool).await.unwrap();
+    let has_end: bool =
+        sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_proc WHERE proname = 'brain_end')")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert!(!has_end, "the previous schema has no brain_end");
+
+    // The previous server's end: the whole answer stored, body included.
+    let acme = TenantId::parse("acme").unwrap();
+    let who = caller(&acme);
+    let project = ProjectKey::parse("p").unwrap();
+    let s = open(&store, &who, &project).await;
+    let body = "the body the previous schema wrote";
+    let mut tx = store.write(&acme).await.unwrap();
+    let locked = tx.lock_close(s.session_id).await.unwrap().unwrap();
+    let mut closed = locked.session.clone();
+    closed.status = SessionStatus::Ended;
+    closed.ended_at = Some(now_micros());
+    closed.summary = Some("done".into());
+    closed.focus_outcome = Some(FocusOutcome::Applied);
+    let stored = json!({
+        "session": closed, "replayed": false, "dry_run": false, "would": null,
+        "focus_outcome": "applied", "focus_at_end": {"body": body, "revision": 1},
+        "focus_revision_at_end": 1, "current_focus": null, "current_focus_revision": 1,
+        "focus_diff": "", "unattributed_in_window": {"count": 0, "ids": []},
+        "remaining_open_session_count": 0
+    });
+    let write = CloseWrite {
+        session: &closed,
+        focus: Some(flow::FocusWrite {
+            session: &closed,
+            body,
+            revision: 1,
+            at: now_micros(),
+        }),
+        next_session: None,
+        digest: "old-end",
+        result: &stored,
+        receipt: draft(
+            "brain_session_end",
+            Some(&project),
+            Some(s.session_id),
+            "old-end",
+            Ok(()),
+        ),
+    };
+    tx.apply_close(&who, write).await.unwrap();
+    tx.commit(None).await.unwrap();
+    let usage_before = store.tenant_usage(&acme).await.unwrap().bytes;
+
+    store.migrate().await.unwrap();
+
+    // The chain the previous schema wrote verifies on the new one.
+    let receipts = store.receipts(&acme).await.unwrap();
+    let tip = store.ledger_tip(&acme).await.unwrap();
+    assert_eq!(verify_with_tip(&receipts, (tip.0, &tip.1)), Ok(2));
+    assert_eq!(
+        store.tenant_usage(&acme).await.unwrap().bytes,
+        usage_before,
+        "the migration leaves the usage counted as it was"
+    );
+
+    // Its end, asked again, answers as it did, from the answer stored whole.
+    let tx = store.write(&acme).await.unwrap();
+    let replay = flow::close(tx, &who, &end_request(&s, body, 0, "old-end"), None)
+        .await
+        .unwrap();
+    assert_eq!(replay["replayed"], true, "{replay}");
+    assert_eq!(replay["focus_at_end"]["body"], body, "{replay}");
+    assert_eq!(replay["focus_revision_at_end"], 1, "{replay}");
+
+    // A new pair on the new schema: its end stores the body once (its
+    // history row), and a replay puts it back where the answer carried it.
+    let s2 = open(&store, &who, &project).await;
+    let next = "the body the new schema wrote";
+    let tx = store.write(&acme).await.unwrap();
+    let end = flow::close(tx, &who, &end_request(&s2, next, 1, "new-end"), None)
+        .await
+        .unwrap();
+    assert_eq!(end["focus_outcome"], "applied", "{end}");
+    assert_eq!(end["focus_at_end"]["body"], next, "{end}");
+    let inspect = sqlx::PgPool::connect(&db.inspect_url).await.unwrap();
+    let kept: serde_json::Value =
+        sqlx::query_scalar("SELECT close_result FROM sessions WHERE session_id = $1")
+            .bind(s2.session_id.as_uuid())
+            .fetch_one(&inspect)
+            .await
+            .unwrap();
+    assert_eq!(
+        kept["focus_at_end"],
+        json!({"revision": 2}),
+        "the stored answer holds no second copy of the body"
+    );
+    let tx = store.write(&acme).await.unwrap();
+    let replay = flow::close(tx, &who, &end_request(&s2, next, 1, "new-end"), None)
+        .await
+        .unwrap();
+    assert_eq!(replay["replayed"], true, "{replay}");
+    let mut answered = end.clone();
+    answered["replayed"] = json!(true);
+    assert_eq!(replay, answered, "a replay answers as the end did");
+
+    let receipts = store.receipts(&acme).await.unwrap();
+    let tip = store.ledger_tip(&acme).await.unwrap();
+    assert_eq!(verify_with_tip(&receipts, (tip.0, &tip.1)), Ok(4));
+    let history = store
+        .focus_history(&acme, &project, None, None, 10)
+        .await
+        .unwrap();
+    assert_eq!(history.len(), 2, "each revision's body is its history row");
+}
