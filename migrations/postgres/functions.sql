@@ -388,8 +388,11 @@ BEGIN
     IF NOT FOUND THEN
         RETURN;
     END IF;
+    -- The close's time was taken before its read: a touch that committed
+    -- since (a remember in the session) is not moved back.
     UPDATE sessions s SET status = p_status, ended_at = p_ended_at,
-        last_activity_at = p_last_activity_at, summary = p_summary, next_focus = p_next_focus,
+        last_activity_at = GREATEST(s.last_activity_at, p_last_activity_at),
+        summary = p_summary, next_focus = p_next_focus,
         nothing_to_capture_reason = p_nothing_reason, focus_outcome = p_focus_outcome,
         abandon_reason = p_abandon_reason, close_digest = p_close_digest,
         close_result = p_close_result

@@ -1,0 +1,200 @@
+//! An end in one call (`brain_peek_close`, then `brain_end`) writes only
+//! what its read saw: when the target body moved after the read, or another
+//! transaction holds the session, it writes nothing, at once, and the end
+//! is decided again on what stands.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+use common::{caller, store};
+
+use std::time::Duration;
+
+use brain_core::flow::{self, CloseWrite, FocusWrite, WriteTx, draft};
+use brain_core::ids::{ClientKey, ProjectKey, TenantId};
+use brain_core::model::{Caller, FocusOutcome, Session, SessionStatus, now_micros};
+use brain_core::receipt::verify_with_tip;
+use brain_core::requests::{EndRequest, MergeStep};
+use brain_core::rules::Door;
+use brain_core::store::Reads;
+use brain_core::writes::Backend;
+use brain_store_postgres::PgStore;
+use serde_json::json;
+use sqlx::Connection;
+
+fn end_request(s: &Session, body: &str, revision: i64, digest: &str) -> EndRequest {
+    EndRequest {
+        session_id: s.session_id,
+        expected_client_key: "c1".into(),
+        summary: "done".into(),
+        next_focus: body.into(),
+        expected_focus_revision: revision,
+        nothing_to_capture_reason: None,
+        allow_focus_shrink: false,
+        dry_run: false,
+        keep_focus: false,
+        door: Door::Brain,
+        digest: digest.into(),
+        merge: MergeStep::Off,
+    }
+}
+
+async fn open(store: &PgStore, who: &Caller, project: &ProjectKey) -> Session {
+    let mut s = Session::open_agent(
+        who,
+        project.clone(),
+        ClientKey::parse("client_key", "c1").unwrap(),
+        None,
+        0,
+    );
+    let d = draft(
+        "brain_session_start",
+        Some(project),
+        Some(s.session_id),
+        "d",
+        Ok(()),
+    );
+    let mut tx = store.write(&who.tenant).await.unwrap();
+    tx.open_session(who, &mut s, d).await.unwrap();
+    tx.commit(None).await.unwrap();
+    s
+}
+
+/// The end `read` decided: applied, its body at the revision after `found`.
+async fn write_as_read(store: &PgStore, who: &Caller, read: &Session, found: i64) -> bool {
+    let mut tx = store.write(&who.tenant).await.unwrap();
+    let peeked = tx
+        .peek_close(read.session_id, now_micros())
+        .await
+        .unwrap()
+        .expect("PostgreSQL writes an end in one call");
+    assert!(peeked.loaded.is_some(), "the read finds the session");
+    let mut closed = read.clone();
+    closed.status = SessionStatus::Ended;
+    closed.ended_at = Some(now_micros());
+    closed.summary = Some("mine".into());
+    closed.focus_outcome = Some(FocusOutcome::Applied);
+    let stored = json!({"focus_outcome": "applied", "focus_revision_at_end": found + 1});
+    let write = CloseWrite {
+        session: &closed,
+        focus: Some(FocusWrite {
+            session: &closed,
+            body: "the body of the end that read too early",
+            revision: found + 1,
+            at: now_micros(),
+        }),
+        next_session: None,
+        digest: "early",
+        result: &stored,
+        receipt: draft(
+            "brain_session_end",
+            Some(&read.project),
+            Some(read.session_id),
+            "early",
+            Ok(()),
+        ),
+    };
+    let written = tx.close_in_one_call(who, write, found).await.unwrap();
+    if written {
+        tx.commit(None).await.unwrap();
+    }
+    written
+}
+
+#[tokio::test]
+async fn an_end_in_one_call_writes_nothing_once_what_it_read_has_moved() {
+    let (db, store) = store().await;
+    let acme = TenantId::parse("acme").unwrap();
+    let who = caller(&acme);
+    let project = ProjectKey::parse("p").unwrap();
+    let mine = open(&store, &who, &project).await;
+
+    // Another session moves the base focus to revision 1 after this end's
+    // read saw revision 0.
+    let other = open(&store, &who, &project).await;
+    let tx = store.write(&acme).await.unwrap();
+    let moved = flow::close(tx, &who, &end_request(&other, "moved", 0, "o"), None)
+        .await
+        .unwrap();
+    assert_eq!(moved["focus_outcome"], "applied", "{moved}");
+    assert!(!write_as_read(&store, &who, &mine, 0).await);
+    let focus = store.focus_get(&acme, &project, None).await.unwrap();
+    assert_eq!((focus.body.as_str(), focus.revision), ("moved", 1));
+    let detail = store.session_get(&acme, mine.session_id).await.unwrap();
+    assert_eq!(
+        detail.session.status,
+        SessionStatus::Open,
+        "nothing written"
+    );
+
+    // Another transaction holds the session: the call does not wait for it.
+    let mut holder = sqlx::PgConnection::connect(&db.inspect_url).await.unwrap();
+    sqlx::query("BEGIN").execute(&mut holder).await.unwrap();
+    sqlx::query("SELECT 1 FROM sessions WHERE session_id = $1 FOR UPDATE")
+        .bind(mine.session_id.as_uuid())
+        .execute(&mut holder)
+        .await
+        .unwrap();
+    let held = tokio::time::timeout(
+        Duration::from_secs(10),
+        write_as_read(&store, &who, &mine, 1),
+    )
+    .await
+    .expect("an end in one call never waits on a row another transaction holds");
+    assert!(!held, "a held session is left to the locked way");
+    sqlx::query("ROLLBACK").execute(&mut holder).await.unwrap();
+    let detail = store.session_get(&acme, mine.session_id).await.unwrap();
+    assert_eq!(
+        detail.session.status,
+        SessionStatus::Open,
+        "nothing written"
+    );
+
+    // The end as the agent sends it decides on what stands: its proposal
+    // against revision 0 is a conflict now.
+    let tx = store.write(&acme).await.unwrap();
+    let end = flow::close(tx, &who, &end_request(&mine, "mine", 0, "m"), None)
+        .await
+        .unwrap();
+    assert_eq!(end["focus_outcome"], "conflict", "{end}");
+    assert_eq!(end["focus_revision_at_end"], 1, "{end}");
+
+    // Nothing the two refused writes tried is in the chain: two starts and
+    // two ends.
+    let receipts = store.receipts(&acme).await.unwrap();
+    let tip = store.ledger_tip(&acme).await.unwrap();
+    assert_eq!(verify_with_tip(&receipts, (tip.0, &tip.1)), Ok(4));
+    let history = store
+        .focus_history(&acme, &project, None, None, 10)
+        .await
+        .unwrap();
+    assert_eq!(history.len(), 1, "one revision written");
+}
+
+#[tokio::test]
+async fn an_end_in_one_call_writes_what_it_read() {
+    let (_db, store) = store().await;
+    let acme = TenantId::parse("acme").unwrap();
+    let who = caller(&acme);
+    let project = ProjectKey::parse("p").unwrap();
+    let mine = open(&store, &who, &project).await;
+    assert!(write_as_read(&store, &who, &mine, 0).await);
+    let focus = store.focus_get(&acme, &project, None).await.unwrap();
+    assert_eq!(
+        (focus.body.as_str(), focus.revision),
+        ("the body of the end that read too early", 1)
+    );
+    let detail = store.session_get(&acme, mine.session_id).await.unwrap();
+    assert_eq!(detail.session.status, SessionStatus::Ended);
+    let history = store
+        .focus_history(&acme, &project, None, None, 10)
+        .await
+        .unwrap();
+    assert_eq!(history.len(), 1);
+    let receipts = store.receipts(&acme).await.unwrap();
+    let tip = store.ledger_tip(&acme).await.unwrap();
+    assert_eq!(verify_with_tip(&receipts, (tip.0, &tip.1)), Ok(2));
+    assert_eq!(
+        history[0].receipt_seq, receipts[1].seq,
+        "the history row names the end's receipt"
+    );
+}
