@@ -478,8 +478,28 @@ BEGIN
 END
 $$;
 
+-- What a close's answer counts (brain_core's close_counts): the project's
+-- open agent sessions, this one included, and its artifacts of no session
+-- created in [p_since, p_until], the first 20 by time. The locked end reads
+-- it once its locks are held (tx/closing.rs), the one-call end with its read
+-- (brain_peek_close). One SELECT, so PostgreSQL inlines it into the caller.
+CREATE OR REPLACE FUNCTION brain_close_counts(p_tenant text, p_project text,
+    p_since timestamptz, p_until timestamptz)
+RETURNS TABLE (open_agents bigint, unattributed_n bigint, unattributed_ids uuid[])
+LANGUAGE sql STABLE AS $$
+    SELECT (SELECT count(*) FROM sessions o WHERE o.tenant_id = p_tenant
+              AND o.project = p_project AND o.status = 'open' AND o.kind = 'agent'),
+           (SELECT count(*) FROM artifacts a WHERE a.tenant_id = p_tenant
+              AND a.project = p_project AND a.session_id IS NULL
+              AND a.created_at >= p_since AND a.created_at <= p_until),
+           ARRAY(SELECT a.artifact_id FROM artifacts a WHERE a.tenant_id = p_tenant
+              AND a.project = p_project AND a.session_id IS NULL
+              AND a.created_at >= p_since AND a.created_at <= p_until
+              ORDER BY a.created_at, a.artifact_id LIMIT 20)
+$$;
+
 -- brain_lock_close's row without its locks, with what the close's answer
--- counts as of p_until (tx/closing.rs's close_counts), for an end that is
+-- counts as of p_until (brain_close_counts), for an end that is
 -- decided on it and written in one call (brain_end). One statement in its
 -- own transaction, which it scopes to the tenant.
 CREATE OR REPLACE FUNCTION brain_peek_close(p_tenant text, p_session uuid, p_until timestamptz)
@@ -504,17 +524,10 @@ BEGIN
                s.focus_outcome, s.abandon_reason, s.opened_by_kind, s.opened_by_subject,
                s.opened_by_role, s.opened_by_credential, s.close_digest, s.close_result,
                f.body, f.revision, f.updated_at, f.updated_by_session,
-               (SELECT count(*) FROM sessions o WHERE o.tenant_id = p_tenant
-                  AND o.project = s.project AND o.status = 'open' AND o.kind = 'agent'),
-               (SELECT count(*) FROM artifacts a WHERE a.tenant_id = p_tenant
-                  AND a.project = s.project AND a.session_id IS NULL
-                  AND a.created_at >= s.opened_at AND a.created_at <= p_until),
-               ARRAY(SELECT a.artifact_id FROM artifacts a WHERE a.tenant_id = p_tenant
-                  AND a.project = s.project AND a.session_id IS NULL
-                  AND a.created_at >= s.opened_at AND a.created_at <= p_until
-                  ORDER BY a.created_at, a.artifact_id LIMIT 20)
+               c.open_agents, c.unattributed_n, c.unattributed_ids
           FROM sessions s JOIN focus_bodies f ON f.tenant_id = s.tenant_id
                AND f.project = s.project AND f.slot = COALESCE(s.bound_slot, '')
+         CROSS JOIN LATERAL brain_close_counts(p_tenant, s.project, s.opened_at, p_until) c
          WHERE s.tenant_id = p_tenant AND s.session_id = p_session;
 END
 $$;

@@ -183,29 +183,28 @@ pub(super) async fn lock_first(
 }
 
 /// What a close's answer counts, in one statement (its own snapshot, taken
-/// after the close's locks).
+/// after the close's locks): `brain_close_counts`, which the one-call end's
+/// read runs too.
 pub(super) async fn close_counts(
     conn: &mut PgConnection,
     tenant: &TenantId,
     s: &Session,
     until: DateTime<Utc>,
 ) -> Result<(Unattributed, i64), StoreError> {
-    let row = sqlx::query(
-        "SELECT (SELECT count(*) FROM sessions WHERE tenant_id = $1 AND project = $2 \
-                  AND status = 'open' AND kind = 'agent') AS open_agents, \
-           (SELECT count(*) FROM artifacts WHERE tenant_id = $1 AND project = $2 \
-              AND session_id IS NULL AND created_at >= $3 AND created_at <= $4) AS unattributed_n, \
-           ARRAY(SELECT artifact_id FROM artifacts WHERE tenant_id = $1 AND project = $2 \
-              AND session_id IS NULL AND created_at >= $3 AND created_at <= $4 \
-              ORDER BY created_at, artifact_id LIMIT 20) AS unattributed_ids",
-    )
-    .bind(tenant.as_str())
-    .bind(s.project.as_str())
-    .bind(s.opened_at)
-    .bind(until)
-    .fetch_one(&mut *conn)
-    .await
-    .map_err(db)?;
+    let row = sqlx::query("SELECT * FROM brain_close_counts($1, $2, $3, $4)")
+        .bind(tenant.as_str())
+        .bind(s.project.as_str())
+        .bind(s.opened_at)
+        .bind(until)
+        .fetch_one(&mut *conn)
+        .await
+        .map_err(db)?;
+    counts(&row)
+}
+
+/// `brain_close_counts`' columns, wherever a row carries them: the
+/// unattributed artifacts and the open agent sessions.
+pub(super) fn counts(row: &sqlx::postgres::PgRow) -> Result<(Unattributed, i64), StoreError> {
     let ids: Vec<uuid::Uuid> = row.try_get("unattributed_ids").map_err(db)?;
     Ok((
         Unattributed {

@@ -5,13 +5,12 @@
 
 use brain_core::error::StoreError;
 use brain_core::flow::{CloseWrite, PeekedClose};
-use brain_core::ids::{ArtifactId, SessionId};
+use brain_core::ids::SessionId;
 use brain_core::model::{Caller, Revision};
 use brain_core::store::{LockedClose, Unattributed};
 use brain_store_sqlx::Cols;
 use brain_store_sqlx::sql::{BoxRow, rows};
 use chrono::{DateTime, Utc};
-use sqlx::Row;
 
 use super::Tx;
 use crate::one_call_writes::{self, On};
@@ -58,12 +57,7 @@ impl Tx {
                 open_agents: 0,
             }));
         };
-        let ids: Vec<uuid::Uuid> = row.try_get("unattributed_ids").map_err(db)?;
-        let unattributed = Unattributed {
-            count: row.try_get("unattributed_n").map_err(db)?,
-            ids: ids.into_iter().map(ArtifactId::from_uuid).collect(),
-        };
-        let open_agents = row.try_get("open_agents").map_err(db)?;
+        let (unattributed, open_agents) = super::closing::counts(&row)?;
         let row: BoxRow = Box::new(Cols::<dialect::Pg, _>::new(row));
         let (session, close_record) = rows::session(row.as_ref())?;
         Ok(Some(PeekedClose {
