@@ -350,9 +350,13 @@ $$;
 
 -- An end in one call (brain_core::flow::close_in_one_call), decided by brain
 -- on brain_peek_close's read: it writes only if the session is still open
--- and bound as read (p_bound_slot, p_read_revision) and its target body is
--- still at p_found; else it writes nothing and answers no row, and brain
--- ends the session again with locks. Rows another transaction holds count
+-- and bound as read (p_bound_slot, p_read_revision), its target body is
+-- still at p_found, and the answer's counts as of p_until, counted again
+-- once both rows are held, are as read; else it writes nothing and answers
+-- no row, and brain ends the session again with locks. The ends on one
+-- focus serialize on its body row, and each counts the sessions the ones
+-- before it left open: the recount is a statement of its own, so it sees
+-- every end that held the body before this one and has committed. Rows another transaction holds count
 -- as moved (SKIP LOCKED): in a group commit the batch holds the tenant's tip
 -- from its first write on, and a locking end that holds these rows waits
 -- for that tip, so waiting here could deadlock. The session, its body with
@@ -361,6 +365,7 @@ $$;
 -- transaction (alone or the batch's), so the COMMIT follows.
 CREATE OR REPLACE FUNCTION brain_end(
     p_tenant text, p_session uuid, p_bound_slot text, p_read_revision bigint, p_found bigint,
+    p_until timestamptz, p_open_agents bigint, p_unattributed_n bigint, p_unattributed_ids uuid[],
     p_status text, p_ended_at timestamptz, p_last_activity_at timestamptz, p_summary text,
     p_next_focus text, p_nothing_reason text, p_focus_outcome text, p_abandon_reason text,
     p_close_digest text, p_close_result jsonb,
@@ -373,9 +378,11 @@ CREATE OR REPLACE FUNCTION brain_end(
 RETURNS SETOF record LANGUAGE plpgsql AS $$
 DECLARE
     slot_key text := COALESCE(p_bound_slot, '');
+    since timestamptz;
 BEGIN
     PERFORM set_config('brain.tenant', p_tenant, true);
-    PERFORM 1 FROM sessions s WHERE s.tenant_id = p_tenant AND s.session_id = p_session
+    SELECT s.opened_at INTO since FROM sessions s
+        WHERE s.tenant_id = p_tenant AND s.session_id = p_session
         AND s.status = 'open' AND s.bound_slot IS NOT DISTINCT FROM p_bound_slot
         AND s.read_revision IS NOT DISTINCT FROM p_read_revision
         FOR UPDATE SKIP LOCKED;
@@ -385,6 +392,12 @@ BEGIN
     PERFORM 1 FROM focus_bodies f WHERE f.tenant_id = p_tenant AND f.project = p_project
         AND f.slot = slot_key AND f.revision = p_found
         FOR UPDATE SKIP LOCKED;
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    PERFORM 1 FROM brain_close_counts(p_tenant, p_project, since, p_until) c
+        WHERE c.open_agents = p_open_agents AND c.unattributed_n = p_unattributed_n
+        AND c.unattributed_ids = p_unattributed_ids;
     IF NOT FOUND THEN
         RETURN;
     END IF;

@@ -221,8 +221,9 @@ pub(crate) async fn start(
 }
 
 /// `brain_end`: an end decided on `brain_peek_close`'s read, written only if
-/// the session and its target body are as read (`found`, the body's revision
-/// then); `false`, with nothing written, when they moved. It may always join
+/// the session and its target body are as read (`read.found`, the body's
+/// revision then) and, counted once both are held, so are the answer's
+/// counts; `false`, with nothing written, when anything moved. It may always join
 /// the tenant's group commit: it creates nothing, and takes no row another
 /// transaction holds (SKIP LOCKED), so it never waits while its batch holds
 /// the tenant's tip.
@@ -230,7 +231,7 @@ pub(crate) async fn end(
     on: On<'_>,
     caller: &Caller,
     w: &brain_core::flow::CloseWrite<'_>,
-    found: brain_core::model::Revision,
+    read: brain_core::flow::DecidedOn<'_>,
 ) -> Result<bool, StoreError> {
     use brain_core::model::FocusOutcome;
     let r = Receipt::unplaced(caller, w.receipt.clone(), now_micros());
@@ -248,17 +249,30 @@ pub(crate) async fn end(
         (f.body.to_owned(), f.at, change.to_payload())
     });
     let t = tenant.as_str().to_owned();
+    let (found, until, open_agents) = (read.found, read.until, read.open_agents);
+    let unattributed = (
+        read.unattributed.count,
+        read.unattributed
+            .ids
+            .iter()
+            .map(|a| a.as_uuid())
+            .collect::<Vec<_>>(),
+    );
     let build = move || {
         let q = sqlx::query(
             "SELECT seq, prev_hash, hash FROM brain_end($1, $2, $3, $4, $5, $6, $7, $8, $9, \
              $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, \
-             $26, $27, $28, $29, $30, $31, $32)",
+             $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36)",
         )
         .bind(t.clone())
         .bind(s.session_id.as_uuid())
         .bind(s.bound_slot.as_ref().map(|n| n.as_str().to_owned()))
         .bind(s.read_revision)
         .bind(found)
+        .bind(until)
+        .bind(open_agents)
+        .bind(unattributed.0)
+        .bind(unattributed.1.clone())
         .bind(s.status.as_str())
         .bind(s.ended_at)
         .bind(s.last_activity_at)

@@ -1,7 +1,7 @@
 //! An end in one call (`brain_peek_close`, then `brain_end`) writes only
-//! what its read saw: when the target body moved after the read, or another
-//! transaction holds the session, it writes nothing, at once, and the end
-//! is decided again on what stands.
+//! what its read saw: when the target body or the answer's counts moved
+//! after the read, or another transaction holds the session, it writes
+//! nothing, at once, and the end is decided again on what stands.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -9,7 +9,7 @@ use common::{caller, store};
 
 use std::time::Duration;
 
-use brain_core::flow::{self, CloseWrite, FocusWrite, WriteTx, draft};
+use brain_core::flow::{self, CloseWrite, DecidedOn, FocusWrite, WriteTx, draft};
 use brain_core::ids::{ClientKey, ProjectKey, TenantId};
 use brain_core::model::{Caller, FocusOutcome, Session, SessionStatus, now_micros};
 use brain_core::receipt::verify_with_tip;
@@ -61,13 +61,26 @@ async fn open(store: &PgStore, who: &Caller, project: &ProjectKey) -> Session {
 
 /// The end `read` decided: applied, its body at the revision after `found`.
 async fn write_as_read(store: &PgStore, who: &Caller, read: &Session, found: i64) -> bool {
+    write_after(store, who, read, found, async {}).await
+}
+
+/// [`write_as_read`], with `meanwhile` run between its read and its write.
+async fn write_after(
+    store: &PgStore,
+    who: &Caller,
+    read: &Session,
+    found: i64,
+    meanwhile: impl std::future::Future<Output = ()>,
+) -> bool {
     let mut tx = store.write(&who.tenant).await.unwrap();
+    let until = now_micros();
     let peeked = tx
-        .peek_close(read.session_id, now_micros())
+        .peek_close(read.session_id, until)
         .await
         .unwrap()
         .expect("PostgreSQL writes an end in one call");
     assert!(peeked.loaded.is_some(), "the read finds the session");
+    meanwhile.await;
     let mut closed = read.clone();
     closed.status = SessionStatus::Ended;
     closed.ended_at = Some(now_micros());
@@ -93,7 +106,13 @@ async fn write_as_read(store: &PgStore, who: &Caller, read: &Session, found: i64
             Ok(()),
         ),
     };
-    let written = tx.close_in_one_call(who, write, found).await.unwrap();
+    let on = DecidedOn {
+        found,
+        until,
+        unattributed: &peeked.unattributed,
+        open_agents: peeked.open_agents,
+    };
+    let written = tx.close_in_one_call(who, write, on).await.unwrap();
     if written {
         tx.commit(None).await.unwrap();
     }
@@ -197,4 +216,44 @@ async fn an_end_in_one_call_writes_what_it_read() {
         history[0].receipt_seq, receipts[1].seq,
         "the history row names the end's receipt"
     );
+}
+
+/// Another session of the project ended between the read and the write:
+/// the answer's count of sessions left open would be stale, so nothing is
+/// written, and the end, decided again with locks, counts what stands.
+#[tokio::test]
+async fn an_end_in_one_call_writes_nothing_once_its_counts_have_moved() {
+    let (_db, store) = store().await;
+    let acme = TenantId::parse("acme").unwrap();
+    let who = caller(&acme);
+    let project = ProjectKey::parse("p").unwrap();
+    let mine = open(&store, &who, &project).await;
+    let other = open(&store, &who, &project).await;
+    let other_ends = async {
+        let tx = store.write(&acme).await.unwrap();
+        let out = flow::close(tx, &who, &end_request(&other, "theirs", 0, "o"), None)
+            .await
+            .unwrap();
+        assert_eq!(out["remaining_open_session_count"], 1, "{out}");
+    };
+    // The other end moved the body to revision 1; the write is told it read
+    // revision 1, so only the count it read (2 open) differs from what stands.
+    assert!(!write_after(&store, &who, &mine, 1, other_ends).await);
+    let detail = store.session_get(&acme, mine.session_id).await.unwrap();
+    assert_eq!(
+        detail.session.status,
+        SessionStatus::Open,
+        "nothing written"
+    );
+    let tx = store.write(&acme).await.unwrap();
+    let end = flow::close(
+        tx,
+        &who,
+        &end_request(&mine, "theirs and mine", 1, "m"),
+        None,
+    )
+    .await
+    .unwrap();
+    assert_eq!(end["focus_outcome"], "applied", "{end}");
+    assert_eq!(end["remaining_open_session_count"], 0, "{end}");
 }

@@ -5,17 +5,20 @@
 //!
 //! Only a plain end goes this way: no dry run, no merge step, no override
 //! asked for. The call writes only if the session is still open and bound
-//! as read and its target body is still at the revision read, so the
-//! decision it writes is the one a locked read would have made; when
-//! anything moved (or another writer holds the rows), it writes nothing and
-//! the end runs again the usual way, with locks. Every refusal and every
-//! replay goes that way too: they are decided, written and answered there.
+//! as read, its target body is still at the revision read, and the counts
+//! in its answer, counted again once it holds both, are as read: so the
+//! decision and answer it writes are the ones a locked read would have
+//! made (the ends on one focus serialize on its body; each counts the
+//! sessions the ones before it left open). When anything moved (or another
+//! writer holds the rows), it writes nothing and the end runs again the
+//! usual way, with locks. Every refusal and every replay goes that way too:
+//! they are decided, written and answered there.
 
 use serde_json::Value;
 
 use super::close::{Decided, answer, as_decided, check_loaded, written};
 use super::close_answer::{stored_form, with_diff};
-use super::{CloseWrite, PeekedClose, WriteTx, draft};
+use super::{CloseWrite, DecidedOn, PeekedClose, WriteTx, draft};
 use crate::error::StoreError;
 use crate::model::{Caller, now_micros};
 use crate::requests::{EndRequest, MergeStep, OverrideGrant};
@@ -97,7 +100,13 @@ pub(super) async fn try_end<T: WriteTx>(
         result: &stored,
         receipt,
     };
-    if !tx.close_in_one_call(caller, write, read).await? {
+    let on = DecidedOn {
+        found: read,
+        until: now,
+        unattributed: &d.unattributed,
+        open_agents,
+    };
+    if !tx.close_in_one_call(caller, write, on).await? {
         return Ok(None);
     }
     Ok(Some(

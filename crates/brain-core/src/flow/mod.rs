@@ -28,7 +28,8 @@ pub use end_with_documents::{EndedWithDocuments, end_with_documents};
 pub use memory::{remember, todo_ack};
 pub use open::{bind, briefing, resume, start};
 pub use port::{
-    CloseWrite, DocumentLock, FocusWrite, NewConnection, PeekedClose, Receipting, WriteTx,
+    CloseWrite, DecidedOn, DocumentLock, FocusWrite, NewConnection, PeekedClose, Receipting,
+    WriteTx,
 };
 pub use projects::{PROJECT_DELETED, project_delete};
 pub use receipts::{draft, refuse};

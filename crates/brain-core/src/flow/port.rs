@@ -53,6 +53,18 @@ pub struct PeekedClose {
     pub open_agents: i64,
 }
 
+/// What an end in one call ([`WriteTx::close_in_one_call`]) was decided
+/// and answered on, which its write holds still: the target body's revision
+/// read (`found`), and its answer's counts as of `until`.
+#[derive(Debug, Clone, Copy)]
+pub struct DecidedOn<'a> {
+    pub found: Revision,
+    pub until: DateTime<Utc>,
+    pub unattributed: &'a Unattributed,
+    /// The project's open agent sessions, this one included.
+    pub open_agents: i64,
+}
+
 /// An MCP connection's record and its tracer session, written together.
 #[derive(Debug, Clone)]
 pub struct NewConnection<'a> {
@@ -124,15 +136,18 @@ pub trait WriteTx: Send + Sized {
         Ok(None)
     }
     /// An end decided on [`WriteTx::peek_close`]'s read, written and
-    /// committed in one call, only if the session is still open and bound as
-    /// read and its target body still at `found` (the revision read); `false`
-    /// when either moved or is locked by another writer: then nothing was
-    /// written and this transaction is as it was, to close with locks.
+    /// committed in one call, only if all it was decided on is still so: the
+    /// session open and bound as read, its target body at `on.found`, and,
+    /// counted once both are held, the answer's counts as read (the ends on
+    /// one focus serialize there, and each counts the sessions the earlier
+    /// ones left open). `false` when anything moved or another writer holds
+    /// the rows: then nothing was written and this transaction is as it
+    /// was, to close with locks.
     async fn close_in_one_call(
         &mut self,
         _caller: &Caller,
         _w: CloseWrite<'_>,
-        _found: Revision,
+        _on: DecidedOn<'_>,
     ) -> Result<bool, StoreError> {
         Ok(false)
     }

@@ -252,9 +252,9 @@ impl SqlTx for Tx {
         &mut self,
         caller: &Caller,
         w: CloseWrite<'_>,
-        found: brain_core::model::Revision,
+        on: brain_core::flow::DecidedOn<'_>,
     ) -> Result<bool, StoreError> {
-        self.end_in_one_call(caller, w, found).await
+        self.end_in_one_call(caller, w, on).await
     }
 
     async fn close_counts(

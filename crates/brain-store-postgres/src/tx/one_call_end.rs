@@ -4,9 +4,9 @@
 //! tenant's group commit as a start or a remember does.
 
 use brain_core::error::StoreError;
-use brain_core::flow::{CloseWrite, PeekedClose};
+use brain_core::flow::{CloseWrite, DecidedOn, PeekedClose};
 use brain_core::ids::SessionId;
-use brain_core::model::{Caller, Revision};
+use brain_core::model::Caller;
 use brain_core::store::{LockedClose, Unattributed};
 use brain_store_sqlx::Cols;
 use brain_store_sqlx::sql::{BoxRow, rows};
@@ -72,19 +72,19 @@ impl Tx {
     }
 
     /// `brain_end` in the tenant's group commit; `false` (nothing written,
-    /// the transaction still untouched) when the session or its body moved
-    /// since [`Tx::peek`].
+    /// the transaction still untouched) when the session, its body or the
+    /// answer's counts moved since [`Tx::peek`].
     pub(super) async fn end_in_one_call(
         &mut self,
         caller: &Caller,
         w: CloseWrite<'_>,
-        found: Revision,
+        on: DecidedOn<'_>,
     ) -> Result<bool, StoreError> {
         let (Some(warm), Some(groups)) = (self.untouched(), self.groups.clone()) else {
             return Ok(false);
         };
         self.one_receipt()?;
-        let written = one_call_writes::end(On::Group(warm, groups), caller, &w, found).await;
+        let written = one_call_writes::end(On::Group(warm, groups), caller, &w, on).await;
         let written = self.heal(written)?;
         self.placed = written;
         Ok(written)

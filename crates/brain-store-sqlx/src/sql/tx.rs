@@ -66,7 +66,7 @@ pub trait SqlTx: Conn + Sized {
         &mut self,
         _caller: &Caller,
         _w: CloseWrite<'_>,
-        _found: Revision,
+        _on: brain_core::flow::DecidedOn<'_>,
     ) -> Result<bool, StoreError> {
         Ok(false)
     }

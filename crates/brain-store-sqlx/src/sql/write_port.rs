@@ -7,7 +7,9 @@ use chrono::{DateTime, Utc};
 
 use super::SqlTx;
 use brain_core::error::StoreError;
-use brain_core::flow::{CloseWrite, DocumentLock, NewConnection, PeekedClose, Receipting, WriteTx};
+use brain_core::flow::{
+    CloseWrite, DecidedOn, DocumentLock, NewConnection, PeekedClose, Receipting, WriteTx,
+};
 use brain_core::ids::{ArtifactId, ElevationId, ProjectKey, SessionId, SlotName, TenantId};
 use brain_core::memory::{Document, DocumentKind, RecallHit};
 use brain_core::model::{Artifact, ArtifactKind, Caller, Focus, Revision, Session};
@@ -73,10 +75,10 @@ impl<T: SqlTx> WriteTx for SqlWrite<T> {
         &mut self,
         caller: &Caller,
         w: CloseWrite<'_>,
-        found: Revision,
+        on: DecidedOn<'_>,
     ) -> Result<bool, StoreError> {
         self.own(caller)?;
-        SqlTx::close_in_one_call(&mut self.0, caller, w, found).await
+        SqlTx::close_in_one_call(&mut self.0, caller, w, on).await
     }
     async fn close_counts(
         &mut self,
