@@ -19,6 +19,18 @@ const CHROMIUM: &str = "/usr/bin/chromium";
 struct Browser {
     client: Client,
     _driver: tokio::process::Child,
+    /// chromedriver's and Chromium's temporary directory (their profile and
+    /// sockets): chromedriver is killed when the test ends, before it would
+    /// remove them, so the test removes the directory, last.
+    _tmp: TempDir,
+}
+
+struct TempDir(PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 async fn browser() -> Browser {
@@ -32,8 +44,11 @@ async fn browser() -> Browser {
         .local_addr()
         .unwrap()
         .port();
+    let tmp = std::env::temp_dir().join(format!("brain-console-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&tmp).unwrap();
     let driver = tokio::process::Command::new(CHROMEDRIVER)
         .arg(format!("--port={port}"))
+        .env("TMPDIR", &tmp)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .kill_on_drop(true)
@@ -57,6 +72,7 @@ async fn browser() -> Browser {
                 return Browser {
                     client,
                     _driver: driver,
+                    _tmp: TempDir(tmp),
                 };
             }
             Err(e) => last = Some(e),

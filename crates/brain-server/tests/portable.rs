@@ -276,8 +276,25 @@ async fn a_damaged_export_imports_nothing() {
     }
 }
 
-fn tempfile_dir() -> std::path::PathBuf {
+/// A directory for a test's export files, removed when the test ends
+/// (passed or failed), so runs leave nothing behind.
+struct Scratch(std::path::PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn tempfile_dir() -> Scratch {
     let d = std::env::temp_dir().join(format!("brain-export-{}", uuid::Uuid::new_v4()));
     std::fs::create_dir_all(&d).unwrap();
-    d
+    Scratch(d)
 }
