@@ -354,10 +354,11 @@ $$;
 -- still at p_found, and the answer's counts as of p_until, counted again
 -- once both rows are held, are as read; else it writes nothing and answers
 -- no row, and brain ends the session again with locks. The ends on one
--- focus serialize on its body row, and each counts the sessions the ones
--- before it left open: the recount is a statement of its own, so it sees
--- every end that held the body before this one and has committed. Rows another transaction holds count
--- as moved (SKIP LOCKED): in a group commit the batch holds the tenant's tip
+-- focus serialize on its body row, and each counts the sessions the ends
+-- on that focus before it left open, as the locked end does: the recount
+-- is a statement of its own, so under READ COMMITTED (brain's level) it
+-- sees every end that held the body before this one and has committed.
+-- Rows another transaction holds count as moved (SKIP LOCKED): in a group commit the batch holds the tenant's tip
 -- from its first write on, and a locking end that holds these rows waits
 -- for that tip, so waiting here could deadlock. The session, its body with
 -- the change's NOTIFY, the receipt with the tip locked last, and the body's

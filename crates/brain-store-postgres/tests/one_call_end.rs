@@ -220,7 +220,7 @@ async fn an_end_in_one_call_writes_what_it_read() {
 
 /// Another session of the project ended between the read and the write:
 /// the answer's count of sessions left open would be stale, so nothing is
-/// written, and the end, decided again with locks, counts what stands.
+/// written, and the end, decided again, counts what stands.
 #[tokio::test]
 async fn an_end_in_one_call_writes_nothing_once_its_counts_have_moved() {
     let (_db, store) = store().await;
@@ -234,6 +234,8 @@ async fn an_end_in_one_call_writes_nothing_once_its_counts_have_moved() {
         let out = flow::close(tx, &who, &end_request(&other, "theirs", 0, "o"), None)
             .await
             .unwrap();
+        assert_eq!(out["focus_outcome"], "applied", "{out}");
+        assert_eq!(out["focus_revision_at_end"], 1, "{out}");
         assert_eq!(out["remaining_open_session_count"], 1, "{out}");
     };
     // The other end moved the body to revision 1; the write is told it read
@@ -245,6 +247,13 @@ async fn an_end_in_one_call_writes_nothing_once_its_counts_have_moved() {
         SessionStatus::Open,
         "nothing written"
     );
+    let receipts = store.receipts(&acme).await.unwrap();
+    assert_eq!(receipts.len(), 3, "two starts and the other's end");
+    let history = store
+        .focus_history(&acme, &project, None, None, 10)
+        .await
+        .unwrap();
+    assert_eq!(history.len(), 1, "only the other's revision");
     let tx = store.write(&acme).await.unwrap();
     let end = flow::close(
         tx,
