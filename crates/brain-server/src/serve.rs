@@ -36,6 +36,18 @@ pub async fn open_store(url: &str, settings: StoreSettings) -> anyhow::Result<Ar
                      database's encoding UTF8?): refusing to serve, receipts would not verify"
                 );
             }
+            if let Some(level) = store
+                .isolation_not_read_committed()
+                .await
+                .context("cannot read the database's isolation level")?
+            {
+                anyhow::bail!(
+                    "PostgreSQL gives brain's transactions the isolation level {level:?}; brain's \
+                     writes are made for \"read committed\" and would answer stale counts or fail \
+                     under it: refusing to serve; set it back for brain's role (ALTER ROLE ... SET \
+                     default_transaction_isolation = 'read committed'; docs/deploy.md)"
+                );
+            }
             if store.rls_bypassed().await.unwrap_or(false) {
                 tracing::warn!(
                     "the database role is a superuser or has BYPASSRLS: row-level security, the \

@@ -107,6 +107,47 @@ fn serve_exits_non_zero_when_the_database_is_unreachable() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot connect"));
 }
 
+/// brain's writes are made for READ COMMITTED: a database that gives its
+/// transactions another level is refused at start, with the level named.
+#[tokio::test]
+async fn serve_refuses_a_database_at_another_isolation_level() {
+    let db = TestDb::create().await.unwrap();
+    let pool = sqlx::PgPool::connect(&db.inspect_url).await.unwrap();
+    let name: String = sqlx::query_scalar("SELECT current_database()")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    sqlx::query(&format!(
+        "ALTER DATABASE \"{name}\" SET default_transaction_isolation = 'repeatable read'"
+    ))
+    .execute(&pool)
+    .await
+    .unwrap();
+    pool.close().await;
+    let mut serve = tokio::process::Command::from(brain());
+    serve
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--database-url",
+            &db.url,
+        ])
+        .env("BRAIN_JWT_HS256_SECRET", SECRET)
+        .kill_on_drop(true);
+    // A server that did not refuse would serve until killed.
+    let out = tokio::time::timeout(std::time::Duration::from_secs(30), serve.output())
+        .await
+        .expect("brain serve refuses to start; it does not serve")
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("\"repeatable read\"") && err.contains("read committed"),
+        "{err}"
+    );
+}
+
 #[tokio::test]
 async fn token_mint_prints_a_token_the_server_accepts() {
     let out = brain()

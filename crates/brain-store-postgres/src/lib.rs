@@ -233,6 +233,22 @@ impl PgScope {
         Ok(on != "on")
     }
 
+    /// The isolation level the database gives brain's transactions, when it
+    /// is not READ COMMITTED (a `default_transaction_isolation` set on the
+    /// database, the role or the URL). brain's writes are made for READ
+    /// COMMITTED: a conditional write sees what committed before its
+    /// statement, and a locked end counts the sessions the ends before it
+    /// left open. Under REPEATABLE READ or SERIALIZABLE those counts go
+    /// stale and concurrent ends fail with serialization errors.
+    pub async fn isolation_not_read_committed(&self) -> Result<Option<String>, StoreError> {
+        let level: String =
+            sqlx::query_scalar("SELECT current_setting('default_transaction_isolation')")
+                .fetch_one(&self.pool)
+                .await
+                .map_err(db)?;
+        Ok((level != "read committed").then_some(level))
+    }
+
     /// A transaction in the system scope: it sees every tenant. Used only for
     /// work that spans tenants by design — metrics gauges, the shared-token
     /// lookup (which finds the tenant), the expiry sweep and the daily-brief
