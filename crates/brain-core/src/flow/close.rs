@@ -35,6 +35,38 @@ pub(super) struct Decided<'a> {
     pub(super) elevated: bool,
 }
 
+impl<'a> Decided<'a> {
+    /// Step 8's close of the loaded session, decided `outcome` on the request
+    /// as decided, at `now`, with what its answer counts: `open_agents` is
+    /// counted with this session still open, so it is discounted here.
+    pub(super) fn close(
+        kind: CloseKind,
+        req: &'a EndRequest,
+        l: LockedClose,
+        outcome: FocusOutcome,
+        now: chrono::DateTime<chrono::Utc>,
+        (unattributed, open_agents): (Unattributed, i64),
+        elevated: bool,
+    ) -> Self {
+        let LockedClose {
+            mut session,
+            target: found,
+            ..
+        } = l;
+        rules::close_session(&mut session, req, kind, outcome, now);
+        Decided {
+            kind,
+            req,
+            session,
+            found,
+            outcome,
+            unattributed,
+            remaining: open_agents - 1,
+            elevated,
+        }
+    }
+}
+
 /// Steps 1–3: the session exists, is the caller's to close, and is open
 /// (`Ok(None)`), or this call is the one that closed it (`Ok(Some)`: its
 /// stored answer).
@@ -146,26 +178,11 @@ pub(super) async fn decide_and_apply<T: WriteTx>(
         }
         (None, _) => return Err(StoreError::Backend("a close decided nothing".into())),
     };
-    let LockedClose {
-        mut session,
-        target: found,
-        ..
-    } = l;
     // Taken once the locks are held, so a closer that waited on another ends after it.
     let now = now_micros();
-    rules::close_session(&mut session, req, kind, outcome, now);
-    let (unattributed, open_agent_sessions) = tx.close_counts(&session, now).await?;
-    let decided = Decided {
-        kind,
-        req,
-        session,
-        found,
-        outcome,
-        unattributed,
-        // Counted before this session's row is closed, so discount it.
-        remaining: open_agent_sessions - 1,
-        elevated: req.allow_focus_shrink && authority,
-    };
+    let counts = tx.close_counts(&l.session, now).await?;
+    let elevated = req.allow_focus_shrink && authority;
+    let decided = Decided::close(kind, req, l, outcome, now, counts, elevated);
     if req.dry_run {
         tx.finish_read().await?;
         return preview(caller, decided).await;

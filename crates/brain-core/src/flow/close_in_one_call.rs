@@ -23,7 +23,6 @@ use crate::error::StoreError;
 use crate::model::{Caller, now_micros};
 use crate::requests::{EndRequest, MergeStep, OverrideGrant};
 use crate::rules::{self, CloseKind};
-use crate::store::LockedClose;
 
 /// The end's answer when it was written in one call; `None` when it must
 /// run with locks (nothing written).
@@ -64,24 +63,16 @@ pub(super) async fn try_end<T: WriteTx>(
     let Some(outcome) = decision.outcome() else {
         return Ok(None);
     };
-    let LockedClose {
-        mut session,
-        target: found,
-        ..
-    } = l;
-    let read = found.revision;
-    rules::close_session(&mut session, req, kind, outcome, now);
-    let d = Decided {
+    let read = l.target.revision;
+    let d = Decided::close(
         kind,
         req,
-        session,
-        found,
+        l,
         outcome,
-        unattributed,
-        // Counted with this session still open: discount it.
-        remaining: open_agents - 1,
-        elevated: false,
-    };
+        now,
+        (unattributed, open_agents),
+        false,
+    );
     let (result, diff_job) = answer(&d, None, None)?;
     let stored = stored_form(&result);
     let mut receipt = draft(
