@@ -442,6 +442,46 @@ BEGIN
 END
 $$;
 
+-- A relay in one call: brain_end's close (the relay's status, answer and
+-- receipt), and, only when that wrote, the session the relay opens for its
+-- receiver. p_next is that session's row (brain's sessions columns, as
+-- session_insert names them), started on the base revision
+-- brain_peek_close read: a plain read, as the locked relay's is, since a
+-- relay does not hold the base focus. NULL when the relay opens no session.
+CREATE OR REPLACE FUNCTION brain_relay(p_next jsonb,
+    p_tenant text, p_session uuid, p_bound_slot text, p_read_revision bigint, p_found bigint,
+    p_until timestamptz, p_open_agents bigint, p_unattributed_n bigint, p_unattributed_ids uuid[],
+    p_status text, p_ended_at timestamptz, p_last_activity_at timestamptz, p_summary text,
+    p_next_focus text, p_nothing_reason text, p_focus_outcome text, p_abandon_reason text,
+    p_close_digest text, p_close_result jsonb,
+    p_project text, p_body text, p_body_at timestamptz, p_change text,
+    p_receipt_id uuid, p_at timestamptz, p_tool text,
+    p_credential_kind text, p_subject text, p_token_id text, p_connection_id text,
+    p_elevated boolean, p_outcome text, p_digest text,
+    p_before_prev text, p_before_seq text, p_after_seq text,
+    OUT seq bigint, OUT prev_hash text, OUT hash text)
+RETURNS SETOF record LANGUAGE plpgsql AS $$
+BEGIN
+    RETURN QUERY SELECT e.seq, e.prev_hash, e.hash FROM brain_end(p_tenant, p_session,
+        p_bound_slot, p_read_revision, p_found, p_until, p_open_agents, p_unattributed_n,
+        p_unattributed_ids, p_status, p_ended_at, p_last_activity_at, p_summary, p_next_focus,
+        p_nothing_reason, p_focus_outcome, p_abandon_reason, p_close_digest, p_close_result,
+        p_project, p_body, p_body_at, p_change, p_receipt_id, p_at, p_tool, p_credential_kind,
+        p_subject, p_token_id, p_connection_id, p_elevated, p_outcome, p_digest, p_before_prev,
+        p_before_seq, p_after_seq) e;
+    IF FOUND AND p_next IS NOT NULL THEN
+        INSERT INTO sessions (tenant_id, session_id, project, client_key, kind, bound_slot,
+            started_focus_revision, status, opened_at, last_activity_at, opened_by_kind,
+            opened_by_subject, opened_by_role, opened_by_credential, read_revision, relayed_from)
+        SELECT p_tenant, n.session_id, p_project, n.client_key, n.kind, n.bound_slot,
+            n.started_focus_revision, n.status, n.opened_at, n.last_activity_at, n.opened_by_kind,
+            n.opened_by_subject, n.opened_by_role, n.opened_by_credential, n.read_revision,
+            p_session
+          FROM jsonb_populate_record(NULL::sessions, p_next) n;
+    END IF;
+END
+$$;
+
 -- ========================================================================
 -- Reads that lock
 -- ========================================================================
@@ -513,9 +553,10 @@ LANGUAGE sql STABLE AS $$
 $$;
 
 -- brain_lock_close's row without its locks, with what the close's answer
--- counts as of p_until (brain_close_counts), for an end that is
--- decided on it and written in one call (brain_end). One statement in its
--- own transaction, which it scopes to the tenant.
+-- counts as of p_until (brain_close_counts) and the base focus's revision
+-- (the one a relay's receiver starts on), for an end or a relay that is
+-- decided on it and written in one call (brain_end, brain_relay). One
+-- statement in its own transaction, which it scopes to the tenant.
 CREATE OR REPLACE FUNCTION brain_peek_close(p_tenant text, p_session uuid, p_until timestamptz)
 RETURNS TABLE (session_id uuid, project text, client_key text, kind text, bound_slot text,
     started_focus_revision bigint, read_revision bigint, relayed_from uuid, status text,
@@ -525,7 +566,7 @@ RETURNS TABLE (session_id uuid, project text, client_key text, kind text, bound_
     opened_by_kind text, opened_by_subject text, opened_by_role text,
     opened_by_credential text, close_digest text, close_result jsonb,
     body text, revision bigint, updated_at timestamptz, updated_by_session uuid,
-    open_agents bigint, unattributed_n bigint, unattributed_ids uuid[])
+    open_agents bigint, unattributed_n bigint, unattributed_ids uuid[], base_revision bigint)
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 BEGIN
@@ -538,7 +579,11 @@ BEGIN
                s.focus_outcome, s.abandon_reason, s.opened_by_kind, s.opened_by_subject,
                s.opened_by_role, s.opened_by_credential, s.close_digest, s.close_result,
                f.body, f.revision, f.updated_at, f.updated_by_session,
-               c.open_agents, c.unattributed_n, c.unattributed_ids
+               c.open_agents, c.unattributed_n, c.unattributed_ids,
+               CASE WHEN s.bound_slot IS NULL THEN f.revision
+                    ELSE COALESCE((SELECT b.revision FROM focus_bodies b
+                        WHERE b.tenant_id = p_tenant AND b.project = s.project AND b.slot = ''), 0)
+               END
           FROM sessions s JOIN focus_bodies f ON f.tenant_id = s.tenant_id
                AND f.project = s.project AND f.slot = COALESCE(s.bound_slot, '')
          CROSS JOIN LATERAL brain_close_counts(p_tenant, s.project, s.opened_at, p_until) c

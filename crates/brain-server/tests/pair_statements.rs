@@ -183,3 +183,85 @@ fn modelled() -> Vec<String> {
     }
     out
 }
+
+/// A relay joins the tenant's group commit as an end does: its read, then
+/// one call that closes the session, opens the receiver's and places the
+/// receipt. The receiver's session starts on the base focus as it stood,
+/// and its own end then writes its slot from where the relay left it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_relay_sends_its_read_and_one_call() {
+    let s = ProxiedServer::start(env!("CARGO_BIN_EXE_brain")).await;
+    let c = s.srv.client(&token(TENANT, "a")).await;
+    pair(&c, 0).await;
+    pair(&c, 1).await;
+    let a = ok(
+        &c,
+        "brain_session_start",
+        json!({"project": "p", "client_key": "a", "slot": "ui"}),
+    )
+    .await;
+    s.proxy.take_sent();
+    let out = ok(
+        &c,
+        "brain_session_relay",
+        json!({"session_id": a["session"]["session_id"], "expected_client_key": "a",
+               "summary": "s", "next_focus": "the ui, half done",
+               "expected_focus_revision": 0, "to_client_key": "b"}),
+    )
+    .await;
+    let all = s.proxy.take_sent();
+    let sent: Vec<String> = the_pairs(&all).into_iter().map(shape).collect();
+    assert_eq!(sent.len(), 2, "a relay sent {sent:#?}");
+    assert_eq!(sent[0], "SELECT * FROM brain_peek_close(?, ?, ?)");
+    assert!(
+        sent[1].starts_with("SELECT seq, prev_hash, hash FROM brain_relay("),
+        "{sent:#?}"
+    );
+    assert_eq!(out["session"]["status"], "relayed", "{out}");
+    assert_eq!(out["remaining_open_session_count"], 1, "{out}");
+    assert_eq!(
+        out["slot"],
+        json!({"name": "ui", "body": "the ui, half done", "revision": 1})
+    );
+    let next = &out["new_session"];
+    assert_eq!(next["client_key"], "b", "{out}");
+    assert_eq!(
+        next["started_focus_revision"], 2,
+        "the base focus's revision"
+    );
+    assert_eq!(next["read_revision"], 1, "the slot as the relay left it");
+    assert_eq!(next["relayed_from"], a["session"]["session_id"]);
+    assert_eq!(out["session"]["relayed_to"], next["session_id"]);
+
+    // What was written reads back as answered.
+    let got = ok(
+        &c,
+        "brain_session_get",
+        json!({"session_id": next["session_id"]}),
+    )
+    .await;
+    assert_eq!(got["session"]["status"], "open", "{got}");
+    assert_eq!(got["session"]["bound_slot"], "ui", "{got}");
+    assert_eq!(got["session"]["started_focus_revision"], 2, "{got}");
+    assert_eq!(got["session"]["relayed_from"], a["session"]["session_id"]);
+    let ended = ok(
+        &c,
+        "brain_session_end",
+        json!({"session_id": next["session_id"], "expected_client_key": "b",
+               "summary": "s", "next_focus": "the ui, done",
+               "expected_focus_revision": 1}),
+    )
+    .await;
+    assert_eq!(ended["focus_outcome"], "applied", "{ended}");
+    assert_eq!(ended["focus_revision_at_end"], 2, "{ended}");
+    let again = ok(
+        &c,
+        "brain_session_get",
+        json!({"session_id": a["session"]["session_id"]}),
+    )
+    .await;
+    assert_eq!(
+        again["session"]["relayed_to"], next["session_id"],
+        "{again}"
+    );
+}

@@ -223,10 +223,12 @@ pub(crate) async fn start(
 /// `brain_end`: an end decided on `brain_peek_close`'s read, written only if
 /// the session and its target body are as read (`read.found`, the body's
 /// revision then) and, counted once both are held, so are the answer's
-/// counts; `false`, with nothing written, when anything moved. It may always join
-/// the tenant's group commit: it creates nothing, and takes no row another
-/// transaction holds (SKIP LOCKED), so it never waits while its batch holds
-/// the tenant's tip.
+/// counts; `false`, with nothing written, when anything moved. A relay's
+/// (`w.next_session`: its receiver's session) is `brain_relay`, which adds
+/// that session once the close has written. It may always join the tenant's
+/// group commit: it creates no project (the session's exists), and takes no
+/// row another transaction holds (SKIP LOCKED), so it never waits while its
+/// batch holds the tenant's tip.
 pub(crate) async fn end(
     on: On<'_>,
     caller: &Caller,
@@ -249,6 +251,25 @@ pub(crate) async fn end(
         (f.body.to_owned(), f.at, change.to_payload())
     });
     let t = tenant.as_str().to_owned();
+    // A relay's receiver, as session_insert's columns name it: brain_relay
+    // inserts it once brain_end's close has written.
+    let next = w.next_session.map(|n| {
+        serde_json::json!({
+            "session_id": n.session_id.as_uuid(),
+            "client_key": n.client_key.as_str(),
+            "kind": n.kind.as_str(),
+            "bound_slot": n.bound_slot.as_ref().map(|b| b.as_str()),
+            "started_focus_revision": n.started_focus_revision,
+            "status": n.status.as_str(),
+            "opened_at": n.opened_at,
+            "last_activity_at": n.last_activity_at,
+            "opened_by_kind": n.opened_by.kind.as_str(),
+            "opened_by_subject": n.opened_by.subject,
+            "opened_by_role": n.opened_by.role.as_str(),
+            "opened_by_credential": n.opened_by.credential_id,
+            "read_revision": n.read_revision,
+        })
+    });
     let (found, until, open_agents) = (read.found, read.until, read.open_agents);
     let unattributed = (
         read.unattributed.count,
@@ -259,37 +280,46 @@ pub(crate) async fn end(
             .collect::<Vec<_>>(),
     );
     let build = move || {
-        let q = sqlx::query(
-            "SELECT seq, prev_hash, hash FROM brain_end($1, $2, $3, $4, $5, $6, $7, $8, $9, \
-             $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, \
-             $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36)",
-        )
-        .bind(t.clone())
-        .bind(s.session_id.as_uuid())
-        .bind(s.bound_slot.as_ref().map(|n| n.as_str().to_owned()))
-        .bind(s.read_revision)
-        .bind(found)
-        .bind(until)
-        .bind(open_agents)
-        .bind(unattributed.0)
-        .bind(unattributed.1.clone())
-        .bind(s.status.as_str())
-        .bind(s.ended_at)
-        .bind(s.last_activity_at)
-        .bind(s.summary.clone())
-        .bind(s.next_focus.clone())
-        .bind(s.nothing_to_capture_reason.clone())
-        .bind(s.focus_outcome.map(FocusOutcome::as_str))
-        .bind(s.abandon_reason.clone())
-        .bind(digest.clone())
-        .bind(result.clone())
-        .bind(s.project.as_str().to_owned())
-        .bind(body.as_ref().map(|b| b.0.clone()))
-        .bind(body.as_ref().map(|b| b.1))
-        .bind(body.as_ref().map(|b| b.2.clone()))
-        .bind(receipt.receipt_id.as_uuid())
-        .bind(receipt.at)
-        .bind(receipt.tool.clone());
+        let q = match &next {
+            None => sqlx::query(
+                "SELECT seq, prev_hash, hash FROM brain_end($1, $2, $3, $4, $5, $6, $7, $8, $9, \
+                 $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, \
+                 $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36)",
+            ),
+            Some(next) => sqlx::query(
+                "SELECT seq, prev_hash, hash FROM brain_relay($1, $2, $3, $4, $5, $6, $7, $8, \
+                 $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, \
+                 $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36, $37)",
+            )
+            .bind(next.clone()),
+        };
+        let q = q
+            .bind(t.clone())
+            .bind(s.session_id.as_uuid())
+            .bind(s.bound_slot.as_ref().map(|n| n.as_str().to_owned()))
+            .bind(s.read_revision)
+            .bind(found)
+            .bind(until)
+            .bind(open_agents)
+            .bind(unattributed.0)
+            .bind(unattributed.1.clone())
+            .bind(s.status.as_str())
+            .bind(s.ended_at)
+            .bind(s.last_activity_at)
+            .bind(s.summary.clone())
+            .bind(s.next_focus.clone())
+            .bind(s.nothing_to_capture_reason.clone())
+            .bind(s.focus_outcome.map(FocusOutcome::as_str))
+            .bind(s.abandon_reason.clone())
+            .bind(digest.clone())
+            .bind(result.clone())
+            .bind(s.project.as_str().to_owned())
+            .bind(body.as_ref().map(|b| b.0.clone()))
+            .bind(body.as_ref().map(|b| b.1))
+            .bind(body.as_ref().map(|b| b.2.clone()))
+            .bind(receipt.receipt_id.as_uuid())
+            .bind(receipt.at)
+            .bind(receipt.tool.clone());
         bind_receipt(q, &receipt, &frame)
     };
     let rows = on.run(&tenant, Box::new(build)).await?;

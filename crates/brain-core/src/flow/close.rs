@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::error::{DomainError, MergeNeeded, StoreError};
 use crate::ids::{ClientKey, SlotName};
 use crate::memory::Document;
-use crate::model::{Caller, Focus, FocusOutcome, Session, now_micros};
+use crate::model::{Caller, Focus, FocusOutcome, Revision, Session, now_micros};
 use crate::outcome::{EndResult, as_replay, slot_after_relay};
 use crate::receipt::ReceiptDraft;
 use crate::requests::{EndRequest, MergeStep, OverrideGrant};
@@ -93,8 +93,8 @@ pub async fn close<T: WriteTx>(
         Some(_) => (CloseKind::Relay, "brain_session_relay"),
         None => (CloseKind::End, "brain_session_end"),
     };
-    if kind == CloseKind::End
-        && let Some(answer) = super::close_in_one_call::try_end(&mut tx, caller, req).await?
+    if let Some(answer) =
+        super::close_in_one_call::try_close(&mut tx, caller, req, relay_to).await?
     {
         tx.commit(None).await?;
         return Ok(answer);
@@ -282,29 +282,58 @@ pub(super) fn as_decided<'a>(req: &'a EndRequest, found: &Focus) -> Cow<'a, EndR
     }
 }
 
-/// A relay that hands its slot over opens the receiver's session, bound to
-/// the slot as it leaves it; every relay answers that slot.
+/// What a close hands over: every relay of a bound session answers its
+/// slot as it leaves it, and one whose body applied or stood opens the
+/// receiver a session bound to that slot (`Some` receiver), which starts on
+/// the base focus's revision.
+pub(super) fn handover(
+    relay_to: Option<&str>,
+    d: &Decided<'_>,
+) -> Result<(Option<ClientKey>, Option<SlotView>), StoreError> {
+    let (Some(slot), CloseKind::Relay) = (&d.session.bound_slot, d.kind) else {
+        return Ok((None, None));
+    };
+    let handed = slot_after_relay(slot, d.outcome, &d.found, &d.req.next_focus);
+    let (Some(to), FocusOutcome::Applied | FocusOutcome::Unchanged) = (relay_to, d.outcome) else {
+        return Ok((None, Some(handed)));
+    };
+    let to = ClientKey::parse_for_caller("to_client_key", to)?;
+    Ok((Some(to), Some(handed)))
+}
+
+/// The receiver's session of a relay that hands `handed` over to `to`,
+/// started on base revision `base`; the relaying session names it.
+pub(super) fn receiver_session(
+    caller: &Caller,
+    d: &mut Decided<'_>,
+    to: ClientKey,
+    handed: &SlotView,
+    base: Revision,
+) -> Session {
+    let project = d.session.project.clone();
+    let slot = Some(handed.name.clone());
+    let mut next = Session::open_agent(caller, project, to, slot, base);
+    next.read_revision = Some(handed.revision);
+    next.relayed_from = Some(d.session.session_id);
+    d.session.relayed_to = Some(next.session_id);
+    next
+}
+
+/// A relay's hand-over ([`handover`]), its receiver started on the base
+/// revision read here: a plain read, as the relay holds only its own slot.
 async fn relay_handoff<T: WriteTx>(
     tx: &mut T,
     caller: &Caller,
     relay_to: Option<&str>,
     d: &mut Decided<'_>,
 ) -> Result<(Option<Session>, Option<SlotView>), StoreError> {
-    let (Some(slot), CloseKind::Relay) = (d.session.bound_slot.clone(), d.kind) else {
-        return Ok((None, None));
+    let (to, handed) = handover(relay_to, d)?;
+    let (Some(to), Some(handed)) = (to, handed.as_ref()) else {
+        return Ok((None, handed));
     };
-    let handed = slot_after_relay(&slot, d.outcome, &d.found, &d.req.next_focus);
-    let (Some(to), FocusOutcome::Applied | FocusOutcome::Unchanged) = (relay_to, d.outcome) else {
-        return Ok((None, Some(handed)));
-    };
-    let to = ClientKey::parse_for_caller("to_client_key", to)?;
-    let base = tx.focus(&d.session.project, None).await?;
-    let project = d.session.project.clone();
-    let mut next = Session::open_agent(caller, project, to, Some(slot), base.revision);
-    next.read_revision = Some(handed.revision);
-    next.relayed_from = Some(d.session.session_id);
-    d.session.relayed_to = Some(next.session_id);
-    Ok((Some(next), Some(handed)))
+    let base = tx.focus(&d.session.project, None).await?.revision;
+    let next = receiver_session(caller, d, to, handed, base);
+    Ok((Some(next), Some(handed.clone())))
 }
 
 /// Step 8: the close, its body, a relay's new session and the receipt, in

@@ -1,10 +1,12 @@
-//! An end decided on a read without locks and written in one call, where
-//! the store has such a call (PostgreSQL's joins the tenant's group commit,
-//! so the ends of one tenant share the ledger tip's hand-over and the
-//! commit's flush, as its starts and remembers do).
+//! An end or relay decided on a read without locks and written in one call,
+//! where the store has such a call (PostgreSQL's joins the tenant's group
+//! commit, so the closes of one tenant share the ledger tip's hand-over and
+//! the commit's flush, as its starts and remembers do).
 //!
-//! Only a plain end goes this way: no dry run, no merge step, no override
-//! asked for. The call writes only if the session is still open and bound
+//! Only a plain close goes this way: no dry run, no merge step, no override
+//! asked for. A relay's receiver starts on the base revision read with it,
+//! as the locked relay's starts on a plain read of it. The call writes only
+//! if the session is still open and bound
 //! as read, its target body is still at the revision read, and the counts
 //! in its answer, counted again once it holds both, are as read: so the
 //! decision and answer it writes are the ones a locked read would have
@@ -16,7 +18,9 @@
 
 use serde_json::Value;
 
-use super::close::{Decided, answer, as_decided, check_loaded, written};
+use super::close::{
+    Decided, answer, as_decided, check_loaded, handover, receiver_session, written,
+};
 use super::close_answer::{stored_form, with_diff};
 use super::{CloseWrite, DecidedOn, PeekedClose, WriteTx, draft};
 use crate::error::StoreError;
@@ -24,12 +28,13 @@ use crate::model::{Caller, now_micros};
 use crate::requests::{EndRequest, MergeStep, OverrideGrant};
 use crate::rules::{self, CloseKind};
 
-/// The end's answer when it was written in one call; `None` when it must
-/// run with locks (nothing written).
-pub(super) async fn try_end<T: WriteTx>(
+/// The end's (`relay_to` None) or relay's answer when it was written in
+/// one call; `None` when it must run with locks (nothing written).
+pub(super) async fn try_close<T: WriteTx>(
     tx: &mut T,
     caller: &Caller,
     req: &EndRequest,
+    relay_to: Option<&str>,
 ) -> Result<Option<Value>, StoreError> {
     if req.dry_run || req.allow_focus_shrink || !matches!(req.merge, MergeStep::Off) {
         return Ok(None);
@@ -39,6 +44,7 @@ pub(super) async fn try_end<T: WriteTx>(
         loaded: Some(l),
         unattributed,
         open_agents,
+        base_revision,
     }) = tx.peek_close(req.session_id, now).await?
     else {
         return Ok(None);
@@ -46,25 +52,28 @@ pub(super) async fn try_end<T: WriteTx>(
     if !matches!(check_loaded(Some(&l), req, caller), Ok(None)) {
         return Ok(None);
     }
-    let kind = CloseKind::End;
+    let (kind, tool) = match relay_to {
+        Some(_) => (CloseKind::Relay, "brain_session_relay"),
+        None => (CloseKind::End, "brain_session_end"),
+    };
     let authority = rules::may_override(
         caller,
-        false,
+        kind == CloseKind::Relay,
         OverrideGrant {
             elevation_active: false,
         },
     );
-    if rules::check_close_request(&l.session, req, kind, None, authority).is_err() {
+    if rules::check_close_request(&l.session, req, kind, relay_to, authority).is_err() {
         return Ok(None);
     }
     let decided_req = as_decided(req, &l.target);
     let req = decided_req.as_ref();
-    let decision = rules::decide_close(&l.session, req, kind, None, authority, &l.target);
+    let decision = rules::decide_close(&l.session, req, kind, relay_to, authority, &l.target);
     let Some(outcome) = decision.outcome() else {
         return Ok(None);
     };
     let read = l.target.revision;
-    let d = Decided::close(
+    let mut d = Decided::close(
         kind,
         req,
         l,
@@ -73,10 +82,15 @@ pub(super) async fn try_end<T: WriteTx>(
         (unattributed, open_agents),
         false,
     );
-    let (result, diff_job) = answer(&d, None, None)?;
+    let (to, handed) = handover(relay_to, &d)?;
+    let next = match (to, handed.as_ref()) {
+        (Some(to), Some(h)) => Some(receiver_session(caller, &mut d, to, h, base_revision)),
+        _ => None,
+    };
+    let (result, diff_job) = answer(&d, next.clone(), handed)?;
     let stored = stored_form(&result);
     let mut receipt = draft(
-        "brain_session_end",
+        tool,
         Some(&d.session.project),
         Some(req.session_id),
         &req.digest,
@@ -86,7 +100,7 @@ pub(super) async fn try_end<T: WriteTx>(
     let write = CloseWrite {
         session: &d.session,
         focus: written(&d),
-        next_session: None,
+        next_session: next.as_ref(),
         digest: &req.digest,
         result: &stored,
         receipt,

@@ -44,16 +44,18 @@ pub struct CloseWrite<'a> {
 
 /// What a close reads without locks, for a write in one call
 /// ([`WriteTx::close_in_one_call`]): the session and its target body (None:
-/// no such session), and what its answer counts, as of `until`.
+/// no such session), what its answer counts, as of `until`, and the base
+/// focus's revision, which a relay's receiver starts on.
 #[derive(Debug, Clone)]
 pub struct PeekedClose {
     pub loaded: Option<LockedClose>,
     pub unattributed: Unattributed,
     /// The project's open agent sessions, this one included.
     pub open_agents: i64,
+    pub base_revision: Revision,
 }
 
-/// What an end in one call ([`WriteTx::close_in_one_call`]) was decided
+/// What an end or relay in one call ([`WriteTx::close_in_one_call`]) was decided
 /// and answered on, which its write holds still: the target body's revision
 /// read (`found`), and its answer's counts as of `until`.
 #[derive(Debug, Clone, Copy)]
@@ -135,8 +137,9 @@ pub trait WriteTx: Send + Sized {
     ) -> Result<Option<PeekedClose>, StoreError> {
         Ok(None)
     }
-    /// An end decided on [`WriteTx::peek_close`]'s read, written and
-    /// committed in one call, only if all it was decided on is still so: the
+    /// An end or relay decided on [`WriteTx::peek_close`]'s read, written
+    /// and committed in one call (with a relay's new session, when it opens
+    /// one), only if all it was decided on is still so: the
     /// session open and bound as read, its target body at `on.found`, and,
     /// counted once both are held, the answer's counts as read (the ends on
     /// one focus serialize there, and each counts the sessions the earlier

@@ -1,7 +1,8 @@
-//! An end in one call on PostgreSQL (`brain_core::flow::close_in_one_call`):
-//! its read, without locks and outside the transaction
-//! (`brain_peek_close`), and its write (`brain_end`), which joins the
-//! tenant's group commit as a start or a remember does.
+//! An end or relay in one call on PostgreSQL
+//! (`brain_core::flow::close_in_one_call`): its read, without locks and
+//! outside the transaction (`brain_peek_close`), and its write (`brain_end`,
+//! or `brain_relay` with the receiver's session), which joins the tenant's
+//! group commit as a start or a remember does.
 
 use brain_core::error::StoreError;
 use brain_core::flow::{CloseWrite, DecidedOn, PeekedClose};
@@ -11,6 +12,7 @@ use brain_core::store::{LockedClose, Unattributed};
 use brain_store_sqlx::Cols;
 use brain_store_sqlx::sql::{BoxRow, rows};
 use chrono::{DateTime, Utc};
+use sqlx::Row;
 
 use super::Tx;
 use crate::one_call_writes::{self, On};
@@ -55,9 +57,11 @@ impl Tx {
                 loaded: None,
                 unattributed: Unattributed::default(),
                 open_agents: 0,
+                base_revision: 0,
             }));
         };
         let (unattributed, open_agents) = super::closing::counts(&row)?;
+        let base_revision = row.try_get("base_revision").map_err(db)?;
         let row: BoxRow = Box::new(Cols::<dialect::Pg, _>::new(row));
         let (session, close_record) = rows::session(row.as_ref())?;
         Ok(Some(PeekedClose {
@@ -68,10 +72,11 @@ impl Tx {
             }),
             unattributed,
             open_agents,
+            base_revision,
         }))
     }
 
-    /// `brain_end` in the tenant's group commit; `false` (nothing written,
+    /// `brain_end` (`brain_relay`) in the tenant's group commit; `false` (nothing written,
     /// the transaction still untouched) when the session, its body or the
     /// answer's counts moved since [`Tx::peek`].
     pub(super) async fn end_in_one_call(
