@@ -266,3 +266,90 @@ async fn an_end_in_one_call_writes_nothing_once_its_counts_have_moved() {
     assert_eq!(end["focus_outcome"], "applied", "{end}");
     assert_eq!(end["remaining_open_session_count"], 0, "{end}");
 }
+
+/// A relay in one call (`brain_relay`) opens its receiver's session only
+/// with the close: when the close writes nothing, no session is opened
+/// either; when it writes, the receiver's session is as sent.
+#[tokio::test]
+async fn a_relay_in_one_call_opens_its_receiver_only_with_the_close() {
+    let (_db, store) = store().await;
+    let acme = TenantId::parse("acme").unwrap();
+    let who = caller(&acme);
+    let project = ProjectKey::parse("p").unwrap();
+    let mine = open(&store, &who, &project).await;
+    let relay = |found: i64| {
+        let store = &store;
+        let (who, mine) = (&who, &mine);
+        async move {
+            let mut tx = store.write(&who.tenant).await.unwrap();
+            let until = now_micros();
+            let peeked = tx.peek_close(mine.session_id, until).await.unwrap().unwrap();
+            assert_eq!(peeked.base_revision, 0, "the base focus as read");
+            let mut closed = mine.clone();
+            closed.status = SessionStatus::Relayed;
+            closed.ended_at = Some(now_micros());
+            closed.focus_outcome = Some(FocusOutcome::Unchanged);
+            let mut next = Session::open_agent(
+                who,
+                mine.project.clone(),
+                ClientKey::parse("client_key", "c2").unwrap(),
+                None,
+                peeked.base_revision,
+            );
+            next.relayed_from = Some(mine.session_id);
+            next.read_revision = Some(peeked.base_revision);
+            let stored = json!({"focus_outcome": "unchanged"});
+            let write = CloseWrite {
+                session: &closed,
+                focus: None,
+                next_session: Some(&next),
+                digest: "r",
+                result: &stored,
+                receipt: draft(
+                    "brain_session_relay",
+                    Some(&mine.project),
+                    Some(mine.session_id),
+                    "r",
+                    Ok(()),
+                ),
+            };
+            let on = DecidedOn {
+                found,
+                until,
+                unattributed: &peeked.unattributed,
+                open_agents: peeked.open_agents,
+            };
+            let written = tx.close_in_one_call(who, write, on).await.unwrap();
+            if written {
+                tx.commit(None).await.unwrap();
+            }
+            (written, next)
+        }
+    };
+    // Told it read revision 3 of a body at 0: the close writes nothing.
+    let (written, next) = relay(3).await;
+    assert!(!written);
+    assert!(
+        store.session_get(&acme, next.session_id).await.is_err(),
+        "no receiver's session without the close"
+    );
+    let detail = store.session_get(&acme, mine.session_id).await.unwrap();
+    assert_eq!(detail.session.status, SessionStatus::Open);
+    assert_eq!(store.receipts(&acme).await.unwrap().len(), 1, "the start's");
+
+    let (written, next) = relay(0).await;
+    assert!(written);
+    let got = store.session_get(&acme, next.session_id).await.unwrap();
+    assert_eq!(got.session.status, SessionStatus::Open);
+    assert_eq!(got.session.client_key.as_str(), "c2");
+    assert_eq!(got.session.relayed_from, Some(mine.session_id));
+    assert_eq!(got.session.started_focus_revision, 0);
+    assert_eq!(got.session.read_revision, Some(0));
+    assert_eq!(got.session.opened_at, next.opened_at, "to the microsecond");
+    let detail = store.session_get(&acme, mine.session_id).await.unwrap();
+    assert_eq!(detail.session.status, SessionStatus::Relayed);
+    let receipts = store.receipts(&acme).await.unwrap();
+    let tip = store.ledger_tip(&acme).await.unwrap();
+    assert_eq!(verify_with_tip(&receipts, (tip.0, &tip.1)), Ok(2));
+    assert_eq!(receipts[1].tool, "brain_session_relay");
+}
