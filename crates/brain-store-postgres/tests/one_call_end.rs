@@ -283,7 +283,11 @@ async fn a_relay_in_one_call_opens_its_receiver_only_with_the_close() {
         async move {
             let mut tx = store.write(&who.tenant).await.unwrap();
             let until = now_micros();
-            let peeked = tx.peek_close(mine.session_id, until).await.unwrap().unwrap();
+            let peeked = tx
+                .peek_close(mine.session_id, until)
+                .await
+                .unwrap()
+                .unwrap();
             assert_eq!(peeked.base_revision, 0, "the base focus as read");
             let mut closed = mine.clone();
             closed.status = SessionStatus::Relayed;
