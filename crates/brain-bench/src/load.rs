@@ -27,6 +27,12 @@ pub struct RunArgs {
     /// Spread the workers over this many tenants (bench-0 … bench-N-1).
     #[arg(long, default_value_t = 1)]
     tenants: usize,
+    /// All the workers of a tenant in one project, instead of one project
+    /// each: their ends contend on one focus, and a pair's end may answer
+    /// `conflict` (counted, not an error). The output line then counts how
+    /// the server's closes went (`brain_closes_total` on its /metrics).
+    #[arg(long)]
+    shared_project: bool,
     /// The server's process id, to report its CPU per call (Linux /proc).
     #[arg(long)]
     server_pid: Option<u32>,
@@ -146,7 +152,14 @@ pub(crate) fn body(n: u64) -> String {
     b
 }
 
-async fn one(conn: &mut Conn, workload: &str, project: &str, n: u64) -> anyhow::Result<()> {
+/// What one iteration did that the output line counts.
+#[derive(Default)]
+struct Did {
+    conflicts: u64,
+}
+
+async fn one(conn: &mut Conn, workload: &str, project: &str, n: u64) -> anyhow::Result<Did> {
+    let mut did = Did::default();
     match workload {
         "pairs" => {
             let s = conn
@@ -165,8 +178,12 @@ async fn one(conn: &mut Conn, workload: &str, project: &str, n: u64) -> anyhow::
                            "summary": "bench", "next_focus": body(n), "expected_focus_revision": rev}),
                 )
                 .await?;
-            if end["focus_outcome"] != "applied" {
-                bail!("end: {}", end["focus_outcome"]);
+            match end["focus_outcome"].as_str() {
+                Some("applied") => {}
+                // Another worker's end in the shared project moved the focus
+                // (or wrote the same body: the workers' bodies repeat).
+                Some("conflict" | "unchanged") => did.conflicts += 1,
+                _ => bail!("end: {}", end["focus_outcome"]),
             }
         }
         "remember" => {
@@ -192,7 +209,7 @@ async fn one(conn: &mut Conn, workload: &str, project: &str, n: u64) -> anyhow::
         }
         other => bail!("unknown workload {other}"),
     }
-    Ok(())
+    Ok(did)
 }
 
 /// Process CPU (user + system) in seconds, from /proc/PID/stat (clock ticks
@@ -284,6 +301,7 @@ async fn run_one(args: &RunArgs, c: usize) -> anyhow::Result<()> {
     for w in 0..c {
         conns.push(connect(args, &http, w).await?);
     }
+    let closes0 = closes(&http, args).await;
     let cpu0 = args.server_pid.and_then(cpu_secs);
     let machine0 = machine_busy_secs();
     let started = Instant::now();
@@ -292,17 +310,24 @@ async fn run_one(args: &RunArgs, c: usize) -> anyhow::Result<()> {
     for (w, mut conn) in conns.into_iter().enumerate() {
         let workload = args.workload.clone();
         // One project per worker: concurrent ends contend on the tenant's
-        // ledger tip, never on one focus revision.
-        let project = format!("bench-w{w}");
+        // ledger tip, never on one focus revision (unless asked to share).
+        let project = match args.shared_project {
+            true => "bench-shared".to_owned(),
+            false => format!("bench-w{w}"),
+        };
         tasks.push(tokio::spawn(async move {
             let mut lat = Vec::new();
             let mut errors = 0u64;
+            let mut conflicts = 0u64;
             let mut first_error = None;
             let mut n = 0u64;
             while Instant::now() < deadline {
                 let t = Instant::now();
                 match one(&mut conn, &workload, &project, n).await {
-                    Ok(()) => lat.push(t.elapsed().as_micros() as u64),
+                    Ok(did) => {
+                        lat.push(t.elapsed().as_micros() as u64);
+                        conflicts += did.conflicts;
+                    }
                     Err(e) => {
                         errors += 1;
                         first_error.get_or_insert_with(|| e.to_string());
@@ -310,18 +335,20 @@ async fn run_one(args: &RunArgs, c: usize) -> anyhow::Result<()> {
                 }
                 n += 1;
             }
-            (lat, errors, first_error, conn)
+            (lat, errors, conflicts, first_error, conn)
         }));
     }
     let mut lat = Vec::new();
     let mut errors = 0;
+    let mut conflicts = 0;
     let mut first_error = None;
     let mut done = Vec::new();
     for t in tasks {
-        let (l, e, f, conn) = t.await?;
+        let (l, e, k, f, conn) = t.await?;
         done.push(conn);
         lat.extend(l);
         errors += e;
+        conflicts += k;
         if first_error.is_none() {
             first_error = f;
         }
@@ -332,6 +359,17 @@ async fn run_one(args: &RunArgs, c: usize) -> anyhow::Result<()> {
     let machine = spent(machine0, machine_busy_secs());
     // After the measurement: closing is not part of it.
     close_all(done).await;
+    let closes = match (closes0, closes(&http, args).await) {
+        (Some(a), Some(b)) => Some(
+            b.into_iter()
+                .map(|(way, n)| {
+                    let before = a.get(&way).copied().unwrap_or(0.0);
+                    (way, n - before)
+                })
+                .collect::<std::collections::BTreeMap<_, _>>(),
+        ),
+        _ => None,
+    };
     lat.sort_unstable();
     let ops = lat.len() as f64 / elapsed;
     // A pair is two calls; CPU is per call.
@@ -343,7 +381,8 @@ async fn run_one(args: &RunArgs, c: usize) -> anyhow::Result<()> {
         "label": args.label, "workload": args.workload, "tenants": args.tenants, "c": c,
         "ops": lat.len(), "ops_per_sec": round(ops, 1),
         "p50_ms": round(percentile(&lat, 0.5), 2), "p99_ms": round(percentile(&lat, 0.99), 2),
-        "errors": errors,
+        "errors": errors, "conflicts": conflicts, "shared_project": args.shared_project,
+        "closes": closes,
         "server_cpu_ms_per_call": cpu_per_call.map(|v| round(v, 3)),
         "machine_cpu_ms_per_call": machine_per_call.map(|v| round(v, 3)),
     });
@@ -352,6 +391,30 @@ async fn run_one(args: &RunArgs, c: usize) -> anyhow::Result<()> {
         eprintln!("first error ({}, c={c}): {e}", args.label);
     }
     Ok(())
+}
+
+/// The server's closes by way (`brain_closes_total{way}` on its /metrics,
+/// beside the MCP endpoint); `None` when the shared-project count is not
+/// asked for or the server does not answer it.
+async fn closes(
+    http: &reqwest::Client,
+    args: &RunArgs,
+) -> Option<std::collections::BTreeMap<String, f64>> {
+    if !args.shared_project {
+        return None;
+    }
+    let url = args.url.strip_suffix("/mcp")?.to_owned() + "/metrics";
+    let text = http.get(url).send().await.ok()?.text().await.ok()?;
+    let mut out = std::collections::BTreeMap::new();
+    for line in text.lines() {
+        let Some(rest) = line.strip_prefix("brain_closes_total{way=\"") else {
+            continue;
+        };
+        let (way, rest) = rest.split_once('"')?;
+        let n: f64 = rest.rsplit(' ').next()?.parse().ok()?;
+        out.insert(way.to_owned(), n);
+    }
+    Some(out)
 }
 
 /// End every connection, at once.

@@ -4,6 +4,7 @@ use super::close_answer::{
     finish, mark_merge, preview, replay_diff_job, replay_needs_body_at_end,
     replay_needs_body_before, restore_written_body, stored_form, with_diff,
 };
+use super::close_in_one_call::Tried;
 use super::documents::write_documents;
 use super::{CloseWrite, FocusWrite, WriteTx, draft, refuse};
 use serde_json::Value;
@@ -93,12 +94,18 @@ pub async fn close<T: WriteTx>(
         Some(_) => (CloseKind::Relay, "brain_session_relay"),
         None => (CloseKind::End, "brain_session_end"),
     };
-    if let Some(answer) =
-        super::close_in_one_call::try_close(&mut tx, caller, req, relay_to).await?
-    {
-        tx.commit(None).await?;
-        return Ok(answer);
-    }
+    // How closes go is what a shared project's contention costs: a close
+    // decided on its read whose rows moved runs again with locks.
+    let way = match super::close_in_one_call::try_close(&mut tx, caller, req, relay_to).await? {
+        Tried::Written(answer) => {
+            tx.commit(None).await?;
+            metrics::counter!("brain_closes_total", "way" => "one_call").increment(1);
+            return Ok(answer);
+        }
+        Tried::Moved => "locked_after_read",
+        Tried::No => "locked",
+    };
+    metrics::counter!("brain_closes_total", "way" => way).increment(1);
     let loaded = tx.lock_close(req.session_id).await?;
     let project = loaded.as_ref().map(|l| l.session.project.clone());
     let draft = |outcome: Result<(), &DomainError>| {

@@ -28,14 +28,42 @@ use crate::model::{Caller, now_micros};
 use crate::requests::{EndRequest, MergeStep, OverrideGrant};
 use crate::rules::{self, CloseKind};
 
-/// The end's (`relay_to` None) or relay's answer when it was written in
-/// one call; `None` when it must run with locks (nothing written).
+/// How a close tried to go in one call. Every way but `Written` wrote
+/// nothing, and the close runs with locks.
+pub(super) enum Tried {
+    /// Written and committed: the answer.
+    Written(Value),
+    /// Decided on the read, but what it was decided on moved before the
+    /// write (or another writer held its rows).
+    Moved,
+    /// Not a close that goes this way (a dry run, a merge, an override, a
+    /// refusal, a replay), or a store without the call.
+    No,
+}
+
+/// The end (`relay_to` None) or relay, decided on a read without locks
+/// and written in one call where it can be ([`Tried`]).
 pub(super) async fn try_close<T: WriteTx>(
     tx: &mut T,
     caller: &Caller,
     req: &EndRequest,
     relay_to: Option<&str>,
-) -> Result<Option<Value>, StoreError> {
+) -> Result<Tried, StoreError> {
+    Ok(match decide_and_write(tx, caller, req, relay_to).await? {
+        Some(Some(answer)) => Tried::Written(answer),
+        Some(None) => Tried::Moved,
+        None => Tried::No,
+    })
+}
+
+/// [`try_close`]: `None` when the close does not go this way, `Some(None)`
+/// when its write found what it was decided on moved.
+async fn decide_and_write<T: WriteTx>(
+    tx: &mut T,
+    caller: &Caller,
+    req: &EndRequest,
+    relay_to: Option<&str>,
+) -> Result<Option<Option<Value>>, StoreError> {
     if req.dry_run || req.allow_focus_shrink || !matches!(req.merge, MergeStep::Off) {
         return Ok(None);
     }
@@ -112,9 +140,9 @@ pub(super) async fn try_close<T: WriteTx>(
         open_agents,
     };
     if !tx.close_in_one_call(caller, write, on).await? {
-        return Ok(None);
+        return Ok(Some(None));
     }
-    Ok(Some(
+    Ok(Some(Some(
         with_diff(caller.tenant.as_str(), result, diff_job).await,
-    ))
+    )))
 }
