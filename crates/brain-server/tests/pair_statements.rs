@@ -265,3 +265,81 @@ async fn a_relay_sends_its_read_and_one_call() {
         "{again}"
     );
 }
+
+/// A close whose rows another transaction holds falls back to the locked
+/// way; for a while its project's next closes, of sessions this replica
+/// opened, go that way at once, without the read they would write nothing
+/// after (`brain_closes_total{way="locked_contended"}`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_a_close_falls_back_its_project_locks_first() {
+    use sqlx::Connection;
+    let s = ProxiedServer::start(env!("CARGO_BIN_EXE_brain")).await;
+    let c = s.srv.client(&token(TENANT, "a")).await;
+    pair(&c, 0).await;
+    let start = |k: &'static str| {
+        let c = &c;
+        async move {
+            ok(
+                c,
+                "brain_session_start",
+                json!({"project": "p", "client_key": k}),
+            )
+            .await
+        }
+    };
+    let (a, b) = (start("ka").await, start("kb").await);
+    let mut holder = sqlx::PgConnection::connect(&s.inspect).await.unwrap();
+    sqlx::query("BEGIN").execute(&mut holder).await.unwrap();
+    sqlx::query("SELECT 1 FROM sessions WHERE client_key = 'ka' AND status = 'open' FOR UPDATE")
+        .execute(&mut holder)
+        .await
+        .unwrap();
+    s.proxy.take_sent();
+    let end = |sess: &serde_json::Value, k: &str, rev: i64| {
+        json!({"session_id": sess["session"]["session_id"], "expected_client_key": k,
+               "summary": "s", "next_focus": format!("body by {k}"),
+               "expected_focus_revision": rev})
+    };
+    let ending_a = {
+        let args = end(&a, "ka", 1);
+        let c = s.srv.client(&token(TENANT, "a")).await;
+        tokio::spawn(async move { ok(&c, "brain_session_end", args).await })
+    };
+    // The held row sent the end the locked way, where it waits.
+    let mut sent = Vec::new();
+    for _ in 0..200 {
+        sent.extend(s.proxy.take_sent());
+        if sent.iter().any(|x| x.text.contains("brain_lock_close")) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    let shapes: Vec<String> = the_pairs(&sent).into_iter().map(shape).collect();
+    assert!(
+        shapes.iter().any(|x| x.contains("brain_end(")),
+        "the end tried one call first: {shapes:#?}"
+    );
+    assert!(
+        shapes.iter().any(|x| x.contains("brain_lock_close")),
+        "then the locked way: {shapes:#?}"
+    );
+    sqlx::query("ROLLBACK").execute(&mut holder).await.unwrap();
+    let out = ending_a.await.unwrap();
+    assert_eq!(out["focus_outcome"], "applied", "{out}");
+
+    s.proxy.take_sent();
+    let out = ok(&c, "brain_session_end", end(&b, "kb", 2)).await;
+    assert_eq!(out["focus_outcome"], "applied", "{out}");
+    let shapes: Vec<String> = the_pairs(&s.proxy.take_sent())
+        .into_iter()
+        .map(shape)
+        .collect();
+    assert!(
+        !shapes.iter().any(|x| x.contains("brain_peek_close")),
+        "the project's next close did not read first: {shapes:#?}"
+    );
+    assert!(
+        shapes.iter().any(|x| x.contains("brain_lock_close")),
+        "it went the locked way: {shapes:#?}"
+    );
+}

@@ -103,6 +103,7 @@ pub async fn close<T: WriteTx>(
             return Ok(answer);
         }
         Tried::Moved => "locked_after_read",
+        Tried::Contended => "locked_contended",
         Tried::No => "locked",
     };
     metrics::counter!("brain_closes_total", "way" => way).increment(1);

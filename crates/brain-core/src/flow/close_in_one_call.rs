@@ -22,7 +22,7 @@ use super::close::{
     Decided, answer, as_decided, check_loaded, handover, receiver_session, written,
 };
 use super::close_answer::{stored_form, with_diff};
-use super::{CloseWrite, DecidedOn, PeekedClose, WriteTx, draft};
+use super::{CloseWrite, DecidedOn, PeekedClose, WriteTx, contention, draft};
 use crate::error::StoreError;
 use crate::model::{Caller, now_micros};
 use crate::requests::{EndRequest, MergeStep, OverrideGrant};
@@ -39,6 +39,9 @@ pub(super) enum Tried {
     /// Not a close that goes this way (a dry run, a merge, an override, a
     /// refusal, a replay), or a store without the call.
     No,
+    /// Its project's closes found their rows moved lately ([`contention`]):
+    /// not tried, as it would most likely be written for nothing.
+    Contended,
 }
 
 /// The end (`relay_to` None) or relay, decided on a read without locks
@@ -49,23 +52,13 @@ pub(super) async fn try_close<T: WriteTx>(
     req: &EndRequest,
     relay_to: Option<&str>,
 ) -> Result<Tried, StoreError> {
-    Ok(match decide_and_write(tx, caller, req, relay_to).await? {
-        Some(Some(answer)) => Tried::Written(answer),
-        Some(None) => Tried::Moved,
-        None => Tried::No,
-    })
-}
-
-/// [`try_close`]: `None` when the close does not go this way, `Some(None)`
-/// when its write found what it was decided on moved.
-async fn decide_and_write<T: WriteTx>(
-    tx: &mut T,
-    caller: &Caller,
-    req: &EndRequest,
-    relay_to: Option<&str>,
-) -> Result<Option<Option<Value>>, StoreError> {
     if req.dry_run || req.allow_focus_shrink || !matches!(req.merge, MergeStep::Off) {
-        return Ok(None);
+        return Ok(Tried::No);
+    }
+    // Known here: decided now, and a probe it wins is not taken back below.
+    let known = contention::session_contended(&caller.tenant, req.session_id);
+    if known == Some(true) {
+        return Ok(Tried::Contended);
     }
     let now = now_micros();
     let Some(PeekedClose {
@@ -75,10 +68,14 @@ async fn decide_and_write<T: WriteTx>(
         base_revision,
     }) = tx.peek_close(req.session_id, now).await?
     else {
-        return Ok(None);
+        return Ok(Tried::No);
     };
     if !matches!(check_loaded(Some(&l), req, caller), Ok(None)) {
-        return Ok(None);
+        return Ok(Tried::No);
+    }
+    let project = l.session.project.clone();
+    if known.is_none() && contention::contended(&caller.tenant, &project) {
+        return Ok(Tried::Contended);
     }
     let (kind, tool) = match relay_to {
         Some(_) => (CloseKind::Relay, "brain_session_relay"),
@@ -92,13 +89,13 @@ async fn decide_and_write<T: WriteTx>(
         },
     );
     if rules::check_close_request(&l.session, req, kind, relay_to, authority).is_err() {
-        return Ok(None);
+        return Ok(Tried::No);
     }
     let decided_req = as_decided(req, &l.target);
     let req = decided_req.as_ref();
     let decision = rules::decide_close(&l.session, req, kind, relay_to, authority, &l.target);
     let Some(outcome) = decision.outcome() else {
-        return Ok(None);
+        return Ok(Tried::No);
     };
     let read = l.target.revision;
     let mut d = Decided::close(
@@ -140,9 +137,11 @@ async fn decide_and_write<T: WriteTx>(
         open_agents,
     };
     if !tx.close_in_one_call(caller, write, on).await? {
-        return Ok(Some(None));
+        contention::note(&caller.tenant, &project);
+        return Ok(Tried::Moved);
     }
-    Ok(Some(Some(
+    contention::clear(&caller.tenant, &project);
+    Ok(Tried::Written(
         with_diff(caller.tenant.as_str(), result, diff_job).await,
-    )))
+    ))
 }

@@ -9,6 +9,7 @@ mod close;
 mod close_answer;
 mod close_in_one_call;
 mod connections;
+mod contention;
 mod documents;
 mod elevations;
 mod end_with_documents;

@@ -177,6 +177,7 @@ pub async fn start<T: WriteTx>(
     };
     let briefing = briefing_from(&mut tx, idle_secs, &session, slot.as_ref(), src).await?;
     tx.commit(None).await?;
+    super::contention::opened(&caller.tenant, session.session_id, &session.project);
     Ok(SessionBriefing {
         session,
         briefing,
