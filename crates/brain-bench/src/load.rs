@@ -377,8 +377,13 @@ async fn run_one(args: &RunArgs, c: usize) -> anyhow::Result<()> {
     let cpu_per_call = cpu.map(|c| c * 1000.0 / calls.max(1.0));
     let machine_per_call = machine.map(|c| c * 1000.0 / calls.max(1.0));
     let round = |v: f64, places: i32| (v * 10f64.powi(places)).round() / 10f64.powi(places);
+    // A shared project's runs are a workload of their own in the report.
+    let workload_name = match args.shared_project {
+        true => format!("{}-shared", args.workload),
+        false => args.workload.clone(),
+    };
     let line = json!({
-        "label": args.label, "workload": args.workload, "tenants": args.tenants, "c": c,
+        "label": args.label, "workload": workload_name, "tenants": args.tenants, "c": c,
         "ops": lat.len(), "ops_per_sec": round(ops, 1),
         "p50_ms": round(percentile(&lat, 0.5), 2), "p99_ms": round(percentile(&lat, 0.99), 2),
         "errors": errors, "conflicts": conflicts, "shared_project": args.shared_project,
