@@ -300,14 +300,16 @@ async fn after_a_close_falls_back_its_project_locks_first() {
                "summary": "s", "next_focus": format!("body by {k}"),
                "expected_focus_revision": rev})
     };
-    // The fall-back is remembered for a second from when it happened, which
-    // is after this.
-    let tried = std::time::Instant::now();
     let ending_a = {
         let args = end(&a, "ka", 1);
         let c = s.srv.client(&token(TENANT, "a")).await;
-        tokio::spawn(async move { ok(&c, "brain_session_end", args).await })
+        // The fall-back is remembered for a second from when it happened,
+        // which is after this.
+        let tried = std::time::Instant::now();
+        let task = tokio::spawn(async move { ok(&c, "brain_session_end", args).await });
+        (task, tried)
     };
+    let (ending_a, tried) = ending_a;
     // The held row sent the end the locked way, where it waits.
     let mut sent = Vec::new();
     for _ in 0..200 {
@@ -332,6 +334,7 @@ async fn after_a_close_falls_back_its_project_locks_first() {
 
     s.proxy.take_sent();
     let within_window = tried.elapsed() < std::time::Duration::from_millis(900);
+    eprintln!("the second end {:?} after the first", tried.elapsed());
     let out = ok(&c, "brain_session_end", end(&b, "kb", 2)).await;
     assert_eq!(out["focus_outcome"], "applied", "{out}");
     let shapes: Vec<String> = the_pairs(&s.proxy.take_sent())
