@@ -374,3 +374,33 @@ async fn after_a_close_falls_back_its_project_locks_first() {
     assert_eq!(way("locked_contended"), 1.0, "{metrics}");
     assert_eq!(way("one_call"), 1.0, "the first pair's end: {metrics}");
 }
+
+/// A close's read without locks is one it could do without: when it fails
+/// (here the database refuses it), the close goes the locked way and is
+/// answered as usual.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_read_sends_the_close_the_locked_way() {
+    use sqlx::Connection;
+    let s = ProxiedServer::start(env!("CARGO_BIN_EXE_brain")).await;
+    let c = s.srv.client(&token(TENANT, "a")).await;
+    pair(&c, 0).await;
+    let mut admin = sqlx::PgConnection::connect(&s.inspect).await.unwrap();
+    sqlx::query("ALTER FUNCTION brain_peek_close(text, uuid, timestamptz) RENAME TO gone")
+        .execute(&mut admin)
+        .await
+        .unwrap();
+    s.proxy.take_sent();
+    pair(&c, 1).await;
+    let shapes: Vec<String> = the_pairs(&s.proxy.take_sent())
+        .into_iter()
+        .map(shape)
+        .collect();
+    assert!(
+        shapes.iter().any(|x| x.contains("brain_peek_close")),
+        "the read was tried: {shapes:#?}"
+    );
+    assert!(
+        shapes.iter().any(|x| x.contains("brain_lock_close")),
+        "then the locked way: {shapes:#?}"
+    );
+}
