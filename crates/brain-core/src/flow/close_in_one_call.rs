@@ -22,7 +22,8 @@ use super::close::{
     Decided, answer, as_decided, check_loaded, handover, receiver_session, written,
 };
 use super::close_answer::{stored_form, with_diff};
-use super::{CloseWrite, DecidedOn, PeekedClose, WriteTx, contention, draft};
+use super::contention::{self, Hint};
+use super::{CloseWrite, DecidedOn, PeekedClose, WriteTx, draft};
 use crate::error::StoreError;
 use crate::model::{Caller, now_micros};
 use crate::requests::{EndRequest, MergeStep, OverrideGrant};
@@ -55,10 +56,14 @@ pub(super) async fn try_close<T: WriteTx>(
     if req.dry_run || req.allow_focus_shrink || !matches!(req.merge, MergeStep::Off) {
         return Ok(Tried::No);
     }
-    // Known here: decided now, and a probe it wins is not taken back below.
-    let known = contention::session_contended(&caller.tenant, req.session_id);
-    if known == Some(true) {
-        return Ok(Tried::Contended);
+    // Known here: decided now, and the project is not asked again below.
+    let known = contention::session_hint(&caller.tenant, req.session_id);
+    let knows = known.is_some();
+    let mut probe = None;
+    match known {
+        Some(Hint::Held) => return Ok(Tried::Contended),
+        Some(Hint::Probe(p)) => probe = Some(p),
+        Some(Hint::Clear) | None => {}
     }
     let now = now_micros();
     let Some(PeekedClose {
@@ -74,8 +79,12 @@ pub(super) async fn try_close<T: WriteTx>(
         return Ok(Tried::No);
     }
     let project = l.session.project.clone();
-    if known.is_none() && contention::contended(&caller.tenant, &project) {
-        return Ok(Tried::Contended);
+    if !knows {
+        match contention::project_hint(&caller.tenant, &project) {
+            Hint::Held => return Ok(Tried::Contended),
+            Hint::Probe(p) => probe = Some(p),
+            Hint::Clear => {}
+        }
     }
     let (kind, tool) = match relay_to {
         Some(_) => (CloseKind::Relay, "brain_session_relay"),
@@ -138,9 +147,15 @@ pub(super) async fn try_close<T: WriteTx>(
     };
     if !tx.close_in_one_call(caller, write, on).await? {
         contention::note(&caller.tenant, &project);
+        if let Some(p) = probe {
+            p.settle();
+        }
         return Ok(Tried::Moved);
     }
     contention::clear(&caller.tenant, &project);
+    if let Some(p) = probe {
+        p.settle();
+    }
     Ok(Tried::Written(
         with_diff(caller.tenant.as_str(), result, diff_job).await,
     ))

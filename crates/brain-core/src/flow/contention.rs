@@ -16,7 +16,9 @@
 //! missing only means the close reads first).
 //!
 //! When the window is over, one close tries again; if it goes in one call
-//! the project is clear, else the window starts again.
+//! the project is clear, else the window starts again. A close that claimed
+//! the try and never got to it (a replay, a refusal, an error) gives the
+//! claim back, to the next close.
 //!
 //! A hint, never a rule: a wrong answer costs a round trip or a lock, never
 //! correctness. So it is a fixed table of times, indexed by a keyed hash of
@@ -73,13 +75,53 @@ pub(super) fn opened(tenant: &TenantId, session: SessionId, project: &ProjectKey
     entry.store(tag | index(tenant, project) as u64, Ordering::Relaxed);
 }
 
-/// [`contended`] for the project of a session this replica opened; `None`
-/// when it does not know the session (then its read tells the project).
-pub(super) fn session_contended(tenant: &TenantId, session: SessionId) -> Option<bool> {
+/// What the tables say to a close about to try the one-call way.
+pub(super) enum Hint {
+    /// No close of its project fell back lately: try.
+    Clear,
+    /// One did, within the window: lock first.
+    Held,
+    /// One did, before the window: this close is the one that tries again,
+    /// and until it settles the probe the others lock first.
+    Probe(Probe),
+}
+
+/// A close's claim to try again for its project. Settled once the close has
+/// found out ([`note`] or [`clear`]); dropped unsettled (the close never got
+/// to try: a replay, a refusal, an error), it gives the claim back, so that
+/// the next close tries instead of the project waiting a window for nothing.
+pub(super) struct Probe {
+    slot: &'static AtomicU64,
+    claimed: u64,
+    before: u64,
+    settled: bool,
+}
+
+impl Probe {
+    pub(super) fn settle(mut self) {
+        self.settled = true;
+    }
+}
+
+impl Drop for Probe {
+    fn drop(&mut self) {
+        if !self.settled {
+            let back = (self.claimed, self.before);
+            let _ =
+                self.slot
+                    .compare_exchange(back.0, back.1, Ordering::Relaxed, Ordering::Relaxed);
+        }
+    }
+}
+
+/// [`project_hint`] for the project of a session this replica opened;
+/// `None` when it does not know the session (then its read tells the
+/// project).
+pub(super) fn session_hint(tenant: &TenantId, session: SessionId) -> Option<Hint> {
     let (entry, tag) = session_entry(tenant, session);
     let held = entry.load(Ordering::Relaxed);
     let mask = (1u64 << SLOT_BITS) - 1;
-    (held & !mask == tag).then(|| slot_contended(&LAST[(held & mask) as usize]))
+    (held & !mask == tag).then(|| slot_hint(&LAST[(held & mask) as usize]))
 }
 
 fn now_ms() -> u64 {
@@ -88,19 +130,28 @@ fn now_ms() -> u64 {
 
 /// Whether a close of the project fell back within the window. Once it is
 /// over, one close (the first to ask) tries the one-call way again and the
-/// others wait for what it finds: the window starts again for them, and
-/// [`note`] or [`clear`] settle it.
-pub(super) fn contended(tenant: &TenantId, project: &ProjectKey) -> bool {
-    slot_contended(slot(tenant, project))
+/// others wait for what it finds.
+pub(super) fn project_hint(tenant: &TenantId, project: &ProjectKey) -> Hint {
+    slot_hint(slot(tenant, project))
 }
 
-fn slot_contended(slot: &AtomicU64) -> bool {
+fn slot_hint(slot: &'static AtomicU64) -> Hint {
     let (last, now) = (slot.load(Ordering::Relaxed), now_ms());
-    if last == 0 || within(last, now) {
-        return last != 0;
+    if last == 0 {
+        return Hint::Clear;
     }
-    let probe = slot.compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed);
-    probe.is_err()
+    if within(last, now) {
+        return Hint::Held;
+    }
+    match slot.compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed) {
+        Ok(_) => Hint::Probe(Probe {
+            slot,
+            claimed: now,
+            before: last,
+            settled: false,
+        }),
+        Err(_) => Hint::Held,
+    }
 }
 
 /// A close of the project went in one call: its closes need not wait.
@@ -125,6 +176,14 @@ pub(super) fn note(tenant: &TenantId, project: &ProjectKey) {
 mod tests {
     use super::*;
 
+    fn contended(t: &TenantId, p: &ProjectKey) -> bool {
+        matches!(project_hint(t, p), Hint::Held)
+    }
+
+    fn session_contended(t: &TenantId, s: SessionId) -> Option<bool> {
+        session_hint(t, s).map(|h| matches!(h, Hint::Held))
+    }
+
     #[test]
     fn a_fall_back_holds_its_project_back_for_the_window_only() {
         let t = TenantId::parse("contention-test").unwrap();
@@ -144,19 +203,28 @@ mod tests {
         let p = fresh_project(&t, &[]);
         note(&t, &p);
         // As if the fall-back were older than the window.
-        let s = slot(&t, &p);
-        s.store(1, Ordering::Relaxed);
+        slot(&t, &p).store(1, Ordering::Relaxed);
         while now_ms() <= 1 + WINDOW.as_millis() as u64 {
             std::thread::sleep(Duration::from_millis(50));
         }
-        assert!(!contended(&t, &p), "the first close after the window tries");
-        assert!(contended(&t, &p), "the others wait for what it finds");
-        clear(&t, &p);
+        let probe = project_hint(&t, &p);
         assert!(
-            !contended(&t, &p),
-            "it went in one call: the project is clear"
+            matches!(probe, Hint::Probe(_)),
+            "the first close after the window tries"
         );
-        assert!(!contended(&t, &p));
+        assert!(contended(&t, &p), "the others wait for what it finds");
+        drop(probe);
+        let Hint::Probe(probe) = project_hint(&t, &p) else {
+            panic!("a probe that never tried gives its claim back");
+        };
+        clear(&t, &p);
+        probe.settle();
+        assert!(
+            matches!(project_hint(&t, &p), Hint::Clear),
+            "it went in one call"
+        );
+        note(&t, &p);
+        assert!(contended(&t, &p), "or it fell back: another window");
     }
 
     /// A project of `t` whose slot no test has marked and no project of
