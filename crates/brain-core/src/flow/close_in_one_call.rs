@@ -22,7 +22,7 @@ use super::close::{
     Decided, answer, as_decided, check_loaded, handover, receiver_session, written,
 };
 use super::close_answer::{stored_form, with_diff};
-use super::contention::{self, Hint};
+use super::contention;
 use super::{CloseWrite, DecidedOn, PeekedClose, WriteTx, draft};
 use crate::error::StoreError;
 use crate::model::{Caller, now_micros};
@@ -60,10 +60,8 @@ pub(super) async fn try_close<T: WriteTx>(
     let known = contention::session_hint(&caller.tenant, req.session_id);
     let knows = known.is_some();
     let mut probe = None;
-    match known {
-        Some(Hint::Held) => return Ok(Tried::Contended),
-        Some(Hint::Probe(p)) => probe = Some(p),
-        Some(Hint::Clear) | None => {}
+    if known.is_some_and(|h| h.holds(&mut probe)) {
+        return Ok(Tried::Contended);
     }
     let now = now_micros();
     let Some(PeekedClose {
@@ -79,12 +77,8 @@ pub(super) async fn try_close<T: WriteTx>(
         return Ok(Tried::No);
     }
     let project = l.session.project.clone();
-    if !knows {
-        match contention::project_hint(&caller.tenant, &project) {
-            Hint::Held => return Ok(Tried::Contended),
-            Hint::Probe(p) => probe = Some(p),
-            Hint::Clear => {}
-        }
+    if !knows && contention::project_hint(&caller.tenant, &project).holds(&mut probe) {
+        return Ok(Tried::Contended);
     }
     let (kind, tool) = match relay_to {
         Some(_) => (CloseKind::Relay, "brain_session_relay"),

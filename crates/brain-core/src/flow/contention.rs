@@ -86,6 +86,21 @@ pub(super) enum Hint {
     Probe(Probe),
 }
 
+impl Hint {
+    /// Whether the close must lock first; a probe it claimed goes to
+    /// `probe`, to be settled by what the close finds.
+    pub(super) fn holds(self, probe: &mut Option<Probe>) -> bool {
+        match self {
+            Hint::Held => true,
+            Hint::Probe(p) => {
+                *probe = Some(p);
+                false
+            }
+            Hint::Clear => false,
+        }
+    }
+}
+
 /// A close's claim to try again for its project. Settled once the close has
 /// found out ([`note`] or [`clear`]); dropped unsettled (the close never got
 /// to try: a replay, a refusal, an error), it gives the claim back, so that
