@@ -22,6 +22,13 @@ async fn metrics_are_prometheus_text() {
     .await;
     brain_testkit::app::refused(&c, "brain_session_end", json!({"session_id": s["session"]["session_id"],
         "expected_client_key": "wrong", "summary": "s", "next_focus": "n", "expected_focus_revision": 0})).await;
+    // A one-call write, which PostgreSQL commits through its tenant's group commit.
+    ok(
+        &c,
+        "brain_remember",
+        json!({"project": "p", "kind": "note", "text": "counted"}),
+    )
+    .await;
     let resp = reqwest::get(app.url("/metrics")).await.unwrap();
     assert_eq!(resp.status().as_u16(), 200);
     assert!(
@@ -42,6 +49,19 @@ async fn metrics_are_prometheus_text() {
         "brain_db_pool_connections",
     ] {
         assert!(text.contains(needle), "missing {needle} in:\n{text}");
+    }
+    if matches!(app.db, brain_testkit::app::TestBackend::Postgres(_)) {
+        let value = |name: &str| -> f64 {
+            text.lines()
+                .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+                .unwrap_or_else(|| panic!("missing {name} in:\n{text}"))
+        };
+        let commits = value("brain_group_commits_total");
+        assert!(commits >= 1.0, "{text}");
+        assert!(
+            value("brain_group_commit_writes_total") >= commits,
+            "{text}"
+        );
     }
     c.cancel().await.unwrap();
 }

@@ -149,8 +149,15 @@ impl Groups {
     }
 
     async fn run_batch(&self, warm: &Warm, mut batch: Vec<Job>) {
+        // How many writes shared each commit: their ratio is the batch size
+        // an operator reads (docs/deploy.md).
+        metrics::counter!("brain_group_commits_total").increment(1);
+        metrics::counter!("brain_group_commit_writes_total").increment(batch.len() as u64);
         if batch.len() > 1 {
-            match together(warm, &batch).await {
+            let began = std::time::Instant::now();
+            let done = together(warm, &batch).await;
+            metrics::histogram!("brain_group_commit_seconds").record(began.elapsed().as_secs_f64());
+            match done {
                 Ok(answers) => {
                     self.shared_commits.fetch_add(1, Ordering::Relaxed);
                     for (job, rows) in batch.into_iter().zip(answers) {
