@@ -206,7 +206,10 @@ $$;
 -- reads them): the base focus, the client's other open session with its ledger
 -- size, the project's documents, its latest daily brief, its open todos and
 -- open sessions counted, its last five closed sessions. Run by brain_start
--- and by a resume; the caller has set brain.tenant.
+-- and by a resume; the caller has set brain.tenant. Each count stops at
+-- 1,000 (brain_core::store::COUNTED_UP_TO): the rows counted are ones a
+-- client can add without bound, and a count that read them all made every
+-- start of the project cost in proportion (20,000 open sessions: 2 ms a count).
 CREATE OR REPLACE FUNCTION brain_briefing_sources(p_tenant text, p_project text, p_client_key text,
     p_session uuid)
 RETURNS TABLE (part text, ord bigint, k text, name text, txt text, n bigint,
@@ -218,8 +221,8 @@ BEGIN
                NULL::timestamptz, NULL::timestamptz, NULL::uuid
           FROM focus_bodies b WHERE b.tenant_id = p_tenant AND b.project = p_project AND b.slot = ''
         UNION ALL (SELECT 'prev', 0, NULL, NULL, NULL,
-               (SELECT count(*) FROM artifacts a WHERE a.tenant_id = p_tenant
-                  AND a.session_id = s.session_id),
+               (SELECT count(*) FROM (SELECT 1 FROM artifacts a WHERE a.tenant_id = p_tenant
+                  AND a.session_id = s.session_id LIMIT 1000) counted),
                s.opened_at, s.last_activity_at, s.session_id
           FROM sessions s WHERE s.tenant_id = p_tenant AND s.project = p_project
            AND s.client_key = p_client_key AND s.kind = 'agent' AND s.status = 'open'
@@ -230,12 +233,14 @@ BEGIN
         UNION ALL (SELECT 'brief', 0, NULL, NULL, db.body, NULL, db.generated_at, NULL, NULL
           FROM daily_briefs db WHERE db.tenant_id = p_tenant AND db.project = p_project
           ORDER BY db.day DESC LIMIT 1)
-        UNION ALL SELECT 'inbox', 0, NULL, NULL, NULL, count(*), NULL, NULL, NULL FROM artifacts a
+        UNION ALL SELECT 'inbox', 0, NULL, NULL, NULL, count(*), NULL, NULL, NULL
+          FROM (SELECT 1 FROM artifacts a
           WHERE a.tenant_id = p_tenant AND a.project = p_project AND a.kind = 'todo'
-           AND a.acknowledged_at IS NULL
-        UNION ALL SELECT 'open', 0, NULL, NULL, NULL, count(*), NULL, NULL, NULL FROM sessions s
+           AND a.acknowledged_at IS NULL LIMIT 1000) counted
+        UNION ALL SELECT 'open', 0, NULL, NULL, NULL, count(*), NULL, NULL, NULL
+          FROM (SELECT 1 FROM sessions s
           WHERE s.tenant_id = p_tenant AND s.project = p_project AND s.status = 'open'
-           AND s.kind = 'agent'
+           AND s.kind = 'agent' LIMIT 1000) counted
         UNION ALL (SELECT 'recent', row_number() OVER (ORDER BY s.ended_at DESC NULLS LAST, s.session_id),
                s.status, NULL, s.summary, NULL, s.ended_at, NULL, s.session_id FROM sessions s
           WHERE s.tenant_id = p_tenant AND s.project = p_project AND s.kind = 'agent'
@@ -303,8 +308,8 @@ BEGIN
                NULL::timestamptz, NULL::timestamptz, NULL::uuid
           FROM focus_bodies b WHERE b.tenant_id = p_tenant AND b.project = p_project AND b.slot = ''
         UNION ALL (SELECT 'prev', 0, NULL, NULL, NULL,
-               (SELECT count(*) FROM artifacts a WHERE a.tenant_id = p_tenant
-                  AND a.session_id = s.session_id),
+               (SELECT count(*) FROM (SELECT 1 FROM artifacts a WHERE a.tenant_id = p_tenant
+                  AND a.session_id = s.session_id LIMIT 1000) counted),
                s.opened_at, s.last_activity_at, s.session_id
           FROM sessions s WHERE s.tenant_id = p_tenant AND s.project = p_project
            AND s.client_key = p_client_key AND s.kind = 'agent' AND s.status = 'open'
@@ -315,12 +320,14 @@ BEGIN
         UNION ALL (SELECT 'brief', 0, NULL, NULL, db.body, NULL, db.generated_at, NULL, NULL
           FROM daily_briefs db WHERE db.tenant_id = p_tenant AND db.project = p_project
           ORDER BY db.day DESC LIMIT 1)
-        UNION ALL SELECT 'inbox', 0, NULL, NULL, NULL, count(*), NULL, NULL, NULL FROM artifacts a
+        UNION ALL SELECT 'inbox', 0, NULL, NULL, NULL, count(*), NULL, NULL, NULL
+          FROM (SELECT 1 FROM artifacts a
           WHERE a.tenant_id = p_tenant AND a.project = p_project AND a.kind = 'todo'
-           AND a.acknowledged_at IS NULL
-        UNION ALL SELECT 'open', 0, NULL, NULL, NULL, count(*), NULL, NULL, NULL FROM sessions s
+           AND a.acknowledged_at IS NULL LIMIT 1000) counted
+        UNION ALL SELECT 'open', 0, NULL, NULL, NULL, count(*), NULL, NULL, NULL
+          FROM (SELECT 1 FROM sessions s
           WHERE s.tenant_id = p_tenant AND s.project = p_project AND s.status = 'open'
-           AND s.kind = 'agent'
+           AND s.kind = 'agent' LIMIT 1000) counted
         UNION ALL (SELECT 'recent', row_number() OVER (ORDER BY s.ended_at DESC NULLS LAST, s.session_id),
                s.status, NULL, s.summary, NULL, s.ended_at, NULL, s.session_id FROM sessions s
           WHERE s.tenant_id = p_tenant AND s.project = p_project AND s.kind = 'agent'
@@ -534,18 +541,21 @@ $$;
 
 -- What a close's answer counts (brain_core's close_counts): the project's
 -- open agent sessions, this one included, and its artifacts of no session
--- created in [p_since, p_until], the first 20 by time. The locked end reads
+-- created in [p_since, p_until], the first 20 by time. The sessions are
+-- counted up to 1,001, so the others the answer names stop at 1,000, as the
+-- briefing's counts do; the artifacts up to 1,000. The locked end reads
 -- it once its locks are held (tx/closing.rs), the one-call end with its read
 -- (brain_peek_close). One SELECT, so PostgreSQL inlines it into the caller.
 CREATE OR REPLACE FUNCTION brain_close_counts(p_tenant text, p_project text,
     p_since timestamptz, p_until timestamptz)
 RETURNS TABLE (open_agents bigint, unattributed_n bigint, unattributed_ids uuid[])
 LANGUAGE sql STABLE AS $$
-    SELECT (SELECT count(*) FROM sessions o WHERE o.tenant_id = p_tenant
-              AND o.project = p_project AND o.status = 'open' AND o.kind = 'agent'),
-           (SELECT count(*) FROM artifacts a WHERE a.tenant_id = p_tenant
+    SELECT (SELECT count(*) FROM (SELECT 1 FROM sessions o WHERE o.tenant_id = p_tenant
+              AND o.project = p_project AND o.status = 'open' AND o.kind = 'agent'
+              LIMIT 1001) counted),
+           (SELECT count(*) FROM (SELECT 1 FROM artifacts a WHERE a.tenant_id = p_tenant
               AND a.project = p_project AND a.session_id IS NULL
-              AND a.created_at >= p_since AND a.created_at <= p_until),
+              AND a.created_at >= p_since AND a.created_at <= p_until LIMIT 1000) counted),
            ARRAY(SELECT a.artifact_id FROM artifacts a WHERE a.tenant_id = p_tenant
               AND a.project = p_project AND a.session_id IS NULL
               AND a.created_at >= p_since AND a.created_at <= p_until

@@ -338,3 +338,134 @@ async fn a_tenant_holds_a_bounded_number_of_projects() {
     )
     .await;
 }
+
+/// Rows of `table` for project `crowded` of tenant `acme`, `n` of them, each
+/// a fresh id; `columns` and `values` name the rest (each dialect's own).
+fn fill(app: &TestApp, n: usize, table: &str, columns: &str, values: &str) -> String {
+    let (id, now) = match &app.db {
+        brain_testkit::app::TestBackend::Postgres(_) => ("gen_random_uuid()", "now()"),
+        brain_testkit::app::TestBackend::Sqlite(_) => (
+            "randomblob(16)",
+            "CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER)",
+        ),
+    };
+    let values = values.replace("{id}", id).replace("{now}", now);
+    format!(
+        "WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < {n}) \
+         INSERT INTO {table} (tenant_id, project, {columns}) SELECT 'acme', 'crowded', {values} FROM g"
+    )
+}
+
+/// A session id as the database holds it.
+fn raw_session(app: &TestApp, id: &str) -> String {
+    let hex = id.strip_prefix("sess_").unwrap();
+    match &app.db {
+        brain_testkit::app::TestBackend::Postgres(_) => format!("'{hex}'::uuid"),
+        brain_testkit::app::TestBackend::Sqlite(_) => format!("X'{hex}'"),
+    }
+}
+
+/// Hostile review, this round: the counts in a briefing and an end's answer
+/// (open sessions, open todos, a ledger, unattributed artifacts) read every
+/// row they counted, and a client adds those rows without bound (sessions
+/// never close by themselves), so one agent could make every start and end
+/// of a project cost in proportion: 20,000 open sessions cost 2 ms a count,
+/// and each start counted twice and each end four times. Every count stops
+/// at 1,000 (brain_core::store::COUNTED_UP_TO), which means 1,000 or more.
+#[tokio::test]
+async fn counts_in_answers_stop_at_a_thousand() {
+    let app = spawn_app().await;
+    let c = app.client(&token("acme", "crowd")).await;
+    let first = ok(
+        &c,
+        "brain_session_start",
+        json!({"project": "crowded", "client_key": "k"}),
+    )
+    .await;
+    let first_id = first["session"]["session_id"].as_str().unwrap().to_owned();
+    let first_raw = raw_session(&app, &first_id);
+    let sessions = fill(
+        &app,
+        1200,
+        "sessions",
+        "session_id, client_key, kind, started_focus_revision, status, opened_at, \
+         last_activity_at, opened_by_kind, opened_by_subject",
+        "{id}, 'filler', 'agent', 0, 'open', {now}, {now}, 'jwt', 'filler'",
+    );
+    let todos = fill(
+        &app,
+        1200,
+        "artifacts",
+        "artifact_id, kind, text, created_at",
+        "{id}, 'todo', 'later', {now}",
+    );
+    let ledger = fill(
+        &app,
+        1200,
+        "artifacts",
+        "artifact_id, session_id, kind, text, created_at",
+        &format!("{{id}}, {first_raw}, 'note', 'mine', {{now}}"),
+    );
+    for sql in [&sessions, &todos, &ledger] {
+        brain_testkit::app::exec(&app, sql).await;
+    }
+
+    // A start's briefing: the project's open sessions and todos, and the
+    // client's other open session with its ledger.
+    let second = ok(
+        &c,
+        "brain_session_start",
+        json!({"project": "crowded", "client_key": "k"}),
+    )
+    .await;
+    let briefing = &second["briefing"];
+    assert_eq!(briefing["open_sessions"], 1000, "{briefing}");
+    assert_eq!(briefing["inbox_count"], 1000);
+    assert_eq!(briefing["recovery"]["session_id"], first_id.as_str());
+    assert_eq!(briefing["recovery"]["ledger_size"], 1000);
+    // Reads of the session.
+    let got = ok(&c, "brain_session_get", json!({"session_id": first_id})).await;
+    assert_eq!(got["ledger_size"], 1000);
+    let listed = ok(
+        &c,
+        "brain_session_list",
+        json!({"project": "crowded", "client_key": "k", "status": "open"}),
+    )
+    .await;
+    let row = listed["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["session"]["session_id"] == first_id.as_str())
+        .expect("the first session is listed");
+    assert_eq!(row["ledger_size"], 1000);
+
+    // An end's answer: the project's open sessions, and the artifacts of no
+    // session written while it was open, the first 20 named.
+    let loose = fill(
+        &app,
+        1200,
+        "artifacts",
+        "artifact_id, kind, text, created_at",
+        "{id}, 'note', 'loose', {now}",
+    );
+    brain_testkit::app::exec(&app, &loose).await;
+    let second_id = second["session"]["session_id"].as_str().unwrap();
+    let ended = ok(
+        &c,
+        "brain_session_end",
+        json!({"session_id": second_id, "expected_client_key": "k", "summary": "done",
+               "next_focus": "carry on", "expected_focus_revision": 0}),
+    )
+    .await;
+    assert_eq!(ended["focus_outcome"], "applied", "{ended}");
+    assert_eq!(ended["remaining_open_session_count"], 1000);
+    assert_eq!(ended["unattributed_in_window"]["count"], 1000);
+    assert_eq!(
+        ended["unattributed_in_window"]["ids"]
+            .as_array()
+            .unwrap()
+            .len(),
+        20
+    );
+}

@@ -77,7 +77,7 @@ fn day_of(t: &Tables, project: &ProjectKey, since: DateTime<Utc>) -> DayActivity
         (closed, closed_total),
         (changes, focus_total),
         kinds.into_iter().collect(),
-        t.open_agent_sessions(project),
+        t.open_agent_sessions(project, brain_core::store::COUNTED_UP_TO),
     )
 }
 

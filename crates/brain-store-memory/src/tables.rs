@@ -18,7 +18,7 @@ use brain_core::receipt::{GENESIS_HASH, Receipt};
 use brain_core::rules;
 use brain_core::rules::CloseRecord;
 use brain_core::store::{
-    BriefingSources, FocusRef, NamedBody, RecallQuery, RecentSession, Unattributed,
+    BriefingSources, COUNTED_UP_TO, FocusRef, NamedBody, RecallQuery, RecentSession, Unattributed,
 };
 
 /// A target body's key: the project, and the slot's name (`""` for the base focus).
@@ -117,9 +117,11 @@ impl Tables {
             .filter(move |s| &s.project == project && s.kind == SessionKind::Agent)
     }
 
-    pub fn open_agent_sessions(&self, project: &ProjectKey) -> i64 {
+    /// The project's open agent sessions, counted up to `up_to`.
+    pub fn open_agent_sessions(&self, project: &ProjectKey, up_to: i64) -> i64 {
         let open = self.agent_sessions(project);
-        count(open.filter(|s| s.status == SessionStatus::Open))
+        let up_to = usize::try_from(up_to).unwrap_or(usize::MAX);
+        count(open.filter(|s| s.status == SessionStatus::Open).take(up_to))
     }
 
     /// This client's newest other open agent session in the project.
@@ -154,7 +156,7 @@ impl Tables {
     }
 
     pub fn ledger_size(&self, session: SessionId) -> i64 {
-        count(
+        counted(
             self.artifacts
                 .iter()
                 .filter(|a| a.session_id == Some(session)),
@@ -162,7 +164,7 @@ impl Tables {
     }
 
     pub fn inbox_count(&self, project: &ProjectKey) -> i64 {
-        count(self.artifacts.iter().filter(|a| {
+        counted(self.artifacts.iter().filter(|a| {
             &a.project == project && a.kind == ArtifactKind::Todo && a.acknowledged_at.is_none()
         }))
     }
@@ -182,7 +184,7 @@ impl Tables {
             .collect();
         loose.sort_by_key(|a| (a.created_at, a.artifact_id));
         Unattributed {
-            count: count(loose.iter()),
+            count: counted(loose.iter()),
             ids: loose.iter().take(20).map(|a| a.artifact_id).collect(),
         }
     }
@@ -235,7 +237,7 @@ impl Tables {
                 .last()
                 .map(|(_, b)| Brief::at(b.body.clone(), b.generated_at, now_micros())),
             inbox_count: rows.inbox_count(project),
-            open_sessions: rows.open_agent_sessions(project),
+            open_sessions: rows.open_agent_sessions(project, COUNTED_UP_TO),
             recent_sessions: rows.recent_closed(project),
         }
     }
@@ -299,4 +301,10 @@ impl Tables {
 
 fn count<T>(items: impl Iterator<Item = T>) -> i64 {
     i64::try_from(items.count()).unwrap_or(i64::MAX)
+}
+
+/// A count in an answer, which stops where the other stores' do.
+fn counted<T>(items: impl Iterator<Item = T>) -> i64 {
+    let most = usize::try_from(COUNTED_UP_TO).unwrap_or(usize::MAX);
+    count(items.take(most))
 }

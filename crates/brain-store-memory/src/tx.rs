@@ -15,8 +15,8 @@ use brain_core::model::{Artifact, ArtifactKind, Caller, Focus, Revision, Session
 use brain_core::operators::{ConnectionOwner, Elevation};
 use brain_core::receipt::{Receipt, ReceiptDraft};
 use brain_core::rules::CloseRecord;
-use brain_core::store::Unattributed;
 use brain_core::store::{BriefingSources, LockedClose, RecallQuery};
+use brain_core::store::{COUNTED_UP_TO, Unattributed};
 
 use crate::tables::{Connection, HistoryRow, Tables, focus_key};
 
@@ -133,7 +133,9 @@ impl WriteTx for MemoryTx {
     ) -> Result<(Unattributed, i64), StoreError> {
         let project = &session.project;
         let loose = self.rows.unattributed(project, session.opened_at, until);
-        Ok((loose, self.rows.open_agent_sessions(project)))
+        // This session is among them; the answer counts the others.
+        let open = self.rows.open_agent_sessions(project, COUNTED_UP_TO + 1);
+        Ok((loose, open))
     }
 
     async fn elevation_active(

@@ -101,11 +101,14 @@ pub(crate) static SQL: Sql = Sql {
         bound_slot, started_focus_revision, status, opened_at, last_activity_at, opened_by_kind, \
         opened_by_subject, opened_by_role, opened_by_credential, read_revision, relayed_from) \
         VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16)",
-    ledger_size: "SELECT count(*) AS n FROM artifacts WHERE tenant_id = ?1 AND session_id = ?2",
-    open_agent_sessions: "SELECT count(*) AS n FROM sessions WHERE tenant_id = ?1 \
-        AND project = ?2 AND status = 'open' AND kind = 'agent'",
-    inbox_count: "SELECT count(*) AS n FROM artifacts WHERE tenant_id = ?1 AND project = ?2 \
-        AND kind = 'todo' AND acknowledged_at IS NULL",
+    // Counts a client can grow stop at brain_core::store::COUNTED_UP_TO.
+    ledger_size: "SELECT count(*) AS n FROM (SELECT 1 FROM artifacts WHERE tenant_id = ?1 \
+        AND session_id = ?2 LIMIT 1000) counted",
+    open_agent_sessions: "SELECT count(*) AS n FROM (SELECT 1 FROM sessions \
+        WHERE tenant_id = ?1 AND project = ?2 AND status = 'open' AND kind = 'agent' \
+        LIMIT ?3) counted",
+    inbox_count: "SELECT count(*) AS n FROM (SELECT 1 FROM artifacts WHERE tenant_id = ?1 \
+        AND project = ?2 AND kind = 'todo' AND acknowledged_at IS NULL LIMIT 1000) counted",
     session_bind: "UPDATE sessions SET bound_slot = ?3, last_activity_at = ?4, read_revision = ?5 \
         WHERE tenant_id = ?1 AND session_id = ?2",
     session_touch: "UPDATE sessions SET last_activity_at = ?3 \
@@ -132,8 +135,8 @@ pub(crate) static SQL: Sql = Sql {
     session_list: concat!(
         "SELECT ",
         session_columns!(),
-        ", (SELECT count(*) FROM artifacts a WHERE a.tenant_id = s.tenant_id \
-           AND a.session_id = s.session_id) AS ledger_size \
+        ", (SELECT count(*) FROM (SELECT 1 FROM artifacts a WHERE a.tenant_id = s.tenant_id \
+           AND a.session_id = s.session_id LIMIT 1000) counted) AS ledger_size \
          FROM sessions s WHERE tenant_id = ?1 AND project = ?2 AND kind = 'agent' \
          AND (?3 IS NULL OR status = ?3) \
          AND (?7 IS NULL OR bound_slot = ?7) AND (?8 IS NULL OR client_key = ?8) \
@@ -333,7 +336,11 @@ static PORTABLE: PortableWrites = PortableWrites {
         updated_by_session = ?7 WHERE tenant_id = ?1 AND project = ?2 AND slot = ?3",
     artifact_insert: "INSERT INTO artifacts (tenant_id, artifact_id, project, session_id, kind, \
         text, tags, created_at) VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",
-    unattributed: "SELECT artifact_id, count(*) OVER () AS n FROM artifacts \
+    // The count apart from the ids: a window count read every row of the
+    // window before the LIMIT.
+    unattributed: "SELECT artifact_id, (SELECT count(*) FROM (SELECT 1 FROM artifacts \
+        WHERE tenant_id = ?1 AND project = ?2 AND session_id IS NULL \
+        AND created_at >= ?3 AND created_at <= ?4 LIMIT 1000)) AS n FROM artifacts \
         WHERE tenant_id = ?1 AND project = ?2 AND session_id IS NULL \
         AND created_at >= ?3 AND created_at <= ?4 ORDER BY created_at, artifact_id LIMIT 20",
     artifact_state: "SELECT kind, acknowledged_at IS NOT NULL AS acknowledged FROM artifacts \

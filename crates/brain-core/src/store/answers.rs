@@ -151,6 +151,14 @@ pub struct SessionDetail {
     pub ledger_size: i64,
 }
 
+/// Where the counts in answers stop: a session's ledger size, a project's
+/// open agent sessions and open todos, an end's unattributed artifacts. Each
+/// counts rows a client can add without bound, and a count that read them all
+/// cost every start and end of the project in proportion; a count of this
+/// many means this many or more. Every store counts up to it, and the
+/// PostgreSQL functions and statements carry it as the literal `LIMIT 1000`.
+pub const COUNTED_UP_TO: i64 = 1_000;
+
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Unattributed {
     pub count: i64,

@@ -11,7 +11,7 @@ use super::{Conn, Finish, Param, Row, Scope, sessions};
 use brain_core::error::StoreError;
 use brain_core::ids::{ProjectKey, TenantId};
 use brain_core::memory::{BRIEF_FOCUS_CHANGES, BRIEF_SESSIONS, DayActivity, daily_brief_text};
-use brain_core::store::DailyBriefs;
+use brain_core::store::{COUNTED_UP_TO, DailyBriefs};
 
 async fn activity<C: Conn + ?Sized>(
     c: &mut C,
@@ -34,7 +34,7 @@ async fn activity<C: Conn + ?Sized>(
         .iter()
         .map(|r| Ok((r.text("kind")?, r.int("n")?)))
         .collect::<Result<_, StoreError>>()?;
-    let open = sessions::open_agent_sessions(c, tenant, project).await?;
+    let open = sessions::open_agent_sessions(c, tenant, project, COUNTED_UP_TO).await?;
     Ok(DayActivity::from_rows(closed, focus, kinds, open))
 }
 

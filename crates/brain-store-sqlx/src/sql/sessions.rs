@@ -114,13 +114,14 @@ pub async fn ledger_size<C: Conn + ?Sized>(
     row.int("n")
 }
 
-/// The project's open agent sessions.
+/// The project's open agent sessions, counted up to `up_to`.
 pub async fn open_agent_sessions<C: Conn + ?Sized>(
     c: &mut C,
     tenant: &TenantId,
     project: &ProjectKey,
+    up_to: i64,
 ) -> Result<i64, StoreError> {
-    let params = [tenant.into(), project.into()];
+    let params = [tenant.into(), project.into(), up_to.into()];
     c.fetch_one(c.sql().open_agent_sessions, &params)
         .await?
         .int("n")

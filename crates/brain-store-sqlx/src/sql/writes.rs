@@ -20,7 +20,7 @@ use brain_core::model::{
 };
 use brain_core::receipt::{GENESIS_HASH, Receipt, ReceiptDraft};
 use brain_core::store::{
-    BriefingSources, FocusRef, LockedClose, NamedBody, RecentSession, Unattributed,
+    BriefingSources, COUNTED_UP_TO, FocusRef, LockedClose, NamedBody, RecentSession, Unattributed,
 };
 
 /// Create the tenant and its ledger tip on first use.
@@ -145,7 +145,9 @@ pub async fn close_counts<C: Conn + ?Sized>(
         .iter()
         .map(|r| Ok(ArtifactId::from_uuid(r.uuid("artifact_id")?)))
         .collect::<Result<_, StoreError>>()?;
-    let open = open_agent_sessions(c, tenant, &s.project).await?;
+    // This session is among them, and the answer counts the others up to
+    // COUNTED_UP_TO.
+    let open = open_agent_sessions(c, tenant, &s.project, COUNTED_UP_TO + 1).await?;
     Ok((Unattributed { count, ids }, open))
 }
 
@@ -377,7 +379,7 @@ pub async fn briefing_sources<C: Conn + ?Sized>(
         mental_models,
         brief,
         inbox_count: inbox_count(c, tenant, project).await?,
-        open_sessions: open_agent_sessions(c, tenant, project).await?,
+        open_sessions: open_agent_sessions(c, tenant, project, COUNTED_UP_TO).await?,
         recent_sessions,
     })
 }
