@@ -406,7 +406,8 @@ async fn counts_in_answers_stop_at_a_thousand() {
         "artifact_id, session_id, kind, text, created_at",
         &format!("{{id}}, {first_raw}, 'note', 'mine', {{now}}"),
     );
-    for sql in [&sessions, &todos, &ledger] {
+    let slots = fill(&app, 1200, "focus_bodies", "slot", "'slot-' || n");
+    for sql in [&sessions, &todos, &ledger, &slots] {
         brain_testkit::app::exec(&app, sql).await;
     }
 
@@ -467,5 +468,21 @@ async fn counts_in_answers_stop_at_a_thousand() {
             .unwrap()
             .len(),
         20
+    );
+
+    // The project list, an agent's tool too: its counts, and its last
+    // activity, the end's, read from the newest closed session.
+    let list = ok(&c, "brain_project_list", json!({})).await;
+    let crowded = list["projects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["project"] == "crowded")
+        .expect("the project is listed");
+    assert_eq!(crowded["slots"], 1000, "{crowded}");
+    assert_eq!(crowded["open_sessions"], 1000);
+    assert_eq!(
+        crowded["last_activity_at"],
+        ended["session"]["last_activity_at"]
     );
 }

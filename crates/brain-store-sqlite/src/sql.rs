@@ -193,16 +193,30 @@ pub(crate) static SQL: Sql = Sql {
         ORDER BY created_at, slot, revision",
     activity_kinds: "SELECT kind, count(*) AS n FROM artifacts WHERE tenant_id = ?1 \
         AND project = ?2 AND created_at >= ?3 GROUP BY kind ORDER BY kind",
+    // An agent tool (brain_project_list) as well as the console's: every
+    // count stops at brain_core::store::COUNTED_UP_TO, idle sessions are
+    // counted among the 1,000 oldest open ones (a filter the index does not
+    // hold would read them all to find none), and the last activity is read
+    // from the newest closed session and the 1,000 newest open ones, by
+    // index, not from every session the project had.
     projects: "SELECT p.project, COALESCE(f.revision, 0) AS base_revision, \
-          (SELECT count(*) FROM focus_bodies fs WHERE fs.tenant_id = p.tenant_id \
-             AND fs.project = p.project AND fs.slot <> '') AS slots, \
-          (SELECT count(*) FROM sessions s WHERE s.tenant_id = p.tenant_id \
-             AND s.project = p.project AND s.kind = 'agent' AND s.status = 'open') AS open_sessions, \
-          (SELECT count(*) FROM sessions s WHERE s.tenant_id = p.tenant_id \
+          (SELECT count(*) FROM (SELECT 1 FROM focus_bodies fs WHERE fs.tenant_id = p.tenant_id \
+             AND fs.project = p.project AND fs.slot <> '' LIMIT 1000) counted) AS slots, \
+          (SELECT count(*) FROM (SELECT 1 FROM sessions s WHERE s.tenant_id = p.tenant_id \
              AND s.project = p.project AND s.kind = 'agent' AND s.status = 'open' \
-             AND s.last_activity_at < ?3) AS idle_sessions, \
-          (SELECT max(s.last_activity_at) FROM sessions s \
-             WHERE s.tenant_id = p.tenant_id AND s.project = p.project AND s.kind = 'agent') \
+             LIMIT 1000) counted) AS open_sessions, \
+          (SELECT count(*) FROM (SELECT s.last_activity_at FROM sessions s \
+             WHERE s.tenant_id = p.tenant_id AND s.project = p.project AND s.status = 'open' \
+             AND s.kind = 'agent' ORDER BY s.opened_at LIMIT 1000) oldest \
+             WHERE oldest.last_activity_at < ?3) AS idle_sessions, \
+          (SELECT max(at) FROM ( \
+             SELECT * FROM (SELECT s.last_activity_at AS at FROM sessions s \
+                WHERE s.tenant_id = p.tenant_id AND s.project = p.project AND s.kind = 'agent' \
+                AND s.status <> 'open' ORDER BY s.ended_at DESC, s.session_id LIMIT 1) \
+             UNION ALL \
+             SELECT * FROM (SELECT s.last_activity_at FROM sessions s \
+                WHERE s.tenant_id = p.tenant_id AND s.project = p.project AND s.status = 'open' \
+                AND s.kind = 'agent' ORDER BY s.opened_at DESC LIMIT 1000))) \
              AS last_active_micros \
         FROM projects p LEFT JOIN focus_bodies f \
           ON f.tenant_id = p.tenant_id AND f.project = p.project AND f.slot = '' \
