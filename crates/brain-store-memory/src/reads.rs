@@ -149,6 +149,7 @@ impl Reads for MemoryStore {
             let wanted = |r: &&Receipt| {
                 r.seq > q.after_seq
                     && q.before_seq.is_none_or(|b| r.seq < b)
+                    && q.until_seq.is_none_or(|u| r.seq <= u)
                     && q.project
                         .as_ref()
                         .is_none_or(|p| r.project.as_deref() == Some(p.as_str()))

@@ -939,6 +939,7 @@ pub async fn history_and_lists_page_newest_first(s: &dyn Store) {
                 session_id: None,
                 after_seq: 0,
                 before_seq: None,
+                until_seq: None,
                 limit: 100,
             },
         )
@@ -953,6 +954,7 @@ pub async fn history_and_lists_page_newest_first(s: &dyn Store) {
                 session_id: None,
                 after_seq: 5,
                 before_seq: None,
+                until_seq: None,
                 limit: 100,
             },
         )
@@ -968,6 +970,7 @@ pub async fn history_and_lists_page_newest_first(s: &dyn Store) {
                 session_id: None,
                 after_seq: 0,
                 before_seq: Some(6),
+                until_seq: None,
                 limit: 2,
             },
         )
@@ -982,6 +985,7 @@ pub async fn history_and_lists_page_newest_first(s: &dyn Store) {
                 session_id: all[0].session_id,
                 after_seq: 0,
                 before_seq: None,
+                until_seq: None,
                 limit: 100,
             },
         )

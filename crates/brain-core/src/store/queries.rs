@@ -45,5 +45,8 @@ pub struct ReceiptQuery {
     pub after_seq: i64,
     /// `Some`: only `seq` below this, newest first.
     pub before_seq: Option<i64>,
+    /// `Some`: only `seq` at or below this, in either order (a page's window
+    /// of the chain, so a filter that matches little reads a bounded part).
+    pub until_seq: Option<i64>,
     pub limit: i64,
 }

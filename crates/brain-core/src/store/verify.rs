@@ -34,6 +34,7 @@ pub async fn verify_receipts(
             session_id: None,
             after_seq: after,
             before_seq: None,
+            until_seq: None,
             limit: page.clamp(1, tip_seq - after),
         };
         let found = store.receipts_page(tenant, &q).await?;
@@ -54,6 +55,7 @@ pub async fn verify_receipts(
         session_id: None,
         after_seq: tip_seq,
         before_seq: None,
+        until_seq: None,
         limit: 1,
     };
     if let Some(r) = store.receipts_page(tenant, &past).await?.first() {

@@ -289,6 +289,7 @@ async fn receipts(
             session_id,
             after_seq: since_seq,
             before_seq: None,
+            until_seq: None,
             limit: 100,
         },
         (Err(e), _) | (_, Err(e)) => return Refusal::from(e).into_response(),

@@ -166,13 +166,18 @@ impl<S: Scope> Reads for crate::SqlStore<S> {
             Some(_) => c.sql().receipts_page_newest_first,
             None => c.sql().receipts_page,
         };
+        // Both texts take their upper bound, exclusive, as the sixth parameter.
+        let below = match (q.before_seq, q.until_seq.map(|u| u.saturating_add(1))) {
+            (Some(b), Some(u)) => Some(b.min(u)),
+            (b, u) => b.or(u),
+        };
         let params: [Param; 6] = [
             tenant.into(),
             q.after_seq.into(),
             q.project.as_ref().into(),
             q.session_id.into(),
             q.limit.into(),
-            q.before_seq.into(),
+            below.into(),
         ];
         let found = c.fetch_all(sql, &params).await?;
         c.finish().await?;

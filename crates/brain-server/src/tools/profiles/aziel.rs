@@ -301,20 +301,37 @@ async fn refusal_from(ctx: &ToolCtx<'_>, e: &DomainError, given: Option<&str>) -
 /// its link to the receipt before it.
 async fn close_receipt(ctx: &ToolCtx<'_>, session: SessionId) -> Result<(Value, bool), StoreError> {
     let tenant = &ctx.caller.tenant;
-    let mine = ctx
-        .store
-        .receipts_page(
-            tenant,
-            &ReceiptQuery {
-                project: None,
-                session_id: Some(session),
-                after_seq: 0,
-                before_seq: None,
-                limit: 100,
-            },
-        )
-        .await?;
-    let Some(r) = mine.iter().rev().find(|r| r.tool == "brain_session_end") else {
+    // The session's receipts newest first, one at a time: the close just
+    // wrote its own, so each read stops near the tip instead of walking the
+    // tenant's chain from its start (and a session of more than a page of
+    // receipts no longer hides its close). A few refusals may have come after.
+    let mut before = i64::MAX;
+    let mut found = None;
+    for _ in 0..4 {
+        let newest = ctx
+            .store
+            .receipts_page(
+                tenant,
+                &ReceiptQuery {
+                    project: None,
+                    session_id: Some(session),
+                    after_seq: 0,
+                    before_seq: Some(before),
+                    until_seq: None,
+                    limit: 1,
+                },
+            )
+            .await?;
+        let Some(r) = newest.into_iter().next() else {
+            break;
+        };
+        if r.tool == "brain_session_end" {
+            found = Some(r);
+            break;
+        }
+        before = r.seq;
+    }
+    let Some(r) = found else {
         return Ok((Value::Null, false));
     };
     let prev = ctx
@@ -326,6 +343,7 @@ async fn close_receipt(ctx: &ToolCtx<'_>, session: SessionId) -> Result<(Value, 
                 session_id: None,
                 after_seq: r.seq - 2,
                 before_seq: None,
+                until_seq: None,
                 limit: 1,
             },
         )
