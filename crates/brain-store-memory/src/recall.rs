@@ -6,7 +6,7 @@
 
 use brain_core::memory::{LIST_SNIPPET_CHARS, RecallHit};
 use brain_core::model::{Artifact, ArtifactKind};
-use brain_core::store::RecallQuery;
+use brain_core::store::{LISTING_WINDOW, RecallQuery};
 
 /// One alternative of a query: words that must all be present, and words
 /// that must not be.
@@ -115,19 +115,29 @@ pub fn recall<'a>(
     artifacts: impl Iterator<Item = &'a Artifact>,
     q: &RecallQuery,
 ) -> Vec<RecallHit> {
-    let candidates = artifacts.filter(|a| wanted(q, a));
     let mut hits: Vec<RecallHit> = match &q.query {
-        None => candidates
-            .filter(|a| q.before.is_none_or(|b| (a.created_at, a.artifact_id) < b))
-            .map(|a| RecallHit {
-                artifact: a.clone(),
-                rank: 1.0,
-                snippet: list_snippet(&a.text),
-            })
-            .collect(),
+        // The filters within the window past the cursor, as the SQL stores.
+        None => {
+            let mut listed: Vec<&Artifact> = artifacts
+                .filter(|a| a.project == q.project)
+                .filter(|a| q.before.is_none_or(|b| (a.created_at, a.artifact_id) < b))
+                .collect();
+            listed.sort_by_key(|a| std::cmp::Reverse((a.created_at, a.artifact_id)));
+            listed.truncate(usize::try_from(LISTING_WINDOW).unwrap_or(usize::MAX));
+            listed
+                .into_iter()
+                .filter(|a| wanted(q, a))
+                .map(|a| RecallHit {
+                    artifact: a.clone(),
+                    rank: 1.0,
+                    snippet: list_snippet(&a.text),
+                })
+                .collect()
+        }
         Some(text) => {
             let clauses = parse(text);
-            candidates
+            artifacts
+                .filter(|a| wanted(q, a))
                 .filter_map(|a| {
                     let rank = score(&clauses, &a.text)?;
                     let snippet = marked(&clauses, &a.text);

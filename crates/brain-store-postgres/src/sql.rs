@@ -303,14 +303,18 @@ pub(crate) static SQL: Sql = Sql {
          AND ($9::uuid IS NULL OR session_id = $9) AND search @@ query \
          ORDER BY rank DESC, created_at DESC, artifact_id LIMIT $5 OFFSET $6"
     ),
+    // The filters apply within the window of brain_core::store::LISTING_WINDOW
+    // artifacts past the cursor, newest first.
     recall_list: concat!(
         "SELECT ",
         artifact_columns!(),
-        " FROM artifacts WHERE tenant_id = $1 AND project = $2 \
-         AND (cardinality($4::text[]) = 0 OR kind = ANY($4)) AND tags @> $7::text[] \
+        " FROM (SELECT * FROM artifacts WHERE tenant_id = $1 AND project = $2 \
+           AND $3::text = '' \
+           AND ($10::timestamptz IS NULL OR (created_at, artifact_id) < ($10, $11::uuid)) \
+           ORDER BY created_at DESC, artifact_id DESC LIMIT 10000) listed \
+         WHERE (cardinality($4::text[]) = 0 OR kind = ANY($4)) AND tags @> $7::text[] \
          AND (NOT $8 OR (kind = 'todo' AND acknowledged_at IS NULL)) \
-         AND ($9::uuid IS NULL OR session_id = $9) AND $3::text = '' \
-         AND ($10::timestamptz IS NULL OR (created_at, artifact_id) < ($10, $11::uuid)) \
+         AND ($9::uuid IS NULL OR session_id = $9) \
          ORDER BY created_at DESC, artifact_id DESC LIMIT $5 OFFSET $6"
     ),
     focus_with_slots: "SELECT slot, body, revision, updated_at, updated_by_session \

@@ -5,6 +5,15 @@ use chrono::{DateTime, Utc};
 use crate::ids::{ClientKey, ProjectKey, SessionId, SlotName};
 use crate::model::{ArtifactKind, SessionStatus};
 
+/// How many artifacts past its cursor a listing (a recall with no query)
+/// looks through, newest first, before its filters (kinds, tags, inbox,
+/// session): the filters are not in the project's index, so a listing whose
+/// filter matched little read the whole project (89 ms at 130,000
+/// artifacts). A page short of its limit names the next cursor while the
+/// project goes on past the window. The SQL stores carry it as the literal
+/// `LIMIT 10000`.
+pub const LISTING_WINDOW: i64 = 10_000;
+
 #[derive(Debug, Clone)]
 pub struct RecallQuery {
     pub project: ProjectKey,

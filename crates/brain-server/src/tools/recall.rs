@@ -1,6 +1,7 @@
 use brain_core::DomainError;
+use brain_core::error::StoreError;
 use brain_core::ids::{ArtifactId, ProjectKey, SessionId};
-use brain_core::store::RecallQuery;
+use brain_core::store::{LISTING_WINDOW, RecallQuery};
 use rmcp::model::{JsonObject, Tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -59,7 +60,7 @@ pub fn definition() -> Tool {
         schemas::output(
             schemas::props(json!({
                 "results": {"type": "array", "items": hit},
-                "next_cursor": {"type": ["string", "null"]}
+                "next_cursor": {"type": ["string", "null"], "description": "A filtered listing reads 10,000 artifacts at most, so it may come short or empty with a cursor: page on until null."}
             })),
             &["results", "next_cursor"],
         ),
@@ -94,6 +95,7 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
         return Err(DomainError::invalid_argument("tags", "at most 16 tags").into());
     }
     let searching = a.query.is_some();
+    let filtered = !a.kinds.is_empty() || !a.tags.is_empty() || a.inbox || a.session_id.is_some();
     let q = RecallQuery {
         project: ProjectKey::parse_for_caller(&a.project)?,
         query: a.query,
@@ -117,9 +119,37 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
         _ if full && searching && offset + limit <= args::MAX_CURSOR_OFFSET => {
             Some((offset + limit).to_string())
         }
+        // A filtered listing looks through LISTING_WINDOW artifacts past its
+        // cursor: when the project goes on past them, the next page starts
+        // after the window's last, however few matched in it.
+        _ if filtered && !searching => window_end(ctx, &q).await?,
         _ => None,
     };
     to_result(&json!({ "results": results, "next_cursor": next }))
+}
+
+/// The cursor after a listing's window, if the project has that many
+/// artifacts past `q`'s cursor: the window's last, read as an unfiltered
+/// listing of one at its end.
+async fn window_end(ctx: &ToolCtx<'_>, q: &RecallQuery) -> Result<Option<String>, StoreError> {
+    let edge = RecallQuery {
+        query: None,
+        kinds: Vec::new(),
+        tags: Vec::new(),
+        inbox: false,
+        session_id: None,
+        limit: 1,
+        offset: LISTING_WINDOW - 1,
+        ..q.clone()
+    };
+    let found = ctx.store.recall(&ctx.caller.tenant, &edge).await?;
+    Ok(found.first().map(|last| {
+        format!(
+            "{}_{}",
+            last.artifact.created_at.timestamp_micros(),
+            last.artifact.artifact_id
+        )
+    }))
 }
 
 /// A listing's cursor: `<created_at µs>_<artifact_id>` of the previous page's last.
