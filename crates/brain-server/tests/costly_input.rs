@@ -504,20 +504,29 @@ async fn a_filtered_receipts_page_reads_a_bounded_window() {
     )
     .await;
     let sid = s["session"]["session_id"].as_str().unwrap().to_owned();
-    // 25,000 receipts of nobody's session after the start's (seq 1), the
-    // tip moved past them.
+    // 25,000 receipts after the start's (seq 1), the tip moved past them:
+    // the session's at 15003, nobody's around it.
     let (id, at) = match &app.db {
         brain_testkit::app::TestBackend::Postgres(_) => ("gen_random_uuid()", "now()"),
         brain_testkit::app::TestBackend::Sqlite(_) => ("randomblob(16)", "0"),
     };
-    let fill = format!(
-        "WITH RECURSIVE g(n) AS (SELECT 2 UNION ALL SELECT n + 1 FROM g WHERE n < 25001) \
-         INSERT INTO receipts (tenant_id, seq, receipt_id, at, tool, project, session_id, \
-         credential_kind, subject, token_id, connection_id, elevated, outcome, request_digest, \
-         prev_hash, hash) SELECT 'acme', n, {id}, {at}, 'brain_remember', NULL, NULL, 'jwt', \
-         'filler', NULL, NULL, false, 'ok', 'd', 'p', 'h' FROM g"
-    );
-    brain_testkit::app::exec(&app, &fill).await;
+    let raw = raw_session(&app, &sid);
+    let fill = |from: i64, to: i64, session: &str| {
+        format!(
+            "WITH RECURSIVE g(n) AS (SELECT {from} UNION ALL SELECT n + 1 FROM g WHERE n < {to}) \
+             INSERT INTO receipts (tenant_id, seq, receipt_id, at, tool, project, session_id, \
+             credential_kind, subject, token_id, connection_id, elevated, outcome, \
+             request_digest, prev_hash, hash) SELECT 'acme', n, {id}, {at}, 'brain_remember', \
+             NULL, {session}, 'jwt', 'filler', NULL, NULL, false, 'ok', 'd', 'p', 'h' FROM g"
+        )
+    };
+    for sql in [
+        fill(2, 15002, "NULL"),
+        fill(15003, 15003, &raw),
+        fill(15004, 25001, "NULL"),
+    ] {
+        brain_testkit::app::exec(&app, &sql).await;
+    }
     brain_testkit::app::exec(
         &app,
         "UPDATE receipt_heads SET seq = 25001 WHERE tenant_id = 'acme'",
@@ -560,13 +569,15 @@ async fn a_filtered_receipts_page_reads_a_bounded_window() {
         pages,
         vec![
             (vec![1], json!(10000)),
-            (vec![], json!(20000)),
+            (vec![15003], json!(20000)),
             (vec![25002], Value::Null),
         ]
     );
 
-    // Newest first: each page a window of 10,000 below its cursor.
-    let mut args = json!({"session_id": sid, "order": "newest", "limit": 10});
+    // Newest first: each page a window of 10,000 below its cursor. The
+    // first page is full and ends at its window's floor (15003): the next
+    // goes on below the window, not to the end.
+    let mut args = json!({"session_id": sid, "order": "newest", "limit": 2});
     let mut pages = Vec::new();
     loop {
         let page = ok(&c, "brain_receipts", args.clone()).await;
@@ -579,7 +590,7 @@ async fn a_filtered_receipts_page_reads_a_bounded_window() {
     assert_eq!(
         pages,
         vec![
-            (vec![25002], json!(15003)),
+            (vec![25002, 15003], json!(15003)),
             (vec![], json!(5003)),
             (vec![1], Value::Null),
         ]

@@ -123,7 +123,9 @@ pub fn recall<'a>(
                 .filter(|a| q.before.is_none_or(|b| (a.created_at, a.artifact_id) < b))
                 .collect();
             listed.sort_by_key(|a| std::cmp::Reverse((a.created_at, a.artifact_id)));
-            listed.truncate(usize::try_from(LISTING_WINDOW).unwrap_or(usize::MAX));
+            if q.filtered() {
+                listed.truncate(usize::try_from(LISTING_WINDOW).unwrap_or(usize::MAX));
+            }
             listed
                 .into_iter()
                 .filter(|a| wanted(q, a))

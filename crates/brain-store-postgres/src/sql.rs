@@ -303,9 +303,21 @@ pub(crate) static SQL: Sql = Sql {
          AND ($9::uuid IS NULL OR session_id = $9) AND search @@ query \
          ORDER BY rank DESC, created_at DESC, artifact_id LIMIT $5 OFFSET $6"
     ),
-    // The filters apply within the window of brain_core::store::LISTING_WINDOW
-    // artifacts past the cursor, newest first.
     recall_list: concat!(
+        "SELECT ",
+        artifact_columns!(),
+        " FROM artifacts WHERE tenant_id = $1 AND project = $2 \
+         AND (cardinality($4::text[]) = 0 OR kind = ANY($4)) AND tags @> $7::text[] \
+         AND (NOT $8 OR (kind = 'todo' AND acknowledged_at IS NULL)) \
+         AND ($9::uuid IS NULL OR session_id = $9) AND $3::text = '' \
+         AND ($10::timestamptz IS NULL OR (created_at, artifact_id) < ($10, $11::uuid)) \
+         ORDER BY created_at DESC, artifact_id DESC LIMIT $5 OFFSET $6"
+    ),
+    // A filtered listing: the filters apply within the window of
+    // brain_core::store::LISTING_WINDOW artifacts past the cursor, newest
+    // first. (Unfiltered, recall_list: the window would cost SQLite a sort
+    // of all 10,000 for a page of ten.)
+    recall_list_window: concat!(
         "SELECT ",
         artifact_columns!(),
         " FROM (SELECT * FROM artifacts WHERE tenant_id = $1 AND project = $2 \

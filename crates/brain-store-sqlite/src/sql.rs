@@ -313,9 +313,23 @@ pub(crate) static SQL: Sql = Sql {
                         THEN raw * 1.0 / (SELECT max(raw) FROM hits) ELSE 1.0 END AS rank \
          FROM hits ORDER BY rank DESC, created DESC, aid LIMIT ?5 OFFSET ?6"
     ),
-    // The filters apply within the window of brain_core::store::LISTING_WINDOW
-    // artifacts past the cursor, newest first.
     recall_list: concat!(
+        "SELECT ",
+        artifact_columns!(a),
+        " FROM artifacts a WHERE a.tenant_id = ?1 AND a.project = ?2 \
+         AND (json_array_length(?4) = 0 OR a.kind IN (SELECT value FROM json_each(?4))) \
+         AND NOT EXISTS (SELECT 1 FROM json_each(?7) w \
+                         WHERE w.value NOT IN (SELECT t.value FROM json_each(a.tags) t)) \
+         AND (NOT ?8 OR (a.kind = 'todo' AND a.acknowledged_at IS NULL)) \
+         AND (?9 IS NULL OR a.session_id = ?9) \
+         AND (?10 IS NULL OR (a.created_at, a.artifact_id) < (?10, ?11)) \
+         ORDER BY a.created_at DESC, a.artifact_id DESC LIMIT ?5 OFFSET ?6"
+    ),
+    // A filtered listing: the filters apply within the window of
+    // brain_core::store::LISTING_WINDOW artifacts past the cursor, newest
+    // first. (Unfiltered, recall_list: the window would cost SQLite a sort
+    // of all 10,000 for a page of ten.)
+    recall_list_window: concat!(
         "SELECT ",
         artifact_columns!(a),
         " FROM (SELECT * FROM artifacts WHERE tenant_id = ?1 AND project = ?2 \

@@ -34,6 +34,14 @@ pub struct RecallQuery {
     pub offset: i64,
 }
 
+impl RecallQuery {
+    /// Whether any filter applies besides the project (a listing with one
+    /// looks through LISTING_WINDOW artifacts at most).
+    pub fn filtered(&self) -> bool {
+        !self.kinds.is_empty() || !self.tags.is_empty() || self.inbox || self.session_id.is_some()
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct SessionListQuery {
     pub project: ProjectKey,

@@ -95,7 +95,6 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
         return Err(DomainError::invalid_argument("tags", "at most 16 tags").into());
     }
     let searching = a.query.is_some();
-    let filtered = !a.kinds.is_empty() || !a.tags.is_empty() || a.inbox || a.session_id.is_some();
     let q = RecallQuery {
         project: ProjectKey::parse_for_caller(&a.project)?,
         query: a.query,
@@ -122,7 +121,7 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
         // A filtered listing looks through LISTING_WINDOW artifacts past its
         // cursor: when the project goes on past them, the next page starts
         // after the window's last, however few matched in it.
-        _ if filtered && !searching => window_end(ctx, &q).await?,
+        _ if q.filtered() && !searching => window_end(ctx, &q).await?,
         _ => None,
     };
     to_result(&json!({ "results": results, "next_cursor": next }))

@@ -159,22 +159,27 @@ pub async fn page(
     let limit = q.limit;
     let (seq, hash) = store.ledger_tip(tenant).await?;
     let filtered = q.project.is_some() || q.session_id.is_some();
-    // The window this page reads, and where the next one starts if the chain
-    // goes on past it (oldest first: the window's last seq; newest first: one
-    // above its first).
+    // The window this page reads, never past the tip it answers with, and
+    // where the next page starts if the chain goes on past the window (oldest
+    // first: the window's last seq; newest first: one above its first).
     let (q, past_window) = match q.before_seq {
-        _ if !filtered => (q.clone(), None),
         None => {
-            let until = q.after_seq.saturating_add(FILTERED_WINDOW);
+            let until = match filtered {
+                true => q.after_seq.saturating_add(FILTERED_WINDOW).min(seq),
+                false => seq,
+            };
             let q = ReceiptQuery {
                 until_seq: Some(until),
                 ..q.clone()
             };
-            (q, (until < seq).then_some(until))
+            (q, (filtered && until < seq).then_some(until))
         }
         Some(before) => {
             let before = before.min(seq.saturating_add(1));
-            let after = q.after_seq.max(before.saturating_sub(FILTERED_WINDOW + 1));
+            let after = match filtered {
+                true => q.after_seq.max(before.saturating_sub(FILTERED_WINDOW + 1)),
+                false => q.after_seq,
+            };
             let onward = (after > q.after_seq).then_some(after + 1);
             let q = ReceiptQuery {
                 after_seq: after,
@@ -199,10 +204,10 @@ pub async fn page(
         .then(|| receipts.last().map(|r| r.seq))
         .flatten()
     {
-        // Newest first, the page between since_seq and this one would be empty.
+        // Newest first, a full page that ends at its window's floor: the
+        // next page is below the window, or there is none past since_seq.
         Some(n) if q.before_seq.is_none() || n > q.after_seq + 1 => Some(n),
-        Some(_) => None,
-        None => past_window,
+        Some(_) | None => past_window,
     };
     let (next_since, next_before) = match q.before_seq {
         None => (next, None),

@@ -28,6 +28,7 @@ pub async fn recall<C: Conn + ?Sized>(
             // Nothing searchable (only punctuation): nothing matches.
             None => return Ok(Vec::new()),
         },
+        None if q.filtered() => (c.sql().recall_list_window, String::new()),
         None => (c.sql().recall_list, String::new()),
     };
     let kinds: Vec<String> = q.kinds.iter().map(|k| k.as_str().to_owned()).collect();

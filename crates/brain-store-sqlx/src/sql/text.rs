@@ -175,6 +175,8 @@ pub struct Sql {
     /// before_created_at or NULL and before_artifact_id → the artifacts'
     /// columns, newest first.
     pub recall_list: &'static str,
+    /// As `recall_list`, its filters within brain_core::store::LISTING_WINDOW.
+    pub recall_list_window: &'static str,
     /// → a row: the database answers.
     pub ping: &'static str,
     /// → open_sessions (agent, all tenants), open_connections,

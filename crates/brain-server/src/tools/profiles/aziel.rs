@@ -325,7 +325,9 @@ async fn close_receipt(ctx: &ToolCtx<'_>, session: SessionId) -> Result<(Value, 
         let Some(r) = newest.into_iter().next() else {
             break;
         };
-        if r.tool == "brain_session_end" {
+        // A refused end on the session carries its id too; the close is
+        // the end that was written (applied or conflicted).
+        if r.tool == "brain_session_end" && matches!(r.outcome.as_str(), "ok" | "conflict") {
             found = Some(r);
             break;
         }
