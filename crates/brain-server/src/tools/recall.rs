@@ -109,11 +109,7 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
     let results = ctx.store.recall(&ctx.caller.tenant, &q).await?;
     let full = results.len() as i64 == limit;
     let next = match results.last() {
-        Some(last) if full && !searching => Some(format!(
-            "{}_{}",
-            last.artifact.created_at.timestamp_micros(),
-            last.artifact.artifact_id
-        )),
+        Some(last) if full && !searching => Some(cursor_after(&last.artifact)),
         // An offset past what cursor_offset takes would be refused: end there.
         _ if full && searching && offset + limit <= args::MAX_CURSOR_OFFSET => {
             Some((offset + limit).to_string())
@@ -142,13 +138,12 @@ async fn window_end(ctx: &ToolCtx<'_>, q: &RecallQuery) -> Result<Option<String>
         ..q.clone()
     };
     let found = ctx.store.recall(&ctx.caller.tenant, &edge).await?;
-    Ok(found.first().map(|last| {
-        format!(
-            "{}_{}",
-            last.artifact.created_at.timestamp_micros(),
-            last.artifact.artifact_id
-        )
-    }))
+    Ok(found.first().map(|last| cursor_after(&last.artifact)))
+}
+
+/// The listing cursor that pages on after `a` (what `list_cursor` reads).
+fn cursor_after(a: &brain_core::model::Artifact) -> String {
+    format!("{}_{}", a.created_at.timestamp_micros(), a.artifact_id)
 }
 
 /// A listing's cursor: `<created_at µs>_<artifact_id>` of the previous page's last.
