@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use brain_testkit::app::{Client, TestApp, ok, spawn_app, token};
+use brain_testkit::app::{Client, TestApp, ok, refused, spawn_app, token};
 use serde_json::{Value, json};
 
 /// Lines in a body at SPEC §3.2's 256 KiB limit, two bytes each.
@@ -663,4 +663,112 @@ async fn a_filtered_listing_reads_a_bounded_window() {
     let page = ok(&c, "brain_recall", json!({"project": "big", "limit": 10})).await;
     assert_eq!(page["results"].as_array().unwrap().len(), 10);
     assert!(page["next_cursor"].is_string());
+}
+
+/// Hostile review, next round: a search ranked every match of its words in
+/// the project, so a common word in a large project cost in proportion to
+/// it (320 ms in PostgreSQL, 1.6 s in SQLite at 130,000 artifacts). A search
+/// ranks the matches among 10,000 artifacts past its cursor, pages by offset
+/// within them, and then names the next window's cursor while the project
+/// goes on.
+#[tokio::test]
+async fn a_search_ranks_a_bounded_window() {
+    let app = spawn_app().await;
+    let c = app.client(&token("acme", "searcher")).await;
+    let note = |text: &str| json!({"project": "big", "kind": "note", "text": text});
+    ok(&c, "brain_remember", note("oldest rare common")).await;
+    let (id, now) = match &app.db {
+        brain_testkit::app::TestBackend::Postgres(_) => {
+            ("gen_random_uuid()", "now() + interval '1 second'")
+        }
+        brain_testkit::app::TestBackend::Sqlite(_) => (
+            "randomblob(16)",
+            "CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER) + 1000000",
+        ),
+    };
+    let fill = format!(
+        "WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < 25000) \
+         INSERT INTO artifacts (tenant_id, project, artifact_id, kind, text, created_at) \
+         SELECT 'acme', 'big', {id}, 'note', 'filler common', {now} FROM g"
+    );
+    brain_testkit::app::exec(&app, &fill).await;
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+    ok(&c, "brain_remember", note("newest rare common common")).await;
+
+    let texts = |page: &Value| -> Vec<String> {
+        page["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["artifact"]["text"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let mut args = json!({"project": "big", "query": "rare", "limit": 10});
+    let mut pages = Vec::new();
+    loop {
+        let page = ok(&c, "brain_recall", args.clone()).await;
+        pages.push((texts(&page), page["next_cursor"].is_string()));
+        match page["next_cursor"].as_str() {
+            Some(cursor) => args["cursor"] = json!(cursor),
+            None => break,
+        }
+        assert!(pages.len() < 10, "{pages:?}");
+    }
+    let want = |t: &[&str], more| (t.iter().map(|s| (*s).to_owned()).collect(), more);
+    assert_eq!(
+        pages,
+        vec![
+            want(&["newest rare common common"], true),
+            want(&[], true),
+            want(&["oldest rare common"], false),
+        ]
+    );
+
+    // A common word fills its pages within the window, best first: the
+    // newest (two matches) ranks 1, the filler below it.
+    let first = ok(
+        &c,
+        "brain_recall",
+        json!({"project": "big", "query": "common", "limit": 50}),
+    )
+    .await;
+    let hits = first["results"].as_array().unwrap();
+    assert_eq!(hits.len(), 50);
+    assert_eq!(hits[0]["artifact"]["text"], "newest rare common common");
+    assert_eq!(hits[0]["rank"], 1.0);
+    assert!(hits[1]["rank"].as_f64().unwrap() < 1.0, "{}", hits[1]);
+    assert!(hits[0]["snippet"].as_str().unwrap().contains("«common»"));
+    assert_eq!(first["next_cursor"], "50");
+    // The window holds 10,000 matches: its last page ends there and names
+    // the next window, whose ranking starts over.
+    let last = ok(
+        &c,
+        "brain_recall",
+        json!({"project": "big", "query": "common", "limit": 50, "cursor": "9990"}),
+    )
+    .await;
+    assert_eq!(texts(&last), vec!["filler common"; 10]);
+    let next = last["next_cursor"].as_str().unwrap();
+    assert!(next.starts_with("0@"), "{next}");
+    let second = ok(
+        &c,
+        "brain_recall",
+        json!({"project": "big", "query": "common", "limit": 50, "cursor": next}),
+    )
+    .await;
+    assert_eq!(texts(&second), vec!["filler common"; 50]);
+    assert_eq!(second["results"][0]["rank"], 1.0);
+    assert!(
+        second["next_cursor"].as_str().unwrap().starts_with("50@"),
+        "{}",
+        second["next_cursor"]
+    );
+    // A cursor this tool did not write is refused.
+    let bad = refused(
+        &c,
+        "brain_recall",
+        json!({"project": "big", "query": "common", "cursor": "0@nonsense"}),
+    )
+    .await;
+    assert_eq!(bad["code"], "invalid_argument", "{bad}");
 }

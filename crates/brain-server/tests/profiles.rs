@@ -513,3 +513,62 @@ async fn brain_core_end_takes_its_own_project_and_an_object_state() {
         "{state}"
     );
 }
+
+/// Hostile review: an end that omits its session id looked for the
+/// connection's start by walking the tenant's receipts newest first, to the
+/// chain's start when the connection had started nothing (the chain has no
+/// index by connection). It now looks among the 10,000 newest receipts, and
+/// a profile's start records its session on the connection, so its end finds
+/// it however busy the tenant is meanwhile.
+#[tokio::test]
+async fn brain_core_end_finds_its_start_past_a_busy_chain() {
+    let app = app_with("brain,brain-core", 600).await;
+    let c = app.client(&token("acme", "agent-1")).await;
+    let started = ok(&c, "brain_session", json!({"phase": "start"})).await;
+    let sid = started["session_id"].as_str().unwrap().to_owned();
+    // A native start on another connection, whose end through the profile
+    // would be refused as not the profile's (client_key_mismatch) if found.
+    let native = app.client(&token("acme", "agent-2")).await;
+    ok(
+        &native,
+        "brain_session_start",
+        json!({"project": "main", "client_key": "native"}),
+    )
+    .await;
+    // 12,000 receipts of nobody's after both, the tip moved past them.
+    let (id, at) = match &app.db {
+        brain_testkit::app::TestBackend::Postgres(_) => ("gen_random_uuid()", "now()"),
+        brain_testkit::app::TestBackend::Sqlite(_) => ("randomblob(16)", "0"),
+    };
+    let tip = brain_testkit::app::count_rows(&app, "receipts").await;
+    assert_eq!(tip, 2, "the two starts are the tenant's only receipts");
+    let fill = format!(
+        "WITH RECURSIVE g(n) AS (SELECT {} UNION ALL SELECT n + 1 FROM g WHERE n < {}) \
+         INSERT INTO receipts (tenant_id, seq, receipt_id, at, tool, project, session_id, \
+         credential_kind, subject, token_id, connection_id, elevated, outcome, \
+         request_digest, prev_hash, hash) SELECT 'acme', n, {id}, {at}, 'brain_remember', \
+         NULL, NULL, 'jwt', 'filler', NULL, NULL, false, 'ok', 'd', 'p', 'h' FROM g",
+        tip + 1,
+        tip + 12_000
+    );
+    exec(&app, &fill).await;
+    exec(
+        &app,
+        &format!(
+            "UPDATE receipt_heads SET seq = {} WHERE tenant_id = 'acme'",
+            tip + 12_000
+        ),
+    )
+    .await;
+
+    // The native start is past the 10,000 newest receipts: not looked for.
+    let e = brain_testkit::app::refused(&native, "brain_session", json!({"phase": "end"})).await;
+    assert_eq!(e["code"], json!("invalid_argument"), "{e}");
+    assert_eq!(e["details"]["field"], json!("session_id"), "{e}");
+    // The profile's start is found on its connection.
+    let e = ok(&c, "brain_session", json!({"phase": "end"})).await;
+    assert_eq!(e["session_id"], json!(sid), "{e}");
+    assert_eq!(e["status"], json!("ended"));
+    c.cancel().await.unwrap();
+    native.cancel().await.unwrap();
+}

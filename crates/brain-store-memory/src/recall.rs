@@ -115,30 +115,30 @@ pub fn recall<'a>(
     artifacts: impl Iterator<Item = &'a Artifact>,
     q: &RecallQuery,
 ) -> Vec<RecallHit> {
+    // The window past the cursor, newest first, as the SQL stores read it:
+    // a search ranks within it, a filtered listing filters within it.
+    let mut listed: Vec<&Artifact> = artifacts
+        .filter(|a| a.project == q.project)
+        .filter(|a| q.before.is_none_or(|b| (a.created_at, a.artifact_id) < b))
+        .collect();
+    listed.sort_by_key(|a| std::cmp::Reverse((a.created_at, a.artifact_id)));
+    if q.filtered() || q.query.is_some() {
+        listed.truncate(usize::try_from(LISTING_WINDOW).unwrap_or(usize::MAX));
+    }
     let mut hits: Vec<RecallHit> = match &q.query {
-        // The filters within the window past the cursor, as the SQL stores.
-        None => {
-            let mut listed: Vec<&Artifact> = artifacts
-                .filter(|a| a.project == q.project)
-                .filter(|a| q.before.is_none_or(|b| (a.created_at, a.artifact_id) < b))
-                .collect();
-            listed.sort_by_key(|a| std::cmp::Reverse((a.created_at, a.artifact_id)));
-            if q.filtered() {
-                listed.truncate(usize::try_from(LISTING_WINDOW).unwrap_or(usize::MAX));
-            }
-            listed
-                .into_iter()
-                .filter(|a| wanted(q, a))
-                .map(|a| RecallHit {
-                    artifact: a.clone(),
-                    rank: 1.0,
-                    snippet: list_snippet(&a.text),
-                })
-                .collect()
-        }
+        None => listed
+            .into_iter()
+            .filter(|a| wanted(q, a))
+            .map(|a| RecallHit {
+                artifact: a.clone(),
+                rank: 1.0,
+                snippet: list_snippet(&a.text),
+            })
+            .collect(),
         Some(text) => {
             let clauses = parse(text);
-            artifacts
+            listed
+                .into_iter()
                 .filter(|a| wanted(q, a))
                 .filter_map(|a| {
                     let rank = score(&clauses, &a.text)?;

@@ -148,14 +148,32 @@ impl ConnectionStore for MemoryStore {
         connection_id: &str,
     ) -> Result<Option<SessionId>, StoreError> {
         self.read(tenant, |t| {
-            let started = t.receipts.iter().rev().find(|r| {
+            // As the SQL stores: among the tenant's 10,000 newest receipts,
+            // else what the connection recorded.
+            let started = t.receipts.iter().rev().take(10_000).find(|r| {
                 r.connection_id.as_deref() == Some(connection_id)
                     && r.tool == "brain_session_start"
                     && r.outcome == "ok"
             });
-            Ok(started.and_then(|r| r.session_id))
+            let recorded = t.connections.get(connection_id).and_then(|c| c.started);
+            Ok(started.and_then(|r| r.session_id).or(recorded))
         })
         .await
+    }
+    async fn connection_started(
+        &self,
+        tenant: &TenantId,
+        connection_id: &str,
+        session: SessionId,
+    ) -> Result<(), StoreError> {
+        let mut all = self.tenants.lock().await;
+        if let Some(c) = all
+            .get_mut(tenant)
+            .and_then(|t| t.connections.get_mut(connection_id))
+        {
+            c.started = Some(session);
+        }
+        Ok(())
     }
     async fn runtime_expire(&self, _max_idle_secs: i64) -> Result<u64, StoreError> {
         Ok(0)

@@ -67,6 +67,8 @@ pub struct Connection {
     pub tracer: SessionId,
     pub last_seen_at: DateTime<Utc>,
     pub closed: bool,
+    /// The session a profile's start recorded on it.
+    pub started: Option<SessionId>,
 }
 
 pub fn focus_key(project: &ProjectKey, slot: Option<&SlotName>) -> FocusKey {

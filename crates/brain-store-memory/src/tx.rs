@@ -363,6 +363,7 @@ impl WriteTx for MemoryTx {
             tracer: c.tracer.session_id,
             last_seen_at: c.at,
             closed: false,
+            started: None,
         };
         self.rows
             .connections

@@ -77,9 +77,15 @@ pub(crate) static SQL: Sql = Sql {
     connection_expire: "UPDATE mcp_connections SET closed_at = $1 \
         WHERE closed_at IS NULL AND last_seen_at <= $2 \
         RETURNING tenant_id, connection_id, tracer_session_id",
-    session_started_on: "SELECT session_id FROM receipts WHERE tenant_id = $1 \
-        AND connection_id = $2 AND tool = 'brain_session_start' AND outcome = 'ok' \
-        ORDER BY seq DESC LIMIT 1",
+    session_started_on: "SELECT coalesce( \
+        (SELECT session_id FROM (SELECT seq, session_id, connection_id, tool, outcome \
+            FROM receipts WHERE tenant_id = $1 ORDER BY seq DESC LIMIT 10000) newest \
+          WHERE connection_id = $2 AND tool = 'brain_session_start' AND outcome = 'ok' \
+          ORDER BY seq DESC LIMIT 1), \
+        (SELECT started_session_id FROM mcp_connections \
+          WHERE tenant_id = $1 AND connection_id = $2)) AS session_id",
+    connection_started: "UPDATE mcp_connections SET started_session_id = $3 \
+        WHERE tenant_id = $1 AND connection_id = $2",
     runtime_expire: "UPDATE sessions SET status = 'abandoned', ended_at = $1, \
         last_activity_at = $1, \
         abandon_reason = 'expired: no close within the runtime session lifetime' \
@@ -290,15 +296,21 @@ pub(crate) static SQL: Sql = Sql {
         ON CONFLICT (name) DO UPDATE SET value = excluded.value",
     tenant_get: "SELECT 1 AS one FROM tenants WHERE tenant_id = $1",
     ledger_tip: "SELECT seq, hash FROM receipt_heads WHERE tenant_id = $1",
+    // A search ranks the matches among brain_core::store::LISTING_WINDOW
+    // artifacts past its cursor, newest first, read by the project's index:
+    // never the word's index, whose entries span every tenant, and never
+    // every match of a common word in a large project (320 ms at 130,000).
     recall_search: concat!(
         "SELECT ",
         artifact_columns!(),
         ", ts_rank(search, query) / NULLIF(max(ts_rank(search, query)) OVER (), 0) AS rank, \
          ts_headline('simple', text, query, \
            'StartSel=«,StopSel=»,MaxWords=30,MinWords=8,MaxFragments=2') AS snippet \
-         FROM artifacts, websearch_to_tsquery('simple', $3) AS query \
-         WHERE tenant_id = $1 AND project = $2 \
-         AND (cardinality($4::text[]) = 0 OR kind = ANY($4)) AND tags @> $7::text[] \
+         FROM (SELECT * FROM artifacts WHERE tenant_id = $1 AND project = $2 \
+           AND ($10::timestamptz IS NULL OR (created_at, artifact_id) < ($10, $11::uuid)) \
+           ORDER BY created_at DESC, artifact_id DESC LIMIT 10000) windowed, \
+         websearch_to_tsquery('simple', $3) AS query \
+         WHERE (cardinality($4::text[]) = 0 OR kind = ANY($4)) AND tags @> $7::text[] \
          AND (NOT $8 OR (kind = 'todo' AND acknowledged_at IS NULL)) \
          AND ($9::uuid IS NULL OR session_id = $9) AND search @@ query \
          ORDER BY rank DESC, created_at DESC, artifact_id LIMIT $5 OFFSET $6"

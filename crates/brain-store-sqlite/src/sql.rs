@@ -76,9 +76,15 @@ pub(crate) static SQL: Sql = Sql {
     connection_expire: "UPDATE mcp_connections SET closed_at = ?1 \
         WHERE closed_at IS NULL AND last_seen_at <= ?2 \
         RETURNING tenant_id, connection_id, tracer_session_id",
-    session_started_on: "SELECT session_id FROM receipts WHERE tenant_id = ?1 \
-        AND connection_id = ?2 AND tool = 'brain_session_start' AND outcome = 'ok' \
-        ORDER BY seq DESC LIMIT 1",
+    session_started_on: "SELECT coalesce( \
+        (SELECT session_id FROM (SELECT seq, session_id, connection_id, tool, outcome \
+            FROM receipts WHERE tenant_id = ?1 ORDER BY seq DESC LIMIT 10000) newest \
+          WHERE connection_id = ?2 AND tool = 'brain_session_start' AND outcome = 'ok' \
+          ORDER BY seq DESC LIMIT 1), \
+        (SELECT started_session_id FROM mcp_connections \
+          WHERE tenant_id = ?1 AND connection_id = ?2)) AS session_id",
+    connection_started: "UPDATE mcp_connections SET started_session_id = ?3 \
+        WHERE tenant_id = ?1 AND connection_id = ?2",
     runtime_expire: "UPDATE sessions SET status = 'abandoned', ended_at = ?1, \
         last_activity_at = ?1, \
         abandon_reason = 'expired: no close within the runtime session lifetime' \
@@ -290,28 +296,44 @@ pub(crate) static SQL: Sql = Sql {
     // 0015's fts_scope), and the rank counts the query's matches in the
     // artifact's own text (highlight's markers, less any the text itself
     // holds; like PostgreSQL's ts_rank, no weight from other
-    // artifacts), relative to the query's best match (1.0) over every match,
+    // artifacts), relative to the best match (1.0) among the ranked ones,
     // not just this page: comparable across pages and with PostgreSQL's.
+    // Only matches among brain_core::store::LISTING_WINDOW artifacts past
+    // the cursor are ranked: marking every match of a common word took 1.6 s
+    // at 130,000. The `+` keeps the window out of the full-text index's
+    // plan (looking each of 10,000 up there costs more than reading the
+    // project's matches), and the snippet is made for the page alone.
     recall_search: concat!(
-        "WITH hits AS MATERIALIZED (SELECT ",
+        "WITH windowed(rid) AS MATERIALIZED (SELECT rowid FROM artifacts \
+           WHERE tenant_id = ?1 AND project = ?2 \
+           AND (?10 IS NULL OR (created_at, artifact_id) < (?10, ?11)) \
+           ORDER BY created_at DESC, artifact_id DESC LIMIT 10000), \
+         hits AS MATERIALIZED (SELECT a.rowid AS rid, ",
         artifact_columns!(a),
-        ", length(highlight(artifacts_fts, 0, char(1), '')) \
-             - length(replace(highlight(artifacts_fts, 0, char(1), ''), char(1), '')) \
-             - (length(a.text) - length(replace(a.text, char(1), ''))) AS raw, \
-           a.created_at AS created, a.artifact_id AS aid, \
-           snippet(artifacts_fts, 0, '«', '»', '…', 16) AS snippet \
+        ", highlight(artifacts_fts, 0, char(1), '') AS marked \
          FROM artifacts_fts JOIN artifacts a ON a.rowid = artifacts_fts.rowid \
          WHERE artifacts_fts MATCH \
            ('fts_scope : \"s' || lower(hex(?1)) || 'p' || lower(hex(?2)) || '\"' || ?3) \
+         AND +artifacts_fts.rowid IN windowed \
          AND a.tenant_id = ?1 AND a.project = ?2 \
          AND (json_array_length(?4) = 0 OR a.kind IN (SELECT value FROM json_each(?4))) \
          AND NOT EXISTS (SELECT 1 FROM json_each(?7) w \
                          WHERE w.value NOT IN (SELECT t.value FROM json_each(a.tags) t)) \
          AND (NOT ?8 OR (a.kind = 'todo' AND a.acknowledged_at IS NULL)) \
-         AND (?9 IS NULL OR a.session_id = ?9)) \
-         SELECT *, CASE WHEN (SELECT max(raw) FROM hits) > 0 \
-                        THEN raw * 1.0 / (SELECT max(raw) FROM hits) ELSE 1.0 END AS rank \
-         FROM hits ORDER BY rank DESC, created DESC, aid LIMIT ?5 OFFSET ?6"
+         AND (?9 IS NULL OR a.session_id = ?9)), \
+         ranked AS MATERIALIZED (SELECT *, \
+           length(marked) - length(replace(marked, char(1), '')) \
+             - (length(text) - length(replace(text, char(1), ''))) AS raw FROM hits), \
+         page AS MATERIALIZED (SELECT *, CASE WHEN (SELECT max(raw) FROM ranked) > 0 \
+                        THEN raw * 1.0 / (SELECT max(raw) FROM ranked) ELSE 1.0 END AS rank \
+           FROM ranked ORDER BY rank DESC, created_at DESC, artifact_id LIMIT ?5 OFFSET ?6) \
+         SELECT ",
+        artifact_columns!(),
+        ", rank, (SELECT snippet(artifacts_fts, 0, '«', '»', '…', 16) FROM artifacts_fts \
+           WHERE artifacts_fts MATCH \
+             ('fts_scope : \"s' || lower(hex(?1)) || 'p' || lower(hex(?2)) || '\"' || ?3) \
+           AND artifacts_fts.rowid = page.rid) AS snippet \
+         FROM page ORDER BY rank DESC, created_at DESC, artifact_id"
     ),
     recall_list: concat!(
         "SELECT ",

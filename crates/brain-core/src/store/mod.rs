@@ -117,14 +117,26 @@ pub trait ConnectionStore: Send + Sync {
     /// tracer session, in all tenants; answers what was closed so each replica
     /// can forget it in memory too.
     async fn connection_expire(&self) -> Result<Vec<(TenantId, String)>, StoreError>;
-    /// The newest session started (with `brain_session_start` or a profile's
-    /// start) on this MCP connection, from the receipts: the compatibility
-    /// profiles' "the session this connection opened".
+    /// The session this MCP connection opened, for the compatibility
+    /// profiles' "omit the id to use the session this connection started":
+    /// the newest `brain_session_start` of the connection among the tenant's
+    /// 10,000 newest receipts (a bounded read: the chain has no index by
+    /// connection), else the one a profile's start recorded on it
+    /// (`connection_started`) longer ago.
     async fn session_started_on(
         &self,
         tenant: &TenantId,
         connection_id: &str,
     ) -> Result<Option<SessionId>, StoreError>;
+    /// Record on the connection the session a profile's start opened or
+    /// resumed on it (what `session_started_on` answers first). A closed or
+    /// unknown connection records nothing.
+    async fn connection_started(
+        &self,
+        tenant: &TenantId,
+        connection_id: &str,
+        session: SessionId,
+    ) -> Result<(), StoreError>;
     /// System scope: close raw runtime sessions (project `_runtime`) unused for
     /// `max_idle_secs`, in all tenants, as `abandoned`; how many were closed.
     async fn runtime_expire(&self, max_idle_secs: i64) -> Result<u64, StoreError>;

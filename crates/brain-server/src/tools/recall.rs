@@ -60,7 +60,7 @@ pub fn definition() -> Tool {
         schemas::output(
             schemas::props(json!({
                 "results": {"type": "array", "items": hit},
-                "next_cursor": {"type": ["string", "null"], "description": "A filtered listing reads 10,000 artifacts at most, so it may come short or empty with a cursor: page on until null."}
+                "next_cursor": {"type": ["string", "null"], "description": "A search or a filtered listing looks through 10,000 artifacts at most, so a page may come short or empty with a cursor: page on until null."}
             })),
             &["results", "next_cursor"],
         ),
@@ -84,10 +84,10 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
         .into());
     }
     let limit = args::bounded("limit", a.limit, 10, 50)?;
-    // A search pages by offset over its ranking; a listing by keyset, so the
-    // todos acknowledged from one page do not shift the next.
+    // A search pages by offset over its ranking of one window; a listing by
+    // keyset, so the todos acknowledged from one page do not shift the next.
     let (offset, before) = match (&a.query, a.cursor.as_deref()) {
-        (Some(_), cursor) => (args::cursor_offset(cursor)?, None),
+        (Some(_), cursor) => search_cursor(cursor)?,
         (None, None) => (0, None),
         (None, Some(c)) => (0, Some(list_cursor(c)?)),
     };
@@ -110,23 +110,29 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
     let full = results.len() as i64 == limit;
     let next = match results.last() {
         Some(last) if full && !searching => Some(cursor_after(&last.artifact)),
-        // An offset past what cursor_offset takes would be refused: end there.
+        // The window holds at most LISTING_WINDOW (= MAX_CURSOR_OFFSET)
+        // matches, so a page past that offset would be empty anyway.
         _ if full && searching && offset + limit <= args::MAX_CURSOR_OFFSET => {
-            Some((offset + limit).to_string())
+            Some(search_cursor_at(offset + limit, q.before))
         }
-        // A filtered listing looks through LISTING_WINDOW artifacts past its
-        // cursor: when the project goes on past them, the next page starts
-        // after the window's last, however few matched in it.
-        _ if q.filtered() && !searching => window_end(ctx, &q).await?,
+        // A search and a filtered listing look through LISTING_WINDOW
+        // artifacts past their cursor: when the project goes on past them,
+        // the next page starts after the window's last, however few matched.
+        _ if searching => window_end(ctx, &q)
+            .await?
+            .map(|(at, id)| search_cursor_at(0, Some((at, id)))),
+        _ if q.filtered() => window_end(ctx, &q)
+            .await?
+            .map(|(at, id)| list_cursor_at(at, id)),
         _ => None,
     };
     to_result(&json!({ "results": results, "next_cursor": next }))
 }
 
-/// The cursor after a listing's window, if the project has that many
+/// Where the window after `q`'s ends, if the project has that many
 /// artifacts past `q`'s cursor: the window's last, read as an unfiltered
 /// listing of one at its end.
-async fn window_end(ctx: &ToolCtx<'_>, q: &RecallQuery) -> Result<Option<String>, StoreError> {
+async fn window_end(ctx: &ToolCtx<'_>, q: &RecallQuery) -> Result<Option<Keyset>, StoreError> {
     let edge = RecallQuery {
         query: None,
         kinds: Vec::new(),
@@ -138,16 +144,46 @@ async fn window_end(ctx: &ToolCtx<'_>, q: &RecallQuery) -> Result<Option<String>
         ..q.clone()
     };
     let found = ctx.store.recall(&ctx.caller.tenant, &edge).await?;
-    Ok(found.first().map(|last| cursor_after(&last.artifact)))
+    Ok(found
+        .first()
+        .map(|last| (last.artifact.created_at, last.artifact.artifact_id)))
 }
+
+/// An artifact's place in a project's newest-first order.
+type Keyset = (chrono::DateTime<chrono::Utc>, ArtifactId);
 
 /// The listing cursor that pages on after `a` (what `list_cursor` reads).
 fn cursor_after(a: &brain_core::model::Artifact) -> String {
-    format!("{}_{}", a.created_at.timestamp_micros(), a.artifact_id)
+    list_cursor_at(a.created_at, a.artifact_id)
+}
+
+fn list_cursor_at(at: chrono::DateTime<chrono::Utc>, id: ArtifactId) -> String {
+    format!("{}_{}", at.timestamp_micros(), id)
+}
+
+/// A search's cursor: the offset in its window's ranking, and where the
+/// window starts after the first (`<offset>` or `<offset>@<listing cursor>`).
+fn search_cursor_at(offset: i64, window: Option<Keyset>) -> String {
+    match window {
+        None => offset.to_string(),
+        Some((at, id)) => format!("{offset}@{}", list_cursor_at(at, id)),
+    }
+}
+
+/// What `search_cursor_at` wrote (a bare offset is the first window's, as
+/// the cursors before windows were).
+fn search_cursor(c: Option<&str>) -> Result<(i64, Option<Keyset>), DomainError> {
+    match c.and_then(|c| c.split_once('@')) {
+        None => Ok((args::cursor_offset(c)?, None)),
+        Some((offset, window)) => Ok((
+            args::cursor_offset(Some(offset))?,
+            Some(list_cursor(window)?),
+        )),
+    }
 }
 
 /// A listing's cursor: `<created_at µs>_<artifact_id>` of the previous page's last.
-fn list_cursor(c: &str) -> Result<(chrono::DateTime<chrono::Utc>, ArtifactId), DomainError> {
+fn list_cursor(c: &str) -> Result<Keyset, DomainError> {
     let bad = || DomainError::invalid_argument("cursor", "is not a cursor from this tool");
     let (micros, id) = c.split_once('_').ok_or_else(bad)?;
     let at = micros

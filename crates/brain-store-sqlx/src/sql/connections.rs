@@ -209,6 +209,18 @@ impl<S: Scope> ConnectionStore for crate::SqlStore<S> {
         })
     }
 
+    async fn connection_started(
+        &self,
+        tenant: &TenantId,
+        connection_id: &str,
+        session: SessionId,
+    ) -> Result<(), StoreError> {
+        let mut tx = self.write_tx(tenant).await?;
+        let params = [tenant.into(), connection_id.into(), session.into()];
+        tx.execute(tx.sql().connection_started, &params).await?;
+        tx.commit(None).await
+    }
+
     async fn runtime_expire(&self, max_idle_secs: i64) -> Result<u64, StoreError> {
         let now = now_micros();
         let since = now - Duration::seconds(max_idle_secs);

@@ -1,5 +1,6 @@
 //! Recall (SPEC §2.8) for every SQL store: one statement, a search or a
-//! listing, with the same eleven parameters on both. Each store's full-text
+//! listing, with the same eleven parameters on both (a search, too, ranks
+//! only the window of artifacts past its cursor). Each store's full-text
 //! engine is its own (PostgreSQL's `websearch_to_tsquery`, SQLite's FTS5
 //! behind [`Conn::search_terms`]).
 
@@ -32,7 +33,7 @@ pub async fn recall<C: Conn + ?Sized>(
         None => (c.sql().recall_list, String::new()),
     };
     let kinds: Vec<String> = q.kinds.iter().map(|k| k.as_str().to_owned()).collect();
-    let mut params: Vec<Param> = vec![
+    let params: Vec<Param> = vec![
         tenant.into(),
         (&q.project).into(),
         (&terms).into(),
@@ -42,11 +43,9 @@ pub async fn recall<C: Conn + ?Sized>(
         q.tags.as_slice().into(),
         q.inbox.into(),
         q.session_id.into(),
+        q.before.map(|(at, _)| at).into(),
+        Param::Uuid(q.before.map(|(_, id)| id.as_uuid())),
     ];
-    if q.query.is_none() {
-        params.push(q.before.map(|(at, _)| at).into());
-        params.push(Param::Uuid(q.before.map(|(_, id)| id.as_uuid())));
-    }
     let found = c.fetch_all(sql, &params).await?;
     let listing = q.query.is_none();
     found.iter().map(|r| hit(r.as_ref(), listing)).collect()

@@ -58,9 +58,15 @@ pub struct Sql {
     /// now, seen_before → tenant_id, connection_id, tracer_session_id of every
     /// open connection last seen at or before, closed now (all tenants).
     pub connection_expire: &'static str,
-    /// tenant, connection_id → session_id of the newest successful
-    /// `brain_session_start` receipt on the connection.
+    /// tenant, connection_id → session_id: of the newest successful
+    /// `brain_session_start` receipt of the connection among the tenant's
+    /// 10,000 newest receipts (the chain's index holds no connection: an
+    /// unbounded walk read the whole chain), else the one a profile's start
+    /// recorded on the connection (`connection_started`).
     pub session_started_on: &'static str,
+    /// tenant, connection_id, session_id: the session a profile's start
+    /// opened or resumed on the connection.
+    pub connection_started: &'static str,
     /// now, runtime project, active_before: abandon open agent sessions of the
     /// project idle since (all tenants).
     pub runtime_expire: &'static str,

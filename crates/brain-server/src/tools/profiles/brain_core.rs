@@ -131,6 +131,7 @@ async fn start(ctx: &ToolCtx<'_>, a: Args) -> ToolResult {
                 },
             )
             .await?;
+        note_started(ctx, resumed.session.session_id).await;
         return Ok(json!({
             "phase": "start",
             "session_id": resumed.session.session_id,
@@ -146,12 +147,31 @@ async fn start(ctx: &ToolCtx<'_>, a: Args) -> ToolResult {
         slot: None,
     };
     let started = ctx.store.start_session(&ctx.caller, req).await?;
+    note_started(ctx, started.session.session_id).await;
     Ok(json!({
         "phase": "start",
         "session_id": started.session.session_id,
         "project": project.as_str(),
         "briefing": serde_json::to_value(&started.briefing).map_err(brain_core::error::StoreError::backend)?,
     }))
+}
+
+/// Record on the connection the session its start opened, so an end that
+/// omits the id finds it however many receipts the tenant writes meanwhile.
+/// The session is open whatever happens here: a failure is logged, and such
+/// an end looks among the tenant's newest receipts, or is told to pass the
+/// id the start answered.
+async fn note_started(ctx: &ToolCtx<'_>, session: SessionId) {
+    let Some(conn) = &ctx.caller.connection_id else {
+        return;
+    };
+    if let Err(e) = ctx
+        .store
+        .connection_started(&ctx.caller.tenant, conn, session)
+        .await
+    {
+        tracing::warn!(error = %e, "brain_session start: the connection did not record its session");
+    }
 }
 
 async fn end(ctx: &ToolCtx<'_>, a: Args) -> ToolResult {
