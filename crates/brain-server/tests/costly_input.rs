@@ -763,6 +763,15 @@ async fn a_search_ranks_a_bounded_window() {
         "{}",
         second["next_cursor"]
     );
+    // A query with no word in it matches nothing, and reads no window.
+    let none = ok(
+        &c,
+        "brain_recall",
+        json!({"project": "big", "query": "-- !!"}),
+    )
+    .await;
+    assert_eq!(none["results"], json!([]));
+    assert_eq!(none["next_cursor"], Value::Null);
     // A cursor this tool did not write is refused.
     let bad = refused(
         &c,
@@ -771,4 +780,61 @@ async fn a_search_ranks_a_bounded_window() {
     )
     .await;
     assert_eq!(bad["code"], "invalid_argument", "{bad}");
+}
+
+/// Hostile review of the window: 10,000 artifacts of 16 KiB are 160 MB of
+/// text to rank and mark (0.4 s in PostgreSQL, 8 s in SQLite). A search's
+/// window also stops once its texts pass 1 MiB, the artifact that passes it
+/// included; paging on through the windows shows each artifact once.
+#[tokio::test]
+async fn a_search_window_holds_a_bounded_amount_of_text() {
+    let app = spawn_app().await;
+    let c = app.client(&token("acme", "searcher")).await;
+    ok(
+        &c,
+        "brain_remember",
+        json!({"project": "wide", "kind": "note", "text": "first"}),
+    )
+    .await;
+    // 200 artifacts of exactly 10,240 bytes: 103 fit the first window.
+    let (id, text) = match &app.db {
+        brain_testkit::app::TestBackend::Postgres(_) => {
+            ("gen_random_uuid()", "repeat('common ', 1462) || 'common'")
+        }
+        brain_testkit::app::TestBackend::Sqlite(_) => (
+            "randomblob(16)",
+            "replace(hex(zeroblob(1462)), '00', 'common ') || 'common'",
+        ),
+    };
+    let now = match &app.db {
+        brain_testkit::app::TestBackend::Postgres(_) => "now() + interval '1 second'",
+        brain_testkit::app::TestBackend::Sqlite(_) => {
+            "CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER) + 1000000"
+        }
+    };
+    let fill = format!(
+        "WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < 200) \
+         INSERT INTO artifacts (tenant_id, project, artifact_id, kind, text, created_at) \
+         SELECT 'acme', 'wide', {id}, 'note', {text}, {now} FROM g"
+    );
+    brain_testkit::app::exec(&app, &fill).await;
+    let mut args = json!({"project": "wide", "query": "common", "limit": 50});
+    let mut sizes = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    loop {
+        let page = ok(&c, "brain_recall", args.clone()).await;
+        let hits = page["results"].as_array().unwrap();
+        sizes.push(hits.len());
+        for h in hits {
+            assert_eq!(h["artifact"]["text"].as_str().unwrap().len(), 10_240);
+            assert!(seen.insert(h["artifact"]["artifact_id"].clone()), "{h}");
+        }
+        match page["next_cursor"].as_str() {
+            Some(cursor) => args["cursor"] = json!(cursor),
+            None => break,
+        }
+        assert!(sizes.len() < 10, "{sizes:?}");
+    }
+    assert_eq!(sizes, vec![50, 50, 3, 50, 47]);
+    assert_eq!(seen.len(), 200);
 }

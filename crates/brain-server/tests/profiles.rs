@@ -572,3 +572,32 @@ async fn brain_core_end_finds_its_start_past_a_busy_chain() {
     c.cancel().await.unwrap();
     native.cancel().await.unwrap();
 }
+
+/// Review: a resume writes no receipt, so the receipts alone named the
+/// session the connection first started, not the one it resumed last. The
+/// newer of the two is ended.
+#[tokio::test]
+async fn brain_core_end_after_a_resume_ends_the_resumed_session() {
+    let app = app_with("brain,brain-core", 600).await;
+    let c = app.client(&token("acme", "agent-1")).await;
+    let first = ok(&c, "brain_session", json!({"phase": "start"})).await;
+    let other = app.client(&token("acme", "agent-1")).await;
+    let second = ok(&other, "brain_session", json!({"phase": "start"})).await;
+    ok(
+        &c,
+        "brain_session",
+        json!({"phase": "start", "session_id": second["session_id"]}),
+    )
+    .await;
+    let e = ok(&c, "brain_session", json!({"phase": "end"})).await;
+    assert_eq!(e["session_id"], second["session_id"], "{e}");
+    let got = ok(
+        &c,
+        "brain_session_get",
+        json!({"session_id": first["session_id"]}),
+    )
+    .await;
+    assert_eq!(got["session"]["status"], json!("open"));
+    c.cancel().await.unwrap();
+    other.cancel().await.unwrap();
+}

@@ -216,6 +216,15 @@ impl Reads for MemoryStore {
         Ok(self.read(tenant, |t| t.recall(q)).await)
     }
 
+    async fn recall_window_end(
+        &self,
+        tenant: &TenantId,
+        q: &RecallQuery,
+    ) -> Result<Option<(chrono::DateTime<chrono::Utc>, brain_core::ids::ArtifactId)>, StoreError>
+    {
+        Ok(self.read(tenant, |t| t.recall_window_end(q)).await)
+    }
+
     async fn focus_with_slots(
         &self,
         tenant: &TenantId,

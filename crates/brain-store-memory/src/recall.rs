@@ -6,7 +6,7 @@
 
 use brain_core::memory::{LIST_SNIPPET_CHARS, RecallHit};
 use brain_core::model::{Artifact, ArtifactKind};
-use brain_core::store::{LISTING_WINDOW, RecallQuery};
+use brain_core::store::{LISTING_WINDOW, RecallQuery, SEARCH_WINDOW_BYTES};
 
 /// One alternative of a query: words that must all be present, and words
 /// that must not be.
@@ -109,22 +109,61 @@ fn wanted(q: &RecallQuery, a: &Artifact) -> bool {
         && q.tags.iter().all(|t| a.tags.contains(t))
 }
 
+/// The window past the cursor, newest first, as the SQL stores read it (a
+/// search ranks within it, a filtered listing filters within it; an
+/// unfiltered listing is not cut: `cut` false), and whether the project
+/// goes on past it.
+fn window<'a>(
+    artifacts: impl Iterator<Item = &'a Artifact>,
+    q: &RecallQuery,
+    cut: bool,
+) -> (Vec<&'a Artifact>, bool) {
+    let mut listed: Vec<&Artifact> = artifacts
+        .filter(|a| a.project == q.project)
+        .filter(|a| q.before.is_none_or(|b| (a.created_at, a.artifact_id) < b))
+        .collect();
+    listed.sort_by_key(|a| std::cmp::Reverse((a.created_at, a.artifact_id)));
+    if !cut {
+        return (listed, false);
+    }
+    let past = listed.len() >= usize::try_from(LISTING_WINDOW).unwrap_or(usize::MAX);
+    listed.truncate(usize::try_from(LISTING_WINDOW).unwrap_or(usize::MAX));
+    if q.query.is_some() {
+        // The newest until their texts pass the budget, that one included.
+        let mut upto = 0i64;
+        let inside = listed
+            .iter()
+            .take_while(|a| {
+                let before = upto;
+                upto += i64::try_from(a.text.len()).unwrap_or(i64::MAX);
+                before < SEARCH_WINDOW_BYTES
+            })
+            .count();
+        let cut = inside < listed.len();
+        listed.truncate(inside);
+        return (listed, past || cut);
+    }
+    (listed, past)
+}
+
+/// Where `q`'s window ends when the project goes on past it: its oldest.
+pub fn window_end<'a>(
+    artifacts: impl Iterator<Item = &'a Artifact>,
+    q: &RecallQuery,
+) -> Option<(chrono::DateTime<chrono::Utc>, brain_core::ids::ArtifactId)> {
+    match window(artifacts, q, true) {
+        (listed, true) => listed.last().map(|a| (a.created_at, a.artifact_id)),
+        _ => None,
+    }
+}
+
 /// A search (best first) or, without a query, a listing (newest first,
 /// after `before`).
 pub fn recall<'a>(
     artifacts: impl Iterator<Item = &'a Artifact>,
     q: &RecallQuery,
 ) -> Vec<RecallHit> {
-    // The window past the cursor, newest first, as the SQL stores read it:
-    // a search ranks within it, a filtered listing filters within it.
-    let mut listed: Vec<&Artifact> = artifacts
-        .filter(|a| a.project == q.project)
-        .filter(|a| q.before.is_none_or(|b| (a.created_at, a.artifact_id) < b))
-        .collect();
-    listed.sort_by_key(|a| std::cmp::Reverse((a.created_at, a.artifact_id)));
-    if q.filtered() || q.query.is_some() {
-        listed.truncate(usize::try_from(LISTING_WINDOW).unwrap_or(usize::MAX));
-    }
+    let (listed, _) = window(artifacts, q, q.filtered() || q.query.is_some());
     let mut hits: Vec<RecallHit> = match &q.query {
         None => listed
             .into_iter()

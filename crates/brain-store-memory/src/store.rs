@@ -148,15 +148,19 @@ impl ConnectionStore for MemoryStore {
         connection_id: &str,
     ) -> Result<Option<SessionId>, StoreError> {
         self.read(tenant, |t| {
-            // As the SQL stores: among the tenant's 10,000 newest receipts,
-            // else what the connection recorded.
+            // As the SQL stores: the newer of the connection's start among
+            // the tenant's 10,000 newest receipts and what it recorded.
             let started = t.receipts.iter().rev().take(10_000).find(|r| {
                 r.connection_id.as_deref() == Some(connection_id)
                     && r.tool == "brain_session_start"
                     && r.outcome == "ok"
             });
+            let found = started.and_then(|r| Some((r.session_id?, r.at)));
             let recorded = t.connections.get(connection_id).and_then(|c| c.started);
-            Ok(started.and_then(|r| r.session_id).or(recorded))
+            Ok(match (found, recorded) {
+                (Some(f), Some(r)) => Some(if r.1 > f.1 { r.0 } else { f.0 }),
+                (f, r) => f.or(r).map(|(s, _)| s),
+            })
         })
         .await
     }
@@ -170,8 +174,9 @@ impl ConnectionStore for MemoryStore {
         if let Some(c) = all
             .get_mut(tenant)
             .and_then(|t| t.connections.get_mut(connection_id))
+            && !c.closed
         {
-            c.started = Some(session);
+            c.started = Some((session, now_micros()));
         }
         Ok(())
     }

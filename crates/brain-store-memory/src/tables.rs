@@ -67,8 +67,8 @@ pub struct Connection {
     pub tracer: SessionId,
     pub last_seen_at: DateTime<Utc>,
     pub closed: bool,
-    /// The session a profile's start recorded on it.
-    pub started: Option<SessionId>,
+    /// The session a profile's start recorded on it, and when.
+    pub started: Option<(SessionId, DateTime<Utc>)>,
 }
 
 pub fn focus_key(project: &ProjectKey, slot: Option<&SlotName>) -> FocusKey {
@@ -193,6 +193,13 @@ impl Tables {
 
     pub fn recall(&self, q: &RecallQuery) -> Vec<RecallHit> {
         crate::recall::recall(self.artifacts.iter(), q)
+    }
+
+    pub fn recall_window_end(
+        &self,
+        q: &RecallQuery,
+    ) -> Option<(chrono::DateTime<chrono::Utc>, ArtifactId)> {
+        crate::recall::window_end(self.artifacts.iter(), q)
     }
 
     pub fn artifact_states(

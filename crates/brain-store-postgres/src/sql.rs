@@ -77,15 +77,16 @@ pub(crate) static SQL: Sql = Sql {
     connection_expire: "UPDATE mcp_connections SET closed_at = $1 \
         WHERE closed_at IS NULL AND last_seen_at <= $2 \
         RETURNING tenant_id, connection_id, tracer_session_id",
-    session_started_on: "SELECT coalesce( \
-        (SELECT session_id FROM (SELECT seq, session_id, connection_id, tool, outcome \
-            FROM receipts WHERE tenant_id = $1 ORDER BY seq DESC LIMIT 10000) newest \
+    session_started_on: "SELECT session_id FROM ( \
+        SELECT * FROM (SELECT session_id, at FROM (SELECT seq, at, session_id, connection_id, \
+            tool, outcome FROM receipts WHERE tenant_id = $1 ORDER BY seq DESC LIMIT 10000) newest \
           WHERE connection_id = $2 AND tool = 'brain_session_start' AND outcome = 'ok' \
-          ORDER BY seq DESC LIMIT 1), \
-        (SELECT started_session_id FROM mcp_connections \
-          WHERE tenant_id = $1 AND connection_id = $2)) AS session_id",
-    connection_started: "UPDATE mcp_connections SET started_session_id = $3 \
-        WHERE tenant_id = $1 AND connection_id = $2",
+          ORDER BY seq DESC LIMIT 1) found \
+        UNION ALL SELECT started_session_id, started_at FROM mcp_connections \
+          WHERE tenant_id = $1 AND connection_id = $2 AND started_session_id IS NOT NULL) \
+        started ORDER BY at DESC LIMIT 1",
+    connection_started: "UPDATE mcp_connections SET started_session_id = $3, started_at = $4 \
+        WHERE tenant_id = $1 AND connection_id = $2 AND closed_at IS NULL",
     runtime_expire: "UPDATE sessions SET status = 'abandoned', ended_at = $1, \
         last_activity_at = $1, \
         abandon_reason = 'expired: no close within the runtime session lifetime' \
@@ -296,25 +297,51 @@ pub(crate) static SQL: Sql = Sql {
         ON CONFLICT (name) DO UPDATE SET value = excluded.value",
     tenant_get: "SELECT 1 AS one FROM tenants WHERE tenant_id = $1",
     ledger_tip: "SELECT seq, hash FROM receipt_heads WHERE tenant_id = $1",
-    // A search ranks the matches among brain_core::store::LISTING_WINDOW
-    // artifacts past its cursor, newest first, read by the project's index:
-    // never the word's index, whose entries span every tenant, and never
-    // every match of a common word in a large project (320 ms at 130,000).
+    // A search ranks the matches within its window (brain_core::store::
+    // LISTING_WINDOW artifacts and SEARCH_WINDOW_BYTES of text past its
+    // cursor, newest first), read by the project's index: never the word's
+    // index, whose entries span every tenant, and never every match of a
+    // common word in a large project (320 ms at 130,000). The text's size
+    // comes from its TOAST header, not its bytes; the rank is computed once,
+    // and the snippets for the page alone (an offset's skipped rows made
+    // theirs too: 10 s for a page at 9,999 of 16 KiB texts).
     recall_search: concat!(
         "SELECT ",
         artifact_columns!(),
-        ", ts_rank(search, query) / NULLIF(max(ts_rank(search, query)) OVER (), 0) AS rank, \
-         ts_headline('simple', text, query, \
+        ", rank, ts_headline('simple', text, query, \
            'StartSel=«,StopSel=»,MaxWords=30,MinWords=8,MaxFragments=2') AS snippet \
-         FROM (SELECT * FROM artifacts WHERE tenant_id = $1 AND project = $2 \
-           AND ($10::timestamptz IS NULL OR (created_at, artifact_id) < ($10, $11::uuid)) \
-           ORDER BY created_at DESC, artifact_id DESC LIMIT 10000) windowed, \
+         FROM (SELECT *, r / NULLIF(max(r) OVER (), 0) AS rank \
+           FROM (SELECT w.*, ts_rank(w.search, q) AS r \
+             FROM (SELECT * FROM (SELECT a.*, sum(octet_length(a.text)) OVER \
+                   (ORDER BY a.created_at DESC, a.artifact_id DESC) AS upto \
+                 FROM (SELECT * FROM artifacts WHERE tenant_id = $1 AND project = $2 \
+                   AND created_at <= coalesce($10::timestamptz, 'infinity') \
+                   AND ($10::timestamptz IS NULL OR (created_at, artifact_id) < ($10, $11::uuid)) \
+                   ORDER BY created_at DESC, artifact_id DESC LIMIT 10000) a) sized \
+               WHERE upto - octet_length(text) < $12) w, \
+             websearch_to_tsquery('simple', $3) AS q \
+             WHERE (cardinality($4::text[]) = 0 OR kind = ANY($4)) AND tags @> $7::text[] \
+             AND (NOT $8 OR (kind = 'todo' AND acknowledged_at IS NULL)) \
+             AND ($9::uuid IS NULL OR session_id = $9) AND w.search @@ q) matched \
+           ORDER BY rank DESC, created_at DESC, artifact_id LIMIT $5 OFFSET $6) page, \
          websearch_to_tsquery('simple', $3) AS query \
-         WHERE (cardinality($4::text[]) = 0 OR kind = ANY($4)) AND tags @> $7::text[] \
-         AND (NOT $8 OR (kind = 'todo' AND acknowledged_at IS NULL)) \
-         AND ($9::uuid IS NULL OR session_id = $9) AND search @@ query \
-         ORDER BY rank DESC, created_at DESC, artifact_id LIMIT $5 OFFSET $6"
+         ORDER BY rank DESC, created_at DESC, artifact_id"
     ),
+    // The window a search (with a byte budget, $5) or a listing ($5 NULL)
+    // looks through past the cursor: its oldest artifact, when the project
+    // goes on past it.
+    recall_window_end: "WITH listed AS (SELECT created_at, artifact_id, \
+           octet_length(text) AS len FROM artifacts WHERE tenant_id = $1 AND project = $2 \
+           AND created_at <= coalesce($3::timestamptz, 'infinity') \
+           AND ($3::timestamptz IS NULL OR (created_at, artifact_id) < ($3, $4::uuid)) \
+           ORDER BY created_at DESC, artifact_id DESC LIMIT 10000), \
+         inside AS (SELECT * FROM (SELECT *, sum(len) OVER \
+             (ORDER BY created_at DESC, artifact_id DESC) AS upto FROM listed) sized \
+           WHERE $5::bigint IS NULL OR upto - len < $5) \
+         SELECT created_at, artifact_id FROM inside \
+         WHERE (SELECT count(*) FROM listed) = 10000 \
+            OR (SELECT count(*) FROM inside) < (SELECT count(*) FROM listed) \
+         ORDER BY created_at, artifact_id LIMIT 1",
     recall_list: concat!(
         "SELECT ",
         artifact_columns!(),
@@ -322,6 +349,7 @@ pub(crate) static SQL: Sql = Sql {
          AND (cardinality($4::text[]) = 0 OR kind = ANY($4)) AND tags @> $7::text[] \
          AND (NOT $8 OR (kind = 'todo' AND acknowledged_at IS NULL)) \
          AND ($9::uuid IS NULL OR session_id = $9) AND $3::text = '' \
+         AND created_at <= coalesce($10::timestamptz, 'infinity') \
          AND ($10::timestamptz IS NULL OR (created_at, artifact_id) < ($10, $11::uuid)) \
          ORDER BY created_at DESC, artifact_id DESC LIMIT $5 OFFSET $6"
     ),
@@ -334,6 +362,7 @@ pub(crate) static SQL: Sql = Sql {
         artifact_columns!(),
         " FROM (SELECT * FROM artifacts WHERE tenant_id = $1 AND project = $2 \
            AND $3::text = '' \
+           AND created_at <= coalesce($10::timestamptz, 'infinity') \
            AND ($10::timestamptz IS NULL OR (created_at, artifact_id) < ($10, $11::uuid)) \
            ORDER BY created_at DESC, artifact_id DESC LIMIT 10000) listed \
          WHERE (cardinality($4::text[]) = 0 OR kind = ANY($4)) AND tags @> $7::text[] \

@@ -76,15 +76,16 @@ pub(crate) static SQL: Sql = Sql {
     connection_expire: "UPDATE mcp_connections SET closed_at = ?1 \
         WHERE closed_at IS NULL AND last_seen_at <= ?2 \
         RETURNING tenant_id, connection_id, tracer_session_id",
-    session_started_on: "SELECT coalesce( \
-        (SELECT session_id FROM (SELECT seq, session_id, connection_id, tool, outcome \
-            FROM receipts WHERE tenant_id = ?1 ORDER BY seq DESC LIMIT 10000) newest \
+    session_started_on: "SELECT session_id FROM ( \
+        SELECT * FROM (SELECT session_id, at FROM (SELECT seq, at, session_id, connection_id, \
+            tool, outcome FROM receipts WHERE tenant_id = ?1 ORDER BY seq DESC LIMIT 10000) newest \
           WHERE connection_id = ?2 AND tool = 'brain_session_start' AND outcome = 'ok' \
-          ORDER BY seq DESC LIMIT 1), \
-        (SELECT started_session_id FROM mcp_connections \
-          WHERE tenant_id = ?1 AND connection_id = ?2)) AS session_id",
-    connection_started: "UPDATE mcp_connections SET started_session_id = ?3 \
-        WHERE tenant_id = ?1 AND connection_id = ?2",
+          ORDER BY seq DESC LIMIT 1) found \
+        UNION ALL SELECT started_session_id, started_at FROM mcp_connections \
+          WHERE tenant_id = ?1 AND connection_id = ?2 AND started_session_id IS NOT NULL) \
+        started ORDER BY at DESC LIMIT 1",
+    connection_started: "UPDATE mcp_connections SET started_session_id = ?3, started_at = ?4 \
+        WHERE tenant_id = ?1 AND connection_id = ?2 AND closed_at IS NULL",
     runtime_expire: "UPDATE sessions SET status = 'abandoned', ended_at = ?1, \
         last_activity_at = ?1, \
         abandon_reason = 'expired: no close within the runtime session lifetime' \
@@ -298,20 +299,28 @@ pub(crate) static SQL: Sql = Sql {
     // holds; like PostgreSQL's ts_rank, no weight from other
     // artifacts), relative to the best match (1.0) among the ranked ones,
     // not just this page: comparable across pages and with PostgreSQL's.
-    // Only matches among brain_core::store::LISTING_WINDOW artifacts past
-    // the cursor are ranked: marking every match of a common word took 1.6 s
-    // at 130,000. The `+` keeps the window out of the full-text index's
-    // plan (looking each of 10,000 up there costs more than reading the
-    // project's matches), and the snippet is made for the page alone.
+    // Only matches within the window are ranked (brain_core::store::
+    // LISTING_WINDOW artifacts and SEARCH_WINDOW_BYTES of text past the
+    // cursor; octet_length reads a text's size, not its bytes): marking every
+    // match of a common word took 1.6 s at 130,000. The `+` keeps the window
+    // out of the full-text index's plan (looking each of 10,000 up there
+    // costs more than reading the project's matches), and the snippet is
+    // made for the page alone.
     recall_search: concat!(
-        "WITH windowed(rid) AS MATERIALIZED (SELECT rowid FROM artifacts \
-           WHERE tenant_id = ?1 AND project = ?2 \
+        "WITH listed AS MATERIALIZED (SELECT rowid AS rid, octet_length(text) AS len, \
+           created_at, artifact_id FROM artifacts WHERE tenant_id = ?1 AND project = ?2 \
+           AND created_at <= coalesce(?10, 9223372036854775807) \
            AND (?10 IS NULL OR (created_at, artifact_id) < (?10, ?11)) \
            ORDER BY created_at DESC, artifact_id DESC LIMIT 10000), \
-         hits AS MATERIALIZED (SELECT a.rowid AS rid, ",
-        artifact_columns!(a),
-        ", highlight(artifacts_fts, 0, char(1), '') AS marked \
-         FROM artifacts_fts JOIN artifacts a ON a.rowid = artifacts_fts.rowid \
+         windowed(rid) AS MATERIALIZED (SELECT rid FROM (SELECT rid, len, sum(len) OVER \
+             (ORDER BY created_at DESC, artifact_id DESC) AS upto FROM listed) \
+           WHERE upto - len < ?12), \
+         hits AS MATERIALIZED (SELECT a.rowid AS rid, a.created_at AS created_at, \
+           a.artifact_id AS artifact_id, \
+           length(highlight(artifacts_fts, 0, char(1), '')) \
+             - length(replace(highlight(artifacts_fts, 0, char(1), ''), char(1), '')) \
+             - (length(a.text) - length(replace(a.text, char(1), ''))) AS raw \
+         FROM artifacts_fts CROSS JOIN artifacts a ON a.rowid = artifacts_fts.rowid \
          WHERE artifacts_fts MATCH \
            ('fts_scope : \"s' || lower(hex(?1)) || 'p' || lower(hex(?2)) || '\"' || ?3) \
          AND +artifacts_fts.rowid IN windowed \
@@ -321,20 +330,32 @@ pub(crate) static SQL: Sql = Sql {
                          WHERE w.value NOT IN (SELECT t.value FROM json_each(a.tags) t)) \
          AND (NOT ?8 OR (a.kind = 'todo' AND a.acknowledged_at IS NULL)) \
          AND (?9 IS NULL OR a.session_id = ?9)), \
-         ranked AS MATERIALIZED (SELECT *, \
-           length(marked) - length(replace(marked, char(1), '')) \
-             - (length(text) - length(replace(text, char(1), ''))) AS raw FROM hits), \
-         page AS MATERIALIZED (SELECT *, CASE WHEN (SELECT max(raw) FROM ranked) > 0 \
-                        THEN raw * 1.0 / (SELECT max(raw) FROM ranked) ELSE 1.0 END AS rank \
-           FROM ranked ORDER BY rank DESC, created_at DESC, artifact_id LIMIT ?5 OFFSET ?6) \
+         page AS MATERIALIZED (SELECT rid, CASE WHEN (SELECT max(raw) FROM hits) > 0 \
+                        THEN raw * 1.0 / (SELECT max(raw) FROM hits) ELSE 1.0 END AS rank \
+           FROM hits ORDER BY rank DESC, created_at DESC, artifact_id LIMIT ?5 OFFSET ?6) \
          SELECT ",
-        artifact_columns!(),
-        ", rank, (SELECT snippet(artifacts_fts, 0, '«', '»', '…', 16) FROM artifacts_fts \
-           WHERE artifacts_fts MATCH \
+        artifact_columns!(a),
+        ", page.rank AS rank, (SELECT snippet(artifacts_fts, 0, '«', '»', '…', 16) \
+           FROM artifacts_fts WHERE artifacts_fts MATCH \
              ('fts_scope : \"s' || lower(hex(?1)) || 'p' || lower(hex(?2)) || '\"' || ?3) \
            AND artifacts_fts.rowid = page.rid) AS snippet \
-         FROM page ORDER BY rank DESC, created_at DESC, artifact_id"
+         FROM page JOIN artifacts a ON a.rowid = page.rid \
+         ORDER BY page.rank DESC, a.created_at DESC, a.artifact_id"
     ),
+    // As PostgreSQL's: the window's oldest artifact, when the project goes on
+    // past it ($5 the byte budget of a search, NULL for a listing).
+    recall_window_end: "WITH listed AS MATERIALIZED (SELECT created_at, artifact_id, \
+           octet_length(text) AS len FROM artifacts WHERE tenant_id = ?1 AND project = ?2 \
+           AND created_at <= coalesce(?3, 9223372036854775807) \
+           AND (?3 IS NULL OR (created_at, artifact_id) < (?3, ?4)) \
+           ORDER BY created_at DESC, artifact_id DESC LIMIT 10000), \
+         inside AS MATERIALIZED (SELECT * FROM (SELECT *, sum(len) OVER \
+             (ORDER BY created_at DESC, artifact_id DESC) AS upto FROM listed) \
+           WHERE ?5 IS NULL OR upto - len < ?5) \
+         SELECT created_at, artifact_id FROM inside \
+         WHERE (SELECT count(*) FROM listed) = 10000 \
+            OR (SELECT count(*) FROM inside) < (SELECT count(*) FROM listed) \
+         ORDER BY created_at, artifact_id LIMIT 1",
     recall_list: concat!(
         "SELECT ",
         artifact_columns!(a),
@@ -344,6 +365,7 @@ pub(crate) static SQL: Sql = Sql {
                          WHERE w.value NOT IN (SELECT t.value FROM json_each(a.tags) t)) \
          AND (NOT ?8 OR (a.kind = 'todo' AND a.acknowledged_at IS NULL)) \
          AND (?9 IS NULL OR a.session_id = ?9) \
+         AND a.created_at <= coalesce(?10, 9223372036854775807) \
          AND (?10 IS NULL OR (a.created_at, a.artifact_id) < (?10, ?11)) \
          ORDER BY a.created_at DESC, a.artifact_id DESC LIMIT ?5 OFFSET ?6"
     ),
@@ -355,6 +377,7 @@ pub(crate) static SQL: Sql = Sql {
         "SELECT ",
         artifact_columns!(a),
         " FROM (SELECT * FROM artifacts WHERE tenant_id = ?1 AND project = ?2 \
+           AND created_at <= coalesce(?10, 9223372036854775807) \
            AND (?10 IS NULL OR (created_at, artifact_id) < (?10, ?11)) \
            ORDER BY created_at DESC, artifact_id DESC LIMIT 10000) a \
          WHERE (json_array_length(?4) = 0 OR a.kind IN (SELECT value FROM json_each(?4))) \

@@ -24,7 +24,7 @@ pub use verify::*;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-use crate::ids::{ProjectKey, SessionId, SlotName, TenantId};
+use crate::ids::{ArtifactId, ProjectKey, SessionId, SlotName, TenantId};
 use crate::memory::{Document, DocumentKind, HistoryEntry, RecallHit};
 use crate::model::{Artifact, Caller, CredentialKind, Focus, Revision, Role};
 use crate::operators::{Elevation, SharedToken};
@@ -119,18 +119,18 @@ pub trait ConnectionStore: Send + Sync {
     async fn connection_expire(&self) -> Result<Vec<(TenantId, String)>, StoreError>;
     /// The session this MCP connection opened, for the compatibility
     /// profiles' "omit the id to use the session this connection started":
-    /// the newest `brain_session_start` of the connection among the tenant's
-    /// 10,000 newest receipts (a bounded read: the chain has no index by
-    /// connection), else the one a profile's start recorded on it
-    /// (`connection_started`) longer ago.
+    /// the newer of the connection's newest `brain_session_start` among the
+    /// tenant's 10,000 newest receipts (a bounded read: the chain has no index
+    /// by connection) and the one a profile's start opened or resumed and
+    /// recorded on it (`connection_started`; a resume writes no receipt).
     async fn session_started_on(
         &self,
         tenant: &TenantId,
         connection_id: &str,
     ) -> Result<Option<SessionId>, StoreError>;
     /// Record on the connection the session a profile's start opened or
-    /// resumed on it (what `session_started_on` answers first). A closed or
-    /// unknown connection records nothing.
+    /// resumed on it, and when (what `session_started_on` weighs against the
+    /// receipts). A closed or unknown connection records nothing.
     async fn connection_started(
         &self,
         tenant: &TenantId,
@@ -223,6 +223,16 @@ pub trait Reads: Send + Sync {
         tenant: &TenantId,
         q: &RecallQuery,
     ) -> Result<Vec<RecallHit>, StoreError>;
+    /// Where `q`'s window ends when the project goes on past it: the
+    /// `(created_at, artifact_id)` of its oldest artifact, the next window's
+    /// cursor; `None` when the window holds the rest of the project. A
+    /// search's window is LISTING_WINDOW artifacts and SEARCH_WINDOW_BYTES of
+    /// text past `q.before`, a listing's LISTING_WINDOW artifacts.
+    async fn recall_window_end(
+        &self,
+        tenant: &TenantId,
+        q: &RecallQuery,
+    ) -> Result<Option<(DateTime<Utc>, ArtifactId)>, StoreError>;
     /// The base focus, and the project's slots with their revisions by name
     /// (at most 200), in one read.
     async fn focus_with_slots(

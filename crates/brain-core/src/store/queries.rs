@@ -16,6 +16,13 @@ use crate::model::{ArtifactKind, SessionStatus};
 /// it as the literal `LIMIT 10000`.
 pub const LISTING_WINDOW: i64 = 10_000;
 
+/// How much text a search's window holds at most: the newest artifacts past
+/// its cursor until their texts pass this many bytes (the one that passes it
+/// included, so a window is never empty), within LISTING_WINDOW. Ranking and
+/// marking cost in proportion to the text, and 10,000 artifacts of 16 KiB
+/// took 0.4 s in PostgreSQL and 8 s in SQLite.
+pub const SEARCH_WINDOW_BYTES: i64 = 1 << 20;
+
 #[derive(Debug, Clone)]
 pub struct RecallQuery {
     pub project: ProjectKey,

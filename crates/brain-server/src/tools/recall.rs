@@ -1,7 +1,7 @@
 use brain_core::DomainError;
 use brain_core::error::StoreError;
 use brain_core::ids::{ArtifactId, ProjectKey, SessionId};
-use brain_core::store::{LISTING_WINDOW, RecallQuery};
+use brain_core::store::RecallQuery;
 use rmcp::model::{JsonObject, Tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -106,18 +106,27 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
         limit,
         offset,
     };
+    // Words are what both stores' full-text engines match: a query of none
+    // matches nothing in any window, so no window is read (and no cursor
+    // walks the client through them all).
+    if q.query
+        .as_deref()
+        .is_some_and(|t| !t.chars().any(char::is_alphanumeric))
+    {
+        return to_result(&json!({ "results": [], "next_cursor": null }));
+    }
     let results = ctx.store.recall(&ctx.caller.tenant, &q).await?;
     let full = results.len() as i64 == limit;
     let next = match results.last() {
         Some(last) if full && !searching => Some(cursor_after(&last.artifact)),
-        // The window holds at most LISTING_WINDOW (= MAX_CURSOR_OFFSET)
+        // A window holds at most LISTING_WINDOW (= MAX_CURSOR_OFFSET)
         // matches, so a page past that offset would be empty anyway.
         _ if full && searching && offset + limit <= args::MAX_CURSOR_OFFSET => {
             Some(search_cursor_at(offset + limit, q.before))
         }
-        // A search and a filtered listing look through LISTING_WINDOW
-        // artifacts past their cursor: when the project goes on past them,
-        // the next page starts after the window's last, however few matched.
+        // A search and a filtered listing look through a window past their
+        // cursor: when the project goes on past it, the next page starts
+        // after the window's last, however few matched.
         _ if searching => window_end(ctx, &q)
             .await?
             .map(|(at, id)| search_cursor_at(0, Some((at, id)))),
@@ -129,24 +138,9 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
     to_result(&json!({ "results": results, "next_cursor": next }))
 }
 
-/// Where the window after `q`'s ends, if the project has that many
-/// artifacts past `q`'s cursor: the window's last, read as an unfiltered
-/// listing of one at its end.
+/// Where the window after `q`'s ends, when the project goes on past it.
 async fn window_end(ctx: &ToolCtx<'_>, q: &RecallQuery) -> Result<Option<Keyset>, StoreError> {
-    let edge = RecallQuery {
-        query: None,
-        kinds: Vec::new(),
-        tags: Vec::new(),
-        inbox: false,
-        session_id: None,
-        limit: 1,
-        offset: LISTING_WINDOW - 1,
-        ..q.clone()
-    };
-    let found = ctx.store.recall(&ctx.caller.tenant, &edge).await?;
-    Ok(found
-        .first()
-        .map(|last| (last.artifact.created_at, last.artifact.artifact_id)))
+    ctx.store.recall_window_end(&ctx.caller.tenant, q).await
 }
 
 /// An artifact's place in a project's newest-first order.

@@ -216,7 +216,12 @@ impl<S: Scope> ConnectionStore for crate::SqlStore<S> {
         session: SessionId,
     ) -> Result<(), StoreError> {
         let mut tx = self.write_tx(tenant).await?;
-        let params = [tenant.into(), connection_id.into(), session.into()];
+        let params = [
+            tenant.into(),
+            connection_id.into(),
+            session.into(),
+            now_micros().into(),
+        ];
         tx.execute(tx.sql().connection_started, &params).await?;
         tx.commit(None).await
     }

@@ -7,7 +7,7 @@ use super::sessions::{ledger_size, load_document, load_focus, load_session, slot
 use super::{Conn, Finish, Param, Scope, rows};
 use brain_core::error::{DomainError, StoreError};
 use brain_core::focus_cache::{FocusWithSlots, Look};
-use brain_core::ids::{ClientKey, ProjectKey, SessionId, SlotName, TenantId};
+use brain_core::ids::{ArtifactId, ClientKey, ProjectKey, SessionId, SlotName, TenantId};
 use brain_core::memory::RecallHit;
 use brain_core::memory::{Document, DocumentKind, HistoryEntry};
 use brain_core::model::{Artifact, Focus, Revision, now_micros};
@@ -16,6 +16,7 @@ use brain_core::store::{
     FocusResource, Reads, RecallQuery, ReceiptQuery, SessionDetail, SessionListQuery,
     focus_and_slots,
 };
+use chrono::{DateTime, Utc};
 
 #[async_trait]
 impl<S: Scope> Reads for crate::SqlStore<S> {
@@ -253,6 +254,17 @@ impl<S: Scope> Reads for crate::SqlStore<S> {
         let hits = super::recall::recall(&mut c, tenant, q).await?;
         c.finish().await?;
         Ok(hits)
+    }
+
+    async fn recall_window_end(
+        &self,
+        tenant: &TenantId,
+        q: &RecallQuery,
+    ) -> Result<Option<(DateTime<Utc>, ArtifactId)>, StoreError> {
+        let mut c = self.tenant_scope(tenant).await?;
+        let end = super::recall::window_end(&mut c, tenant, q).await?;
+        c.finish().await?;
+        Ok(end)
     }
 
     /// One statement on a pooled connection outside any transaction: the

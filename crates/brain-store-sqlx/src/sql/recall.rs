@@ -6,9 +6,10 @@
 
 use super::{Conn, Param, Row, rows};
 use brain_core::error::StoreError;
-use brain_core::ids::TenantId;
+use brain_core::ids::{ArtifactId, TenantId};
 use brain_core::memory::{LIST_SNIPPET_CHARS, RecallHit};
-use brain_core::store::RecallQuery;
+use brain_core::store::{RecallQuery, SEARCH_WINDOW_BYTES};
+use chrono::{DateTime, Utc};
 
 /// The start of a listed artifact's text, as its snippet.
 fn list_snippet(text: &str) -> String {
@@ -33,7 +34,7 @@ pub async fn recall<C: Conn + ?Sized>(
         None => (c.sql().recall_list, String::new()),
     };
     let kinds: Vec<String> = q.kinds.iter().map(|k| k.as_str().to_owned()).collect();
-    let params: Vec<Param> = vec![
+    let mut params: Vec<Param> = vec![
         tenant.into(),
         (&q.project).into(),
         (&terms).into(),
@@ -46,9 +47,38 @@ pub async fn recall<C: Conn + ?Sized>(
         q.before.map(|(at, _)| at).into(),
         Param::Uuid(q.before.map(|(_, id)| id.as_uuid())),
     ];
+    if q.query.is_some() {
+        params.push(SEARCH_WINDOW_BYTES.into());
+    }
     let found = c.fetch_all(sql, &params).await?;
     let listing = q.query.is_none();
     found.iter().map(|r| hit(r.as_ref(), listing)).collect()
+}
+
+/// Where `q`'s window ends, if the project goes on past it
+/// ([`brain_core::store::Reads::recall_window_end`]).
+pub async fn window_end<C: Conn + ?Sized>(
+    c: &mut C,
+    tenant: &TenantId,
+    q: &RecallQuery,
+) -> Result<Option<(DateTime<Utc>, ArtifactId)>, StoreError> {
+    let bytes: Option<i64> = q.query.is_some().then_some(SEARCH_WINDOW_BYTES);
+    let params: Vec<Param> = vec![
+        tenant.into(),
+        (&q.project).into(),
+        q.before.map(|(at, _)| at).into(),
+        Param::Uuid(q.before.map(|(_, id)| id.as_uuid())),
+        bytes.into(),
+    ];
+    let found = c.fetch_optional(c.sql().recall_window_end, &params).await?;
+    found
+        .map(|r| {
+            Ok((
+                r.time("created_at")?,
+                ArtifactId::from_uuid(r.uuid("artifact_id")?),
+            ))
+        })
+        .transpose()
 }
 
 fn hit(r: &dyn Row, listing: bool) -> Result<RecallHit, StoreError> {

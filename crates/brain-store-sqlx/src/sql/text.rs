@@ -58,14 +58,14 @@ pub struct Sql {
     /// now, seen_before → tenant_id, connection_id, tracer_session_id of every
     /// open connection last seen at or before, closed now (all tenants).
     pub connection_expire: &'static str,
-    /// tenant, connection_id → session_id: of the newest successful
-    /// `brain_session_start` receipt of the connection among the tenant's
+    /// tenant, connection_id → session_id: the newer of the connection's
+    /// newest successful `brain_session_start` receipt among the tenant's
     /// 10,000 newest receipts (the chain's index holds no connection: an
-    /// unbounded walk read the whole chain), else the one a profile's start
+    /// unbounded walk read the whole chain) and the session a profile's start
     /// recorded on the connection (`connection_started`).
     pub session_started_on: &'static str,
-    /// tenant, connection_id, session_id: the session a profile's start
-    /// opened or resumed on the connection.
+    /// tenant, connection_id, session_id, now: the session a profile's start
+    /// opened or resumed on the open connection, and when.
     pub connection_started: &'static str,
     /// now, runtime project, active_before: abandon open agent sessions of the
     /// project idle since (all tenants).
@@ -172,10 +172,11 @@ pub struct Sql {
     /// tenant, project, slot ('' for the base) → a row when the body exists.
     pub focus_exists: &'static str,
     /// tenant, project, search terms, kinds (none: all), limit, offset, tags
-    /// (each required), inbox (only open todos), session_id or NULL → the
-    /// artifacts' columns, `rank` (relative to the best match over all
-    /// matches, NULL when that is 0) and `snippet` (hits between « and »),
-    /// best first.
+    /// (each required), inbox (only open todos), session_id or NULL,
+    /// before_created_at or NULL, before_artifact_id, the window's bytes →
+    /// the artifacts' columns, `rank` (relative to the best match in the
+    /// window, NULL when that is 0) and `snippet` (hits between « and »),
+    /// best first, of the matches in the window past `before`.
     pub recall_search: &'static str,
     /// The same first nine parameters (terms bound empty), then
     /// before_created_at or NULL and before_artifact_id → the artifacts'
@@ -183,6 +184,10 @@ pub struct Sql {
     pub recall_list: &'static str,
     /// As `recall_list`, its filters within brain_core::store::LISTING_WINDOW.
     pub recall_list_window: &'static str,
+    /// tenant, project, before_created_at or NULL, before_artifact_id, the
+    /// window's bytes or NULL (a listing's) → `created_at`, `artifact_id` of
+    /// the window's oldest artifact, only when the project goes on past it.
+    pub recall_window_end: &'static str,
     /// → a row: the database answers.
     pub ping: &'static str,
     /// → open_sessions (agent, all tenants), open_connections,
