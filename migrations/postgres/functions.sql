@@ -214,7 +214,7 @@ CREATE OR REPLACE FUNCTION brain_briefing_sources(p_tenant text, p_project text,
     p_session uuid)
 RETURNS TABLE (part text, ord bigint, k text, name text, txt text, n bigint,
     t1 timestamptz, t2 timestamptz, id uuid)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SET enable_bitmapscan = off AS $$
 BEGIN
     RETURN QUERY
         SELECT 'base'::text, 0::bigint, NULL::text, NULL::text, b.body, b.revision,
@@ -263,7 +263,7 @@ CREATE OR REPLACE FUNCTION brain_start(
     p_before_prev text, p_before_seq text, p_after_seq text)
 RETURNS TABLE (part text, ord bigint, k text, name text, txt text, n bigint,
     t1 timestamptz, t2 timestamptz, id uuid)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SET enable_bitmapscan = off AS $$
 DECLARE
     started bigint;
     r_seq bigint;
@@ -383,7 +383,7 @@ CREATE OR REPLACE FUNCTION brain_end(
     p_elevated boolean, p_outcome text, p_digest text,
     p_before_prev text, p_before_seq text, p_after_seq text,
     OUT seq bigint, OUT prev_hash text, OUT hash text)
-RETURNS SETOF record LANGUAGE plpgsql AS $$
+RETURNS SETOF record LANGUAGE plpgsql SET enable_bitmapscan = off AS $$
 DECLARE
     slot_key text := COALESCE(p_bound_slot, '');
     since timestamptz;
@@ -577,7 +577,7 @@ RETURNS TABLE (session_id uuid, project text, client_key text, kind text, bound_
     opened_by_credential text, close_digest text, close_result jsonb,
     body text, revision bigint, updated_at timestamptz, updated_by_session uuid,
     open_agents bigint, unattributed_n bigint, unattributed_ids uuid[], base_revision bigint)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SET enable_bitmapscan = off AS $$
 #variable_conflict use_column
 BEGIN
     PERFORM set_config('brain.tenant', p_tenant, true);

@@ -3,7 +3,8 @@
 
 use brain_store_sqlx::sql::Sql;
 use brain_store_sqlx::{
-    artifact_columns, elevation_columns, receipt_columns, session_columns, token_columns,
+    artifact_columns, elevation_columns, planned_per_call, receipt_columns, session_columns,
+    token_columns,
 };
 
 pub(crate) static SQL: Sql = Sql {
@@ -142,6 +143,7 @@ pub(crate) static SQL: Sql = Sql {
         WHERE tenant_id = $1 AND project = $2 AND slot = $3 AND revision < $4 \
         ORDER BY revision DESC LIMIT $5",
     session_list: concat!(
+        planned_per_call!(),
         "SELECT ",
         session_columns!(),
         ", (SELECT count(*) FROM (SELECT 1 FROM artifacts a WHERE a.tenant_id = s.tenant_id \
@@ -149,22 +151,25 @@ pub(crate) static SQL: Sql = Sql {
          FROM sessions s WHERE tenant_id = $1 AND project = $2 AND kind = 'agent' \
          AND ($3::text IS NULL OR status = $3) \
          AND ($7::text IS NULL OR bound_slot = $7) AND ($8::text IS NULL OR client_key = $8) \
+         AND opened_at <= coalesce($4::timestamptz, 'infinity') \
          AND ($4::timestamptz IS NULL OR (opened_at, session_id) < ($4, $5)) \
          ORDER BY opened_at DESC, session_id DESC LIMIT $6"
     ),
     receipts_page: concat!(
+        planned_per_call!(),
         "SELECT ",
         receipt_columns!(),
         " FROM receipts WHERE tenant_id = $1 AND seq > $2 \
          AND ($3::text IS NULL OR project = $3) AND ($4::uuid IS NULL OR session_id = $4) \
-         AND ($6::bigint IS NULL OR seq < $6) ORDER BY seq ASC LIMIT $5"
+         AND seq < coalesce($6::bigint, 9223372036854775807) ORDER BY seq ASC LIMIT $5"
     ),
     receipts_page_newest_first: concat!(
+        planned_per_call!(),
         "SELECT ",
         receipt_columns!(),
         " FROM receipts WHERE tenant_id = $1 AND seq > $2 \
          AND ($3::text IS NULL OR project = $3) AND ($4::uuid IS NULL OR session_id = $4) \
-         AND ($6::bigint IS NULL OR seq < $6) ORDER BY seq DESC LIMIT $5"
+         AND seq < coalesce($6::bigint, 9223372036854775807) ORDER BY seq DESC LIMIT $5"
     ),
     receipts_all: concat!(
         "SELECT ",
@@ -306,6 +311,7 @@ pub(crate) static SQL: Sql = Sql {
     // and the snippets for the page alone (an offset's skipped rows made
     // theirs too: 10 s for a page at 9,999 of 16 KiB texts).
     recall_search: concat!(
+        planned_per_call!(),
         "SELECT ",
         artifact_columns!(),
         ", rank, ts_headline('simple', text, query, \
@@ -330,7 +336,9 @@ pub(crate) static SQL: Sql = Sql {
     // The window a search (with a byte budget, $5) or a listing ($5 NULL)
     // looks through past the cursor: its oldest artifact, when the project
     // goes on past it.
-    recall_window_end: "WITH listed AS (SELECT created_at, artifact_id, \
+    recall_window_end: concat!(
+        planned_per_call!(),
+        "WITH listed AS (SELECT created_at, artifact_id, \
            octet_length(text) AS len FROM artifacts WHERE tenant_id = $1 AND project = $2 \
            AND created_at <= coalesce($3::timestamptz, 'infinity') \
            AND ($3::timestamptz IS NULL OR (created_at, artifact_id) < ($3, $4::uuid)) \
@@ -341,7 +349,8 @@ pub(crate) static SQL: Sql = Sql {
          SELECT created_at, artifact_id FROM inside \
          WHERE (SELECT count(*) FROM listed) = 10000 \
             OR (SELECT count(*) FROM inside) < (SELECT count(*) FROM listed) \
-         ORDER BY created_at, artifact_id LIMIT 1",
+         ORDER BY created_at, artifact_id LIMIT 1"
+    ),
     recall_list: concat!(
         "SELECT ",
         artifact_columns!(),
@@ -358,6 +367,7 @@ pub(crate) static SQL: Sql = Sql {
     // first. (Unfiltered, recall_list: the window would cost SQLite a sort
     // of all 10,000 for a page of ten.)
     recall_list_window: concat!(
+        planned_per_call!(),
         "SELECT ",
         artifact_columns!(),
         " FROM (SELECT * FROM artifacts WHERE tenant_id = $1 AND project = $2 \

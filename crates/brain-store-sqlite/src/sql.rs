@@ -147,6 +147,7 @@ pub(crate) static SQL: Sql = Sql {
          FROM sessions s WHERE tenant_id = ?1 AND project = ?2 AND kind = 'agent' \
          AND (?3 IS NULL OR status = ?3) \
          AND (?7 IS NULL OR bound_slot = ?7) AND (?8 IS NULL OR client_key = ?8) \
+         AND opened_at <= coalesce(?4, 9223372036854775807) \
          AND (?4 IS NULL OR (opened_at, session_id) < (?4, ?5)) \
          ORDER BY opened_at DESC, session_id DESC LIMIT ?6"
     ),
@@ -155,14 +156,14 @@ pub(crate) static SQL: Sql = Sql {
         receipt_columns!(),
         " FROM receipts WHERE tenant_id = ?1 AND seq > ?2 \
          AND (?3 IS NULL OR project = ?3) AND (?4 IS NULL OR session_id = ?4) \
-         AND (?6 IS NULL OR seq < ?6) ORDER BY seq ASC LIMIT ?5"
+         AND seq < coalesce(?6, 9223372036854775807) ORDER BY seq ASC LIMIT ?5"
     ),
     receipts_page_newest_first: concat!(
         "SELECT ",
         receipt_columns!(),
         " FROM receipts WHERE tenant_id = ?1 AND seq > ?2 \
          AND (?3 IS NULL OR project = ?3) AND (?4 IS NULL OR session_id = ?4) \
-         AND (?6 IS NULL OR seq < ?6) ORDER BY seq DESC LIMIT ?5"
+         AND seq < coalesce(?6, 9223372036854775807) ORDER BY seq DESC LIMIT ?5"
     ),
     receipts_all: concat!(
         "SELECT ",

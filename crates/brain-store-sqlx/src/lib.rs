@@ -34,7 +34,7 @@ pub type DbQuery<'q, DB> = Query<'q, DB, <DB as Database>::Arguments<'q>>;
 
 /// What a store tells of its database (on a marker type of its own).
 pub trait Dialect: Send + Sync + 'static {
-    type DB: Database;
+    type DB: Database + sqlx::database::HasStatementCache;
     /// The store's statement texts.
     fn sql() -> &'static Sql;
     /// Bind one parameter in this database's encoding.
@@ -102,9 +102,8 @@ fn bound<'q, D: Dialect>(
     sql: &'q str,
     params: &[Param<'q>],
 ) -> Result<DbQuery<'q, D::DB>, StoreError> {
-    params
-        .iter()
-        .try_fold(sqlx::query::<D::DB>(sql), |q, p| D::bind(q, *p))
+    let query = sqlx::query::<D::DB>(sql).persistent(!sql.starts_with(sql::PLANNED_PER_CALL));
+    params.iter().try_fold(query, |q, p| D::bind(q, *p))
 }
 
 /// Run one statement; rows affected.

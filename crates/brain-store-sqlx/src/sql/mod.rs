@@ -42,7 +42,7 @@ use brain_core::ids::{
 };
 use brain_core::store::StoreSettings;
 
-pub use text::{PortableWrites, Sql};
+pub use text::{PLANNED_PER_CALL, PortableWrites, Sql};
 pub use tx::SqlTx;
 pub use write_port::SqlWrite;
 

@@ -232,6 +232,24 @@ pub struct Sql {
 }
 
 /// The columns of an elevation, for a store's statements.
+/// What a statement starts with when it must be planned with its
+/// parameters' values on every call ([`PLANNED_PER_CALL`]).
+#[macro_export]
+macro_rules! planned_per_call {
+    () => {
+        "/* planned per call */ "
+    };
+}
+
+/// The mark of a statement whose plan depends on its parameters' values:
+/// a cursor or filter bound NULL or not (`$n IS NULL OR …`), which a cached
+/// generic plan (PostgreSQL's choice after five runs) turns from an index
+/// bound into a filter over every row, and a window into a read of the
+/// whole project or chain. Such a statement is sent unnamed, so PostgreSQL
+/// plans it for each call's values (a parse and a plan per call, on reads
+/// that are not the write path's).
+pub const PLANNED_PER_CALL: &str = planned_per_call!();
+
 #[macro_export]
 macro_rules! elevation_columns {
     () => {
