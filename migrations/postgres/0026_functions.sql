@@ -2,7 +2,8 @@
 -- unattributed artifacts and open sessions, a briefing's counts) plan their
 -- statements without bitmap scans: a bitmap is built from every matching
 -- row before a LIMIT can stop anything (110 ms a close at 200,000
--- unattributed artifacts), where an index scan stops at the limit.
+-- unattributed artifacts), where an index scan stops at the limit. An end's
+-- count of unattributed artifacts reads them in its index's order.
 -- Every stored function of brain's PostgreSQL schema, as it stands: the one
 -- place to read and change them. Each statement is CREATE OR REPLACE, so the
 -- file can be run again on any database at the newest migration.
@@ -551,6 +552,9 @@ $$;
 -- briefing's counts do; the artifacts up to 1,000. The locked end reads
 -- it once its locks are held (tx/closing.rs), the one-call end with its read
 -- (brain_peek_close). One SELECT, so PostgreSQL inlines it into the caller.
+-- The artifacts are counted in artifacts_unattributed's order: a plan that
+-- reads them otherwise (a sequential scan of every tenant's artifacts, a
+-- bitmap of all of them) cannot stop at the limit.
 CREATE OR REPLACE FUNCTION brain_close_counts(p_tenant text, p_project text,
     p_since timestamptz, p_until timestamptz)
 RETURNS TABLE (open_agents bigint, unattributed_n bigint, unattributed_ids uuid[])
@@ -560,7 +564,8 @@ LANGUAGE sql STABLE AS $$
               LIMIT 1001) counted),
            (SELECT count(*) FROM (SELECT 1 FROM artifacts a WHERE a.tenant_id = p_tenant
               AND a.project = p_project AND a.session_id IS NULL
-              AND a.created_at >= p_since AND a.created_at <= p_until LIMIT 1000) counted),
+              AND a.created_at >= p_since AND a.created_at <= p_until
+              ORDER BY a.created_at, a.artifact_id LIMIT 1000) counted),
            ARRAY(SELECT a.artifact_id FROM artifacts a WHERE a.tenant_id = p_tenant
               AND a.project = p_project AND a.session_id IS NULL
               AND a.created_at >= p_since AND a.created_at <= p_until

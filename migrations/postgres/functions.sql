@@ -546,6 +546,9 @@ $$;
 -- briefing's counts do; the artifacts up to 1,000. The locked end reads
 -- it once its locks are held (tx/closing.rs), the one-call end with its read
 -- (brain_peek_close). One SELECT, so PostgreSQL inlines it into the caller.
+-- The artifacts are counted in artifacts_unattributed's order: a plan that
+-- reads them otherwise (a sequential scan of every tenant's artifacts, a
+-- bitmap of all of them) cannot stop at the limit.
 CREATE OR REPLACE FUNCTION brain_close_counts(p_tenant text, p_project text,
     p_since timestamptz, p_until timestamptz)
 RETURNS TABLE (open_agents bigint, unattributed_n bigint, unattributed_ids uuid[])
@@ -555,7 +558,8 @@ LANGUAGE sql STABLE AS $$
               LIMIT 1001) counted),
            (SELECT count(*) FROM (SELECT 1 FROM artifacts a WHERE a.tenant_id = p_tenant
               AND a.project = p_project AND a.session_id IS NULL
-              AND a.created_at >= p_since AND a.created_at <= p_until LIMIT 1000) counted),
+              AND a.created_at >= p_since AND a.created_at <= p_until
+              ORDER BY a.created_at, a.artifact_id LIMIT 1000) counted),
            ARRAY(SELECT a.artifact_id FROM artifacts a WHERE a.tenant_id = p_tenant
               AND a.project = p_project AND a.session_id IS NULL
               AND a.created_at >= p_since AND a.created_at <= p_until

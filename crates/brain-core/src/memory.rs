@@ -228,6 +228,72 @@ pub const BRIEF_STALE_HOURS: i64 = 26;
 /// of its text, this many characters, then "…".
 pub const LIST_SNIPPET_CHARS: usize = 200;
 
+/// Words a search snippet shows: up to this many before the first hit, and
+/// this many in all.
+const SNIPPET_LEAD_WORDS: usize = 8;
+const SNIPPET_WORDS: usize = 30;
+
+/// A search hit's snippet, the same from every store: about 30 words of
+/// `text` from a little before the first word of `query` it holds, each word
+/// of the query marked « », "…" where the text goes on. Whole words compared
+/// case-insensitively, as the stores' full-text engines match them (`or`
+/// and `-excluded` words are not hits). One pass over the text: the
+/// engines' own snippet functions compare every hit with every other, which
+/// a text full of hits made cost seconds.
+pub fn search_snippet(text: &str, query: &str) -> String {
+    let wanted: std::collections::HashSet<String> = query
+        .split_whitespace()
+        .filter(|t| !t.starts_with('-') && !t.eq_ignore_ascii_case("or"))
+        .flat_map(|t| t.split(|c: char| !c.is_alphanumeric()))
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    // Each word's byte range, in order.
+    let mut words: Vec<(usize, usize)> = Vec::new();
+    let mut start = None;
+    for (i, c) in text.char_indices() {
+        match (c.is_alphanumeric(), start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                words.push((s, i));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        words.push((s, text.len()));
+    }
+    let hit = |&(s, e): &(usize, usize)| wanted.contains(&text[s..e].to_lowercase());
+    let first = words.iter().position(hit).unwrap_or(0);
+    let from = first.saturating_sub(SNIPPET_LEAD_WORDS);
+    let to = (from + SNIPPET_WORDS).min(words.len());
+    let (Some(&(begin, _)), Some(&(_, end))) = (words.get(from), words.get(to.wrapping_sub(1)))
+    else {
+        return text.chars().take(LIST_SNIPPET_CHARS).collect();
+    };
+    let mut out = String::with_capacity(end - begin + 16);
+    if from > 0 {
+        out.push('…');
+    }
+    let mut at = begin;
+    for w in &words[from..to] {
+        out.push_str(&text[at..w.0]);
+        if hit(w) {
+            out.push('«');
+            out.push_str(&text[w.0..w.1]);
+            out.push('»');
+        } else {
+            out.push_str(&text[w.0..w.1]);
+        }
+        at = w.1;
+    }
+    if to < words.len() {
+        out.push('…');
+    }
+    out
+}
+
 impl Brief {
     /// The stored brief as the briefing shows it at `now`.
     pub fn at(body: String, generated_at: DateTime<Utc>, now: DateTime<Utc>) -> Self {
@@ -437,5 +503,31 @@ mod tests {
             daily_brief_text(&p, day, &more),
             "Daily brief for p, 2026-11-29 (last 24 h, UTC)\nSessions closed: 25; open now: 1\n- … 24 earlier, not listed\n- [ended] did x\nFocus revisions: … 59 earlier, base@3\nArtifacts recorded: 2 (2 fact)\n"
         );
+    }
+}
+
+#[cfg(test)]
+mod snippet_tests {
+    use super::search_snippet;
+
+    #[test]
+    fn a_snippet_marks_the_querys_words_around_the_first_hit() {
+        assert_eq!(
+            search_snippet("The Ledger never forks: ledger tip", "ledger -tip"),
+            "The «Ledger» never forks: «ledger» tip"
+        );
+        let long: String = (0..100).map(|i| format!("w{i} ")).collect::<String>() + "needle end";
+        let s = search_snippet(&long, "needle or nothing");
+        assert!(s.starts_with("…w92 "), "{s}");
+        assert!(s.contains("«needle» end"), "{s}");
+        assert!(!s.ends_with('…'), "{s}");
+        let s = search_snippet(&long, "w1");
+        assert!(s.starts_with("w0 «w1» w2"), "{s}");
+        assert!(s.ends_with('…'), "{s}");
+        assert_eq!(
+            search_snippet("Ελληνικά ΚΕΊΜΕΝΑ", "κείμενα"),
+            "Ελληνικά «ΚΕΊΜΕΝΑ»"
+        );
+        assert_eq!(search_snippet("", "x"), "");
     }
 }

@@ -837,4 +837,31 @@ async fn a_search_window_holds_a_bounded_amount_of_text() {
     }
     assert_eq!(sizes, vec![50, 50, 3, 50, 47]);
     assert_eq!(seen.len(), 200);
+    // A text full of hits: ranking weighed every pair of the query's word
+    // positions and the engines' snippets every pair of hits (20 s a page on
+    // both stores). The snippet is 30 words of it.
+    let page = ok(
+        &c,
+        "brain_recall",
+        json!({"project": "wide", "query": "common common", "limit": 50}),
+    )
+    .await;
+    let snippet = page["results"][0]["snippet"].as_str().unwrap();
+    assert_eq!(snippet.matches("«common»").count(), 30, "{snippet}");
+    assert!(snippet.ends_with('…'), "{snippet}");
+    // Each word of a query costs SQLite a pass over the window's text:
+    // eight at most (`or` is not a word).
+    let nine = refused(
+        &c,
+        "brain_recall",
+        json!({"project": "wide", "query": "a b c d e f g h i"}),
+    )
+    .await;
+    assert_eq!(nine["code"], "invalid_argument", "{nine}");
+    ok(
+        &c,
+        "brain_recall",
+        json!({"project": "wide", "query": "a or b c d e f -g h"}),
+    )
+    .await;
 }

@@ -2,7 +2,7 @@
 //! PostgreSQL's `websearch_to_tsquery('simple', …)` reads it (words all
 //! present, `or` between alternatives, `-word` absent), whole words compared
 //! case-insensitively, ranked by matches per word of the text relative to
-//! the best hit, matches marked « » in the snippet.
+//! the best hit, the snippet brain_core's `search_snippet`.
 
 use brain_core::memory::{LIST_SNIPPET_CHARS, RecallHit};
 use brain_core::model::{Artifact, ArtifactKind};
@@ -62,36 +62,6 @@ fn score(clauses: &[Clause], text: &str) -> Option<f64> {
         .filter(|w| held.iter().any(|c| c.with.contains(w)))
         .count();
     Some(hits as f64 / found.len().max(1) as f64)
-}
-
-/// `text` with each word of the clauses marked « ».
-fn marked(clauses: &[Clause], text: &str) -> String {
-    let wanted = |w: &str| {
-        let w = w.to_lowercase();
-        clauses.iter().any(|c| c.with.contains(&w))
-    };
-    let mut out = String::with_capacity(text.len() + 16);
-    let mut word = String::new();
-    let flush = |word: &mut String, out: &mut String| {
-        if wanted(word) {
-            out.push('«');
-            out.push_str(word);
-            out.push('»');
-        } else {
-            out.push_str(word);
-        }
-        word.clear();
-    };
-    for ch in text.chars() {
-        if ch.is_alphanumeric() {
-            word.push(ch);
-        } else {
-            flush(&mut word, &mut out);
-            out.push(ch);
-        }
-    }
-    flush(&mut word, &mut out);
-    out
 }
 
 fn list_snippet(text: &str) -> String {
@@ -181,7 +151,7 @@ pub fn recall<'a>(
                 .filter(|a| wanted(q, a))
                 .filter_map(|a| {
                     let rank = score(&clauses, &a.text)?;
-                    let snippet = marked(&clauses, &a.text);
+                    let snippet = brain_core::memory::search_snippet(&a.text, text);
                     Some(RecallHit {
                         artifact: a.clone(),
                         rank,

@@ -307,17 +307,18 @@ pub(crate) static SQL: Sql = Sql {
     // cursor, newest first), read by the project's index: never the word's
     // index, whose entries span every tenant, and never every match of a
     // common word in a large project (320 ms at 130,000). The text's size
-    // comes from its TOAST header, not its bytes; the rank is computed once,
-    // and the snippets for the page alone (an offset's skipped rows made
-    // theirs too: 10 s for a page at 9,999 of 16 KiB texts).
+    // comes from its TOAST header, not its bytes. The rank is ts_rank's over
+    // the query's words taken as alternatives: for words that must all match
+    // ts_rank weighs every pair of their positions (186 ms a row for 32
+    // words in a text full of them), for alternatives each position once.
+    // Snippets are brain_core::memory::search_snippet's, made in one pass
+    // over each hit's text (ts_headline took 79 ms a row on such a text).
     recall_search: concat!(
         planned_per_call!(),
         "SELECT ",
         artifact_columns!(),
-        ", rank, ts_headline('simple', text, query, \
-           'StartSel=«,StopSel=»,MaxWords=30,MinWords=8,MaxFragments=2') AS snippet \
-         FROM (SELECT *, r / NULLIF(max(r) OVER (), 0) AS rank \
-           FROM (SELECT w.*, ts_rank(w.search, q) AS r \
+        ", r / NULLIF(max(r) OVER (), 0) AS rank \
+           FROM (SELECT w.*, ts_rank(w.search, rq) AS r \
              FROM (SELECT * FROM (SELECT a.*, sum(octet_length(a.text)) OVER \
                    (ORDER BY a.created_at DESC, a.artifact_id DESC) AS upto \
                  FROM (SELECT * FROM artifacts WHERE tenant_id = $1 AND project = $2 \
@@ -325,13 +326,12 @@ pub(crate) static SQL: Sql = Sql {
                    AND ($10::timestamptz IS NULL OR (created_at, artifact_id) < ($10, $11::uuid)) \
                    ORDER BY created_at DESC, artifact_id DESC LIMIT 10000) a) sized \
                WHERE upto - octet_length(text) < $12) w, \
-             websearch_to_tsquery('simple', $3) AS q \
+             websearch_to_tsquery('simple', $3) AS q, \
+             to_tsquery('simple', replace(websearch_to_tsquery('simple', $3)::text, '&', '|')) AS rq \
              WHERE (cardinality($4::text[]) = 0 OR kind = ANY($4)) AND tags @> $7::text[] \
              AND (NOT $8 OR (kind = 'todo' AND acknowledged_at IS NULL)) \
              AND ($9::uuid IS NULL OR session_id = $9) AND w.search @@ q) matched \
-           ORDER BY rank DESC, created_at DESC, artifact_id LIMIT $5 OFFSET $6) page, \
-         websearch_to_tsquery('simple', $3) AS query \
-         ORDER BY rank DESC, created_at DESC, artifact_id"
+         ORDER BY rank DESC, created_at DESC, artifact_id LIMIT $5 OFFSET $6"
     ),
     // The window a search (with a byte budget, $5) or a listing ($5 NULL)
     // looks through past the cursor: its oldest artifact, when the project

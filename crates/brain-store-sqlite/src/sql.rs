@@ -305,8 +305,10 @@ pub(crate) static SQL: Sql = Sql {
     // cursor; octet_length reads a text's size, not its bytes): marking every
     // match of a common word took 1.6 s at 130,000. The `+` keeps the window
     // out of the full-text index's plan (looking each of 10,000 up there
-    // costs more than reading the project's matches), and the snippet is
-    // made for the page alone.
+    // costs more than reading the project's matches), and CROSS JOIN keeps
+    // the full-text index first. Snippets are brain_core::memory::
+    // search_snippet's (FTS5's snippet() compares every hit of a text with
+    // every other: seconds for a text full of them).
     recall_search: concat!(
         "WITH listed AS MATERIALIZED (SELECT rowid AS rid, octet_length(text) AS len, \
            created_at, artifact_id FROM artifacts WHERE tenant_id = ?1 AND project = ?2 \
@@ -336,11 +338,7 @@ pub(crate) static SQL: Sql = Sql {
            FROM hits ORDER BY rank DESC, created_at DESC, artifact_id LIMIT ?5 OFFSET ?6) \
          SELECT ",
         artifact_columns!(a),
-        ", page.rank AS rank, (SELECT snippet(artifacts_fts, 0, '«', '»', '…', 16) \
-           FROM artifacts_fts WHERE artifacts_fts MATCH \
-             ('fts_scope : \"s' || lower(hex(?1)) || 'p' || lower(hex(?2)) || '\"' || ?3) \
-           AND artifacts_fts.rowid = page.rid) AS snippet \
-         FROM page JOIN artifacts a ON a.rowid = page.rid \
+        ", page.rank AS rank FROM page JOIN artifacts a ON a.rowid = page.rid \
          ORDER BY page.rank DESC, a.created_at DESC, a.artifact_id"
     ),
     // As PostgreSQL's: the window's oldest artifact, when the project goes on

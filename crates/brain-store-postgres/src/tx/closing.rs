@@ -191,11 +191,7 @@ pub(super) async fn close_counts(
     s: &Session,
     until: DateTime<Utc>,
 ) -> Result<(Unattributed, i64), StoreError> {
-    // Planned for these values each time: a cached generic plan misjudges
-    // how many artifacts a session's window holds (brain_store_sqlx's
-    // PLANNED_PER_CALL).
     let row = sqlx::query("SELECT * FROM brain_close_counts($1, $2, $3, $4)")
-        .persistent(false)
         .bind(tenant.as_str())
         .bind(s.project.as_str())
         .bind(s.opened_at)

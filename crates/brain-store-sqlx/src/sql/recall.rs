@@ -2,12 +2,13 @@
 //! listing, with the same eleven parameters on both (a search, too, ranks
 //! only the window of artifacts past its cursor). Each store's full-text
 //! engine is its own (PostgreSQL's `websearch_to_tsquery`, SQLite's FTS5
-//! behind [`Conn::search_terms`]).
+//! behind [`Conn::search_terms`]); a hit's snippet is made here, the same
+//! for both.
 
 use super::{Conn, Param, Row, rows};
 use brain_core::error::StoreError;
 use brain_core::ids::{ArtifactId, TenantId};
-use brain_core::memory::{LIST_SNIPPET_CHARS, RecallHit};
+use brain_core::memory::{LIST_SNIPPET_CHARS, RecallHit, search_snippet};
 use brain_core::store::{RecallQuery, SEARCH_WINDOW_BYTES};
 use chrono::{DateTime, Utc};
 
@@ -51,8 +52,10 @@ pub async fn recall<C: Conn + ?Sized>(
         params.push(SEARCH_WINDOW_BYTES.into());
     }
     let found = c.fetch_all(sql, &params).await?;
-    let listing = q.query.is_none();
-    found.iter().map(|r| hit(r.as_ref(), listing)).collect()
+    found
+        .iter()
+        .map(|r| hit(r.as_ref(), q.query.as_deref()))
+        .collect()
 }
 
 /// Where `q`'s window ends, if the project goes on past it
@@ -81,13 +84,15 @@ pub async fn window_end<C: Conn + ?Sized>(
         .transpose()
 }
 
-fn hit(r: &dyn Row, listing: bool) -> Result<RecallHit, StoreError> {
+fn hit(r: &dyn Row, query: Option<&str>) -> Result<RecallHit, StoreError> {
     let artifact = rows::artifact(r)?;
-    let (rank, snippet) = if listing {
-        (1.0, list_snippet(&artifact.text))
-    } else {
+    let (rank, snippet) = match query {
+        None => (1.0, list_snippet(&artifact.text)),
         // A best match of rank 0 (all ranks 0) has no ratio: every hit is 1.
-        (r.opt_real("rank")?.unwrap_or(1.0), r.text("snippet")?)
+        Some(query) => (
+            r.opt_real("rank")?.unwrap_or(1.0),
+            search_snippet(&artifact.text, query),
+        ),
     };
     Ok(RecallHit {
         artifact,

@@ -231,7 +231,6 @@ pub struct Sql {
     pub portable: Option<&'static PortableWrites>,
 }
 
-/// The columns of an elevation, for a store's statements.
 /// What a statement starts with when it must be planned with its
 /// parameters' values on every call ([`PLANNED_PER_CALL`]).
 #[macro_export]
@@ -250,6 +249,7 @@ macro_rules! planned_per_call {
 /// that are not the write path's).
 pub const PLANNED_PER_CALL: &str = planned_per_call!();
 
+/// The columns of an elevation, for a store's statements.
 #[macro_export]
 macro_rules! elevation_columns {
     () => {
