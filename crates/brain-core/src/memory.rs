@@ -228,6 +228,36 @@ pub const BRIEF_STALE_HOURS: i64 = 26;
 /// of its text, this many characters, then "…".
 pub const LIST_SNIPPET_CHARS: usize = 200;
 
+/// The words of a query a hit holds, lowercased (not `or`, not excluded).
+fn query_terms(query: &str) -> std::collections::HashSet<String> {
+    query
+        .split_whitespace()
+        .filter(|t| !t.starts_with('-') && !t.eq_ignore_ascii_case("or"))
+        .flat_map(|t| t.split(|c: char| !c.is_alphanumeric()))
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// How many of `text`'s words are words of `query` (whole words, case
+/// apart), in one pass: a rank that costs the same however the hits fall.
+pub fn search_hits(text: &str, query: &str) -> usize {
+    let wanted = query_terms(query);
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty() && is_term(&wanted, w))
+        .count()
+}
+
+/// Whether `word` is one of `wanted` (lowercased), without lowercasing a
+/// copy of every word already in lower case.
+fn is_term(wanted: &std::collections::HashSet<String>, word: &str) -> bool {
+    if word.chars().any(char::is_uppercase) {
+        wanted.contains(&word.to_lowercase())
+    } else {
+        wanted.contains(word)
+    }
+}
+
 /// Words a search snippet shows: up to this many before the first hit, and
 /// this many in all.
 const SNIPPET_LEAD_WORDS: usize = 8;
@@ -241,13 +271,7 @@ const SNIPPET_WORDS: usize = 30;
 /// engines' own snippet functions compare every hit with every other, which
 /// a text full of hits made cost seconds.
 pub fn search_snippet(text: &str, query: &str) -> String {
-    let wanted: std::collections::HashSet<String> = query
-        .split_whitespace()
-        .filter(|t| !t.starts_with('-') && !t.eq_ignore_ascii_case("or"))
-        .flat_map(|t| t.split(|c: char| !c.is_alphanumeric()))
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect();
+    let wanted = query_terms(query);
     // Each word's byte range, in order.
     let mut words: Vec<(usize, usize)> = Vec::new();
     let mut start = None;
@@ -264,7 +288,7 @@ pub fn search_snippet(text: &str, query: &str) -> String {
     if let Some(s) = start {
         words.push((s, text.len()));
     }
-    let hit = |&(s, e): &(usize, usize)| wanted.contains(&text[s..e].to_lowercase());
+    let hit = |&(s, e): &(usize, usize)| is_term(&wanted, &text[s..e]);
     let first = words.iter().position(hit).unwrap_or(0);
     let from = first.saturating_sub(SNIPPET_LEAD_WORDS);
     let to = (from + SNIPPET_WORDS).min(words.len());
@@ -529,5 +553,10 @@ mod snippet_tests {
             "Ελληνικά «ΚΕΊΜΕΝΑ»"
         );
         assert_eq!(search_snippet("", "x"), "");
+        assert_eq!(
+            super::search_hits("Ledger, ledger; LEDGER-tip", "ledger or x"),
+            3
+        );
+        assert_eq!(super::search_hits("no hits here", "-no"), 0);
     }
 }

@@ -308,9 +308,11 @@ pub(crate) static SQL: Sql = Sql {
     // index, whose entries span every tenant, and never every match of a
     // common word in a large project (320 ms at 130,000). The text's size
     // comes from its TOAST header, not its bytes. The rank is ts_rank's over
-    // the query's words taken as alternatives: for words that must all match
-    // ts_rank weighs every pair of their positions (186 ms a row for 32
-    // words in a text full of them), for alternatives each position once.
+    // the query's distinct words, not excluded ones, taken as alternatives:
+    // for words that must all match, or a phrase, ts_rank weighs every pair
+    // of their positions (186 ms a row for 32 words in a text full of them,
+    // 1.2 s a call for a quoted phrase of 8), for alternatives each position
+    // once. No word to rank (exclusions only): every rank is 1.
     // Snippets are brain_core::memory::search_snippet's, made in one pass
     // over each hit's text (ts_headline took 79 ms a row on such a text).
     recall_search: concat!(
@@ -327,7 +329,8 @@ pub(crate) static SQL: Sql = Sql {
                    ORDER BY created_at DESC, artifact_id DESC LIMIT 10000) a) sized \
                WHERE upto - octet_length(text) < $12) w, \
              websearch_to_tsquery('simple', $3) AS q, \
-             to_tsquery('simple', replace(websearch_to_tsquery('simple', $3)::text, '&', '|')) AS rq \
+             LATERAL (SELECT string_agg(DISTINCT m[1], ' | ')::tsquery AS rq \
+               FROM regexp_matches(querytree(q), '''(?:[^'']|'''')*''', 'g') m) alternatives \
              WHERE (cardinality($4::text[]) = 0 OR kind = ANY($4)) AND tags @> $7::text[] \
              AND (NOT $8 OR (kind = 'todo' AND acknowledged_at IS NULL)) \
              AND ($9::uuid IS NULL OR session_id = $9) AND w.search @@ q) matched \
@@ -351,6 +354,7 @@ pub(crate) static SQL: Sql = Sql {
             OR (SELECT count(*) FROM inside) < (SELECT count(*) FROM listed) \
          ORDER BY created_at, artifact_id LIMIT 1"
     ),
+    recall_search_ranks: true,
     recall_list: concat!(
         "SELECT ",
         artifact_columns!(),

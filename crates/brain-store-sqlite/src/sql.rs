@@ -295,20 +295,16 @@ pub(crate) static SQL: Sql = Sql {
     tenant_get: "SELECT 1 AS one FROM tenants WHERE tenant_id = ?1",
     ledger_tip: "SELECT seq, hash FROM receipt_heads WHERE tenant_id = ?1",
     // The MATCH starts with the artifact's tenant and project (migration
-    // 0015's fts_scope), and the rank counts the query's matches in the
-    // artifact's own text (highlight's markers, less any the text itself
-    // holds; like PostgreSQL's ts_rank, no weight from other
-    // artifacts), relative to the best match (1.0) among the ranked ones,
-    // not just this page: comparable across pages and with PostgreSQL's.
-    // Only matches within the window are ranked (brain_core::store::
-    // LISTING_WINDOW artifacts and SEARCH_WINDOW_BYTES of text past the
-    // cursor; octet_length reads a text's size, not its bytes): marking every
-    // match of a common word took 1.6 s at 130,000. The `+` keeps the window
-    // out of the full-text index's plan (looking each of 10,000 up there
-    // costs more than reading the project's matches), and CROSS JOIN keeps
-    // the full-text index first. Snippets are brain_core::memory::
-    // search_snippet's (FTS5's snippet() compares every hit of a text with
-    // every other: seconds for a text full of them).
+    // 0015's fts_scope). Only matches within the window are read (brain_core::
+    // store::LISTING_WINDOW artifacts and SEARCH_WINDOW_BYTES of text past
+    // the cursor; octet_length reads a text's size, not its bytes): marking
+    // every match of a common word took 1.6 s at 130,000. The `+` keeps the
+    // window out of the full-text index's plan (looking each of 10,000 up
+    // there costs more than reading the project's matches), and CROSS JOIN
+    // keeps the full-text index first. The matches are ranked and paged by
+    // the caller (recall_search_ranks), which counts each one's hits in one
+    // pass: FTS5's highlight() and snippet() cost in proportion to a text's
+    // hits times the query's phrases, or to pairs of hits.
     recall_search: concat!(
         "WITH listed AS MATERIALIZED (SELECT rowid AS rid, octet_length(text) AS len, \
            created_at, artifact_id FROM artifacts WHERE tenant_id = ?1 AND project = ?2 \
@@ -317,13 +313,10 @@ pub(crate) static SQL: Sql = Sql {
            ORDER BY created_at DESC, artifact_id DESC LIMIT 10000), \
          windowed(rid) AS MATERIALIZED (SELECT rid FROM (SELECT rid, len, sum(len) OVER \
              (ORDER BY created_at DESC, artifact_id DESC) AS upto FROM listed) \
-           WHERE upto - len < ?12), \
-         hits AS MATERIALIZED (SELECT a.rowid AS rid, a.created_at AS created_at, \
-           a.artifact_id AS artifact_id, \
-           length(highlight(artifacts_fts, 0, char(1), '')) \
-             - length(replace(highlight(artifacts_fts, 0, char(1), ''), char(1), '')) \
-             - (length(a.text) - length(replace(a.text, char(1), ''))) AS raw \
-         FROM artifacts_fts CROSS JOIN artifacts a ON a.rowid = artifacts_fts.rowid \
+           WHERE upto - len < ?12) \
+         SELECT ",
+        artifact_columns!(a),
+        " FROM artifacts_fts CROSS JOIN artifacts a ON a.rowid = artifacts_fts.rowid \
          WHERE artifacts_fts MATCH \
            ('fts_scope : \"s' || lower(hex(?1)) || 'p' || lower(hex(?2)) || '\"' || ?3) \
          AND +artifacts_fts.rowid IN windowed \
@@ -332,15 +325,9 @@ pub(crate) static SQL: Sql = Sql {
          AND NOT EXISTS (SELECT 1 FROM json_each(?7) w \
                          WHERE w.value NOT IN (SELECT t.value FROM json_each(a.tags) t)) \
          AND (NOT ?8 OR (a.kind = 'todo' AND a.acknowledged_at IS NULL)) \
-         AND (?9 IS NULL OR a.session_id = ?9)), \
-         page AS MATERIALIZED (SELECT rid, CASE WHEN (SELECT max(raw) FROM hits) > 0 \
-                        THEN raw * 1.0 / (SELECT max(raw) FROM hits) ELSE 1.0 END AS rank \
-           FROM hits ORDER BY rank DESC, created_at DESC, artifact_id LIMIT ?5 OFFSET ?6) \
-         SELECT ",
-        artifact_columns!(a),
-        ", page.rank AS rank FROM page JOIN artifacts a ON a.rowid = page.rid \
-         ORDER BY page.rank DESC, a.created_at DESC, a.artifact_id"
+         AND (?9 IS NULL OR a.session_id = ?9)"
     ),
+    recall_search_ranks: false,
     // As PostgreSQL's: the window's oldest artifact, when the project goes on
     // past it ($5 the byte budget of a search, NULL for a listing).
     recall_window_end: "WITH listed AS MATERIALIZED (SELECT created_at, artifact_id, \

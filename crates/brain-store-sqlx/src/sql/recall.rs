@@ -8,7 +8,8 @@
 use super::{Conn, Param, Row, rows};
 use brain_core::error::StoreError;
 use brain_core::ids::{ArtifactId, TenantId};
-use brain_core::memory::{LIST_SNIPPET_CHARS, RecallHit, search_snippet};
+use brain_core::memory::{LIST_SNIPPET_CHARS, RecallHit, search_hits, search_snippet};
+use brain_core::model::Artifact;
 use brain_core::store::{RecallQuery, SEARCH_WINDOW_BYTES};
 use chrono::{DateTime, Utc};
 
@@ -52,9 +53,50 @@ pub async fn recall<C: Conn + ?Sized>(
         params.push(SEARCH_WINDOW_BYTES.into());
     }
     let found = c.fetch_all(sql, &params).await?;
-    found
-        .iter()
-        .map(|r| hit(r.as_ref(), q.query.as_deref()))
+    match &q.query {
+        Some(query) if !c.sql().recall_search_ranks => {
+            let matches = found
+                .iter()
+                .map(|r| rows::artifact(r.as_ref()))
+                .collect::<Result<_, _>>()?;
+            Ok(ranked_page(matches, query, q))
+        }
+        _ => found
+            .iter()
+            .map(|r| hit(r.as_ref(), q.query.as_deref()))
+            .collect(),
+    }
+}
+
+/// The window's matches ranked as the SQL that ranks does: by the query's
+/// words a text holds, relative to the best (1 for all when none holds
+/// any), best first, then newest, then by id; the page at `q`'s offset.
+fn ranked_page(matches: Vec<Artifact>, query: &str, q: &RecallQuery) -> Vec<RecallHit> {
+    let mut counted: Vec<(usize, Artifact)> = matches
+        .into_iter()
+        .map(|a| (search_hits(&a.text, query), a))
+        .collect();
+    let best = counted.iter().map(|(n, _)| *n).max().unwrap_or(0);
+    counted.sort_by(|(n, a), (m, b)| {
+        m.cmp(n)
+            .then(b.created_at.cmp(&a.created_at))
+            .then(a.artifact_id.cmp(&b.artifact_id))
+    });
+    let skip = usize::try_from(q.offset).unwrap_or(0);
+    let take = usize::try_from(q.limit).unwrap_or(0);
+    counted
+        .into_iter()
+        .skip(skip)
+        .take(take)
+        .map(|(n, artifact)| RecallHit {
+            rank: if best == 0 {
+                1.0
+            } else {
+                n as f64 / best as f64
+            },
+            snippet: search_snippet(&artifact.text, query),
+            artifact,
+        })
         .collect()
 }
 

@@ -174,10 +174,17 @@ pub struct Sql {
     /// tenant, project, search terms, kinds (none: all), limit, offset, tags
     /// (each required), inbox (only open todos), session_id or NULL,
     /// before_created_at or NULL, before_artifact_id, the window's bytes →
-    /// the artifacts' columns, `rank` (relative to the best match in the
-    /// window, NULL when that is 0) and `snippet` (hits between « and »),
-    /// best first, of the matches in the window past `before`.
+    /// the artifacts' columns of the matches in the window past `before`:
+    /// with `rank` (relative to the best match in the window, NULL when that
+    /// is 0), best first, the page at limit and offset, when
+    /// `recall_search_ranks`; else every match, unordered, for the caller to
+    /// rank and page.
     pub recall_search: &'static str,
+    /// Whether `recall_search` ranks and pages its matches itself.
+    /// SQLite's does not: FTS5 offers no rank that costs one pass over a
+    /// text's hits (marking them took 0.6 s for one word on texts full of
+    /// it), so brain counts them, as `brain_store_sqlx::sql::recall` does.
+    pub recall_search_ranks: bool,
     /// The same first nine parameters (terms bound empty), then
     /// before_created_at or NULL and before_artifact_id → the artifacts'
     /// columns, newest first.
