@@ -228,6 +228,15 @@ pub const BRIEF_STALE_HOURS: i64 = 26;
 /// of its text, this many characters, then "…".
 pub const LIST_SNIPPET_CHARS: usize = 200;
 
+/// A listed artifact's snippet: its text's first LIST_SNIPPET_CHARS
+/// characters, then "…" when it goes on.
+pub fn list_snippet(text: &str) -> String {
+    match text.char_indices().nth(LIST_SNIPPET_CHARS) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_owned(),
+    }
+}
+
 /// The words of a query a hit holds, lowercased (not `or`, not excluded).
 fn query_terms(query: &str) -> std::collections::HashSet<String> {
     query
@@ -294,7 +303,7 @@ pub fn search_snippet(text: &str, query: &str) -> String {
     let to = (from + SNIPPET_WORDS).min(words.len());
     let (Some(&(begin, _)), Some(&(_, end))) = (words.get(from), words.get(to.wrapping_sub(1)))
     else {
-        return text.chars().take(LIST_SNIPPET_CHARS).collect();
+        return list_snippet(text);
     };
     let mut out = String::with_capacity(end - begin + 16);
     if from > 0 {
@@ -532,7 +541,18 @@ mod tests {
 
 #[cfg(test)]
 mod snippet_tests {
-    use super::search_snippet;
+    use super::{LIST_SNIPPET_CHARS, list_snippet, search_snippet};
+
+    #[test]
+    fn a_listed_snippet_is_the_texts_start_in_characters() {
+        assert_eq!(list_snippet("short"), "short");
+        let long: String = "é".repeat(LIST_SNIPPET_CHARS + 5);
+        let s = list_snippet(&long);
+        assert_eq!(s.chars().count(), LIST_SNIPPET_CHARS + 1);
+        assert!(s.ends_with('…'));
+        let exact: String = "a".repeat(LIST_SNIPPET_CHARS);
+        assert_eq!(list_snippet(&exact), exact);
+    }
 
     #[test]
     fn a_snippet_marks_the_querys_words_around_the_first_hit() {

@@ -37,6 +37,29 @@ async fn slowest_read_meanwhile<F: std::future::Future<Output = Value>>(
     (out, reads.await.unwrap())
 }
 
+/// `n` notes of acme's `project`, written directly a second ahead of the
+/// clock (newer than what was recorded before, older than what is recorded
+/// two seconds on), with `text` as an SQL expression for PostgreSQL and for
+/// SQLite.
+async fn fill_notes(app: &TestApp, project: &str, n: usize, text: (&str, &str)) {
+    let (id, now, text) = match &app.db {
+        brain_testkit::app::TestBackend::Postgres(_) => {
+            ("gen_random_uuid()", "now() + interval '1 second'", text.0)
+        }
+        brain_testkit::app::TestBackend::Sqlite(_) => (
+            "randomblob(16)",
+            "CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER) + 1000000",
+            text.1,
+        ),
+    };
+    let fill = format!(
+        "WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < {n}) \
+         INSERT INTO artifacts (tenant_id, project, artifact_id, kind, text, created_at) \
+         SELECT 'acme', '{project}', {id}, 'note', {text}, {now} FROM g"
+    );
+    brain_testkit::app::exec(app, &fill).await;
+}
+
 async fn start_w(c: &Client) -> Value {
     let s = ok(
         c,
@@ -614,21 +637,7 @@ async fn a_filtered_listing_reads_a_bounded_window() {
     let c = app.client(&token("acme", "lister")).await;
     let todo = |text: &str| json!({"project": "big", "kind": "todo", "text": text});
     ok(&c, "brain_remember", todo("oldest")).await;
-    let (id, now) = match &app.db {
-        brain_testkit::app::TestBackend::Postgres(_) => {
-            ("gen_random_uuid()", "now() + interval '1 second'")
-        }
-        brain_testkit::app::TestBackend::Sqlite(_) => (
-            "randomblob(16)",
-            "CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER) + 1000000",
-        ),
-    };
-    let fill = format!(
-        "WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < 25000) \
-         INSERT INTO artifacts (tenant_id, project, artifact_id, kind, text, created_at) \
-         SELECT 'acme', 'big', {id}, 'note', 'filler', {now} FROM g"
-    );
-    brain_testkit::app::exec(&app, &fill).await;
+    fill_notes(&app, "big", 25_000, ("'filler'", "'filler'")).await;
     // Newer than the filler by the clock: written two seconds on.
     tokio::time::sleep(Duration::from_millis(2100)).await;
     ok(&c, "brain_remember", todo("newest")).await;
@@ -677,21 +686,7 @@ async fn a_search_ranks_a_bounded_window() {
     let c = app.client(&token("acme", "searcher")).await;
     let note = |text: &str| json!({"project": "big", "kind": "note", "text": text});
     ok(&c, "brain_remember", note("oldest rare common")).await;
-    let (id, now) = match &app.db {
-        brain_testkit::app::TestBackend::Postgres(_) => {
-            ("gen_random_uuid()", "now() + interval '1 second'")
-        }
-        brain_testkit::app::TestBackend::Sqlite(_) => (
-            "randomblob(16)",
-            "CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER) + 1000000",
-        ),
-    };
-    let fill = format!(
-        "WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < 25000) \
-         INSERT INTO artifacts (tenant_id, project, artifact_id, kind, text, created_at) \
-         SELECT 'acme', 'big', {id}, 'note', 'filler common', {now} FROM g"
-    );
-    brain_testkit::app::exec(&app, &fill).await;
+    fill_notes(&app, "big", 25_000, ("'filler common'", "'filler common'")).await;
     tokio::time::sleep(Duration::from_millis(2100)).await;
     ok(&c, "brain_remember", note("newest rare common common")).await;
 
@@ -797,27 +792,16 @@ async fn a_search_window_holds_a_bounded_amount_of_text() {
     )
     .await;
     // 200 artifacts of exactly 10,240 bytes: 103 fit the first window.
-    let (id, text) = match &app.db {
-        brain_testkit::app::TestBackend::Postgres(_) => {
-            ("gen_random_uuid()", "repeat('common ', 1462) || 'common'")
-        }
-        brain_testkit::app::TestBackend::Sqlite(_) => (
-            "randomblob(16)",
+    fill_notes(
+        &app,
+        "wide",
+        200,
+        (
+            "repeat('common ', 1462) || 'common'",
             "replace(hex(zeroblob(1462)), '00', 'common ') || 'common'",
         ),
-    };
-    let now = match &app.db {
-        brain_testkit::app::TestBackend::Postgres(_) => "now() + interval '1 second'",
-        brain_testkit::app::TestBackend::Sqlite(_) => {
-            "CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER) + 1000000"
-        }
-    };
-    let fill = format!(
-        "WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < 200) \
-         INSERT INTO artifacts (tenant_id, project, artifact_id, kind, text, created_at) \
-         SELECT 'acme', 'wide', {id}, 'note', {text}, {now} FROM g"
-    );
-    brain_testkit::app::exec(&app, &fill).await;
+    )
+    .await;
     let mut args = json!({"project": "wide", "query": "common", "limit": 50});
     let mut sizes = Vec::new();
     let mut seen = std::collections::HashSet::new();

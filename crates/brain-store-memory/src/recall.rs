@@ -4,7 +4,7 @@
 //! case-insensitively, ranked by matches per word of the text relative to
 //! the best hit, the snippet brain_core's `search_snippet`.
 
-use brain_core::memory::{LIST_SNIPPET_CHARS, RecallHit};
+use brain_core::memory::{RecallHit, list_snippet};
 use brain_core::model::{Artifact, ArtifactKind};
 use brain_core::store::{LISTING_WINDOW, RecallQuery, SEARCH_WINDOW_BYTES};
 
@@ -62,13 +62,6 @@ fn score(clauses: &[Clause], text: &str) -> Option<f64> {
         .filter(|w| held.iter().any(|c| c.with.contains(w)))
         .count();
     Some(hits as f64 / found.len().max(1) as f64)
-}
-
-fn list_snippet(text: &str) -> String {
-    match text.char_indices().nth(LIST_SNIPPET_CHARS) {
-        Some((end, _)) => format!("{}…", &text[..end]),
-        None => text.to_owned(),
-    }
 }
 
 fn wanted(q: &RecallQuery, a: &Artifact) -> bool {

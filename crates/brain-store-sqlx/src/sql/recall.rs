@@ -8,18 +8,10 @@
 use super::{Conn, Param, Row, rows};
 use brain_core::error::StoreError;
 use brain_core::ids::{ArtifactId, TenantId};
-use brain_core::memory::{LIST_SNIPPET_CHARS, RecallHit, search_hits, search_snippet};
+use brain_core::memory::{RecallHit, list_snippet, search_hits, search_snippet};
 use brain_core::model::Artifact;
 use brain_core::store::{RecallQuery, SEARCH_WINDOW_BYTES};
 use chrono::{DateTime, Utc};
-
-/// The start of a listed artifact's text, as its snippet.
-fn list_snippet(text: &str) -> String {
-    match text.char_indices().nth(LIST_SNIPPET_CHARS) {
-        Some((end, _)) => format!("{}…", &text[..end]),
-        None => text.to_owned(),
-    }
-}
 
 pub async fn recall<C: Conn + ?Sized>(
     c: &mut C,
@@ -141,20 +133,4 @@ fn hit(r: &dyn Row, query: Option<&str>) -> Result<RecallHit, StoreError> {
         rank,
         snippet,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_listed_snippet_is_the_texts_start_in_characters() {
-        assert_eq!(list_snippet("short"), "short");
-        let long: String = "é".repeat(LIST_SNIPPET_CHARS + 5);
-        let s = list_snippet(&long);
-        assert_eq!(s.chars().count(), LIST_SNIPPET_CHARS + 1);
-        assert!(s.ends_with('…'));
-        let exact: String = "a".repeat(LIST_SNIPPET_CHARS);
-        assert_eq!(list_snippet(&exact), exact);
-    }
 }
