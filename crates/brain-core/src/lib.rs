@@ -38,6 +38,7 @@ pub mod outcome;
 pub mod receipt;
 pub mod requests;
 pub mod rules;
+pub mod search_words;
 pub mod store;
 pub mod text;
 pub mod writes;

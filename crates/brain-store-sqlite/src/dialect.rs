@@ -3,6 +3,7 @@
 //! `brain_store_sqlx` runs the statements.
 
 use brain_core::error::StoreError;
+use brain_core::search_words;
 use brain_store_sqlx::sql::{Param, Sql, corrupt};
 use brain_store_sqlx::{DbQuery, Dialect, db};
 use chrono::{DateTime, Utc};
@@ -103,10 +104,9 @@ pub(crate) fn fts_query(input: &str) -> Option<String> {
             (&body[..end], &body[end..])
         };
         rest = next;
-        let words: Vec<&str> = term
-            .split(|c: char| !c.is_alphanumeric())
-            .filter(|w| !w.is_empty())
-            .collect();
+        // brain's words are unicode61's tokens (brain_core::search_words),
+        // so a phrase holds no more tokens than the query's counted words.
+        let words: Vec<&str> = search_words::words(term).collect();
         if words.is_empty() {
             continue;
         }

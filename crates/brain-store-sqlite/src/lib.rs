@@ -22,6 +22,8 @@
 
 mod dialect;
 mod group_commit;
+#[cfg(test)]
+mod search_checks;
 mod sql;
 mod tx;
 

@@ -1,6 +1,7 @@
 use brain_core::DomainError;
 use brain_core::error::StoreError;
 use brain_core::ids::{ArtifactId, ProjectKey, SessionId};
+use brain_core::search_words;
 use brain_core::store::RecallQuery;
 use rmcp::model::{JsonObject, Tool};
 use schemars::JsonSchema;
@@ -84,7 +85,7 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
         .into());
     }
     if let Some(query) = &a.query
-        && query_words(query) > QUERY_WORDS_MAX
+        && search_words::words(query).count() > search_words::QUERY_WORDS_MAX
     {
         return Err(DomainError::invalid_argument("query", "must hold at most 8 words").into());
     }
@@ -116,7 +117,7 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
     // walks the client through them all).
     if q.query
         .as_deref()
-        .is_some_and(|t| !t.chars().any(char::is_alphanumeric))
+        .is_some_and(|t| search_words::words(t).next().is_none())
     {
         return to_result(&json!({ "results": [], "next_cursor": null }));
     }
@@ -141,28 +142,6 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
         _ => None,
     };
     to_result(&json!({ "results": results, "next_cursor": next }))
-}
-
-/// Words a search may hold: each is a term or a phrase's token the
-/// full-text engines match against every text of the project, and SQLite
-/// marks each one's hits in its window to rank them (a 500-token phrase took
-/// 4.5 s in SQLite).
-const QUERY_WORDS_MAX: usize = 8;
-
-/// The words of a query, every one counted (`or`, excluded and quoted ones
-/// too), split as the stricter tokenizer splits them: SQLite's unicode61
-/// ends a token at any combining mark, where Rust's alphanumerics include
-/// some (an Indic vowel sign).
-fn query_words(query: &str) -> usize {
-    use unicode_general_category::{GeneralCategory as G, get_general_category};
-    let splits = |c: char| {
-        !c.is_alphanumeric()
-            || matches!(
-                get_general_category(c),
-                G::NonspacingMark | G::SpacingMark | G::EnclosingMark
-            )
-    };
-    query.split(splits).filter(|w| !w.is_empty()).count()
 }
 
 /// Where the window after `q`'s ends, when the project goes on past it.
