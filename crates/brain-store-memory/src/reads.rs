@@ -8,7 +8,8 @@ use brain_core::memory::{Document, DocumentKind, HistoryEntry, RecallHit};
 use brain_core::model::{Artifact, Focus, Revision, now_micros};
 use brain_core::receipt::Receipt;
 use brain_core::store::{
-    FocusResource, Reads, RecallQuery, ReceiptQuery, SessionDetail, SessionListQuery,
+    FocusResource, LISTING_WINDOW, Reads, RecallQuery, ReceiptQuery, SessionDetail,
+    SessionListQuery,
 };
 use brain_core::writes::Backend;
 
@@ -116,21 +117,14 @@ impl Reads for MemoryStore {
     ) -> Result<Vec<SessionDetail>, StoreError> {
         let idle_secs = self.idle_secs();
         self.read(tenant, |t| {
-            let mut found: Vec<_> = t
-                .sessions
-                .values()
-                .map(|(s, _)| s)
-                .filter(|s| {
-                    s.project == q.project && s.kind == brain_core::model::SessionKind::Agent
-                })
-                .filter(|s| q.status.is_none_or(|st| s.status == st))
+            let found = t
+                .session_window(q)
+                .into_iter()
+                .filter(|s| s.kind == brain_core::model::SessionKind::Agent)
                 .filter(|s| q.slot.is_none() || s.bound_slot == q.slot)
-                .filter(|s| q.client_key.as_ref().is_none_or(|k| &s.client_key == k))
-                .filter(|s| q.after.is_none_or(|a| (s.opened_at, s.session_id) < a))
-                .collect();
-            found.sort_by_key(|s| std::cmp::Reverse((s.opened_at, s.session_id)));
+                .filter(|s| q.client_key.as_ref().is_none_or(|k| &s.client_key == k));
             let now = now_micros();
-            let details = found.into_iter().map(|s| SessionDetail {
+            let details = found.map(|s| SessionDetail {
                 idle: s.is_idle(now, idle_secs),
                 session: s.clone(),
                 ledger_size: t.ledger_size(s.session_id),
@@ -138,6 +132,22 @@ impl Reads for MemoryStore {
             Ok(page(details, q.limit))
         })
         .await
+    }
+
+    async fn session_list_window_end(
+        &self,
+        tenant: &TenantId,
+        q: &SessionListQuery,
+    ) -> Result<Option<(chrono::DateTime<chrono::Utc>, brain_core::ids::SessionId)>, StoreError>
+    {
+        Ok(self
+            .read(tenant, |t| {
+                let window = t.session_window(q);
+                (window.len() as i64 == LISTING_WINDOW)
+                    .then(|| window.last().map(|s| (s.opened_at, s.session_id)))
+                    .flatten()
+            })
+            .await)
     }
 
     async fn receipts_page(

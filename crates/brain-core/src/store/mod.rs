@@ -184,12 +184,22 @@ pub trait Reads: Send + Sync {
         before: Option<Revision>,
         limit: i64,
     ) -> Result<Vec<HistoryEntry>, StoreError>;
-    /// Agent sessions of a project, newest first, after the keyset cursor when given.
+    /// Agent sessions of a project, newest first, after the keyset cursor
+    /// when given: among the LISTING_WINDOW newest sessions past it (of
+    /// `q.status`, when given) before `slot` and `client_key` apply.
     async fn session_list(
         &self,
         tenant: &TenantId,
         q: &SessionListQuery,
     ) -> Result<Vec<SessionDetail>, StoreError>;
+    /// Where `q`'s window of sessions ends: the `(opened_at, session_id)` of
+    /// its oldest when it holds LISTING_WINDOW sessions, the next window's
+    /// cursor; `None` when it holds the rest of the project's.
+    async fn session_list_window_end(
+        &self,
+        tenant: &TenantId,
+        q: &SessionListQuery,
+    ) -> Result<Option<(DateTime<Utc>, SessionId)>, StoreError>;
     /// Receipts with `seq > after_seq`, oldest first (newest first below `before_seq`), filtered by project or session.
     async fn receipts_page(
         &self,

@@ -65,6 +65,14 @@ pub struct SessionListQuery {
     pub limit: i64,
 }
 
+impl SessionListQuery {
+    /// Whether a filter applies within the window (`slot`, `client_key`):
+    /// a page may then fall short of its limit while the project goes on.
+    pub fn filtered(&self) -> bool {
+        self.slot.is_some() || self.client_key.is_some()
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct ReceiptQuery {
     pub project: Option<ProjectKey>,

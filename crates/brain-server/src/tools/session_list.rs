@@ -74,7 +74,7 @@ pub fn definition() -> Tool {
         schemas::output(
             schemas::props(json!({
                 "sessions": {"type": "array", "items": detail},
-                "next_cursor": {"type": ["string", "null"]}
+                "next_cursor": {"type": ["string", "null"], "description": "With slot or client_key, a page looks through 10,000 sessions at most, so it may come short or empty with a cursor: page on until null."}
             })),
             &["sessions", "next_cursor"],
         ),
@@ -115,16 +115,18 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
 pub async fn page(store: &dyn Store, tenant: &TenantId, q: &SessionListQuery) -> ToolResult {
     let limit = q.limit;
     let sessions = store.session_list(tenant, q).await?;
-    let next = (sessions.len() as i64 == limit)
-        .then(|| sessions.last())
-        .flatten()
-        .map(|d| {
-            format!(
-                "{}:{}",
-                d.session.opened_at.timestamp_micros(),
-                d.session.session_id
-            )
-        });
+    let cursor =
+        |(at, id): (DateTime<chrono::Utc>, SessionId)| format!("{}:{}", at.timestamp_micros(), id);
+    let next = match sessions.last() {
+        Some(d) if sessions.len() as i64 == limit => {
+            Some(cursor((d.session.opened_at, d.session.session_id)))
+        }
+        // A slot or client_key filters within a window of the newest
+        // sessions past the cursor: while the project goes on past it, the
+        // next page starts after the window, however few matched.
+        _ if q.filtered() => store.session_list_window_end(tenant, q).await?.map(cursor),
+        _ => None,
+    };
     // A list carries summaries and sizes; the whole next_focus is for
     // brain_session_get (and brain_focus_history).
     let mut listed =

@@ -141,7 +141,11 @@ impl<S: Scope> Reads for crate::SqlStore<S> {
             q.slot.as_ref().map(SlotName::as_str).into(),
             q.client_key.as_ref().map(ClientKey::as_str).into(),
         ];
-        let found = c.fetch_all(c.sql().session_list, &params).await?;
+        let sql = match q.filtered() {
+            true => c.sql().session_list_window,
+            false => c.sql().session_list,
+        };
+        let found = c.fetch_all(sql, &params).await?;
         c.finish().await?;
         let now = now_micros();
         found
@@ -155,6 +159,33 @@ impl<S: Scope> Reads for crate::SqlStore<S> {
                 })
             })
             .collect()
+    }
+
+    async fn session_list_window_end(
+        &self,
+        tenant: &TenantId,
+        q: &SessionListQuery,
+    ) -> Result<Option<(DateTime<Utc>, SessionId)>, StoreError> {
+        let mut c = self.tenant_scope(tenant).await?;
+        let params = [
+            tenant.into(),
+            (&q.project).into(),
+            q.status.map(|s| s.as_str()).into(),
+            q.after.map(|a| a.0).into(),
+            q.after.map(|a| a.1.as_uuid()).unwrap_or_default().into(),
+        ];
+        let found = c
+            .fetch_optional(c.sql().session_list_window_end, &params)
+            .await?;
+        c.finish().await?;
+        found
+            .map(|r| {
+                Ok((
+                    r.time("opened_at")?,
+                    SessionId::from_uuid(r.uuid("session_id")?),
+                ))
+            })
+            .transpose()
     }
 
     async fn receipts_page(

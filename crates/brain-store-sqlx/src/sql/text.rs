@@ -118,6 +118,13 @@ pub struct Sql {
     /// after_session_id, limit → the sessions' columns and `ledger_size`,
     /// newest first.
     pub session_list: &'static str,
+    /// As `session_list`, and slot or NULL, client_key or NULL, which filter
+    /// within brain_core::store::LISTING_WINDOW sessions past the cursor.
+    pub session_list_window: &'static str,
+    /// tenant, project, status or NULL, after_opened_at or NULL,
+    /// after_session_id → `opened_at`, `session_id` of the window's oldest
+    /// session, only when the window holds brain_core::store::LISTING_WINDOW.
+    pub session_list_window_end: &'static str,
     /// tenant, after_seq, project or NULL, session_id or NULL, limit,
     /// before_seq (NULL) → receipt columns, oldest first.
     pub receipts_page: &'static str,
