@@ -77,3 +77,38 @@ async fn a_query_of_only_exclusions_reads_alike_on_both_stores() {
         .collect();
     assert!(texts.is_empty(), "{texts:?}");
 }
+
+/// SQLite's search is brain's own matching of the window (its full-text
+/// index read other projects' and tenants' rows between the window's), so
+/// both stores read a query alike: whole words, case apart, accents kept
+/// (PostgreSQL's `simple` configuration; SQLite's FTS5 folded them), `or`
+/// between alternatives, an exclusion within its alternative, phrases in
+/// a row.
+#[tokio::test]
+async fn both_stores_match_a_query_alike() {
+    let app = spawn_app().await;
+    let c = app.client(&token("acme", "a")).await;
+    remember(&c, "Café au lait").await;
+    remember(&c, "cafe racer").await;
+    remember(&c, "big red cat").await;
+    remember(&c, "red big dog").await;
+    let other = app.client(&token("globex", "g")).await;
+    remember(&other, "big red cat elsewhere").await;
+    let texts = |hits: Vec<(String, f64)>| {
+        let mut t: Vec<String> = hits.into_iter().map(|h| h.0).collect();
+        t.sort();
+        t
+    };
+    assert_eq!(texts(recall(&c, "café").await), ["Café au lait"]);
+    assert_eq!(texts(recall(&c, "CAFE").await), ["cafe racer"]);
+    assert_eq!(texts(recall(&c, "\"big red\"").await), ["big red cat"]);
+    assert_eq!(
+        texts(recall(&c, "cat or dog -big").await),
+        ["big red cat"],
+        "an exclusion belongs to its alternative"
+    );
+    assert_eq!(
+        texts(recall(&c, "racer or \"red big\"").await),
+        ["cafe racer", "red big dog"]
+    );
+}

@@ -1,68 +1,12 @@
-//! Recall over a tenant's artifacts in memory: web-search syntax as
-//! PostgreSQL's `websearch_to_tsquery('simple', …)` reads it (words all
-//! present, `or` between alternatives, `-word` absent), whole words compared
-//! case-insensitively, ranked by matches per word of the text relative to
-//! the best hit, the snippet brain_core's `search_snippet`.
+//! Recall over a tenant's artifacts in memory: matched as the SQLite store
+//! matches ([`brain_core::search_words::Query`], web-search syntax as
+//! PostgreSQL's `websearch_to_tsquery('simple', …)` reads it), ranked by
+//! matches per word of the text relative to the best hit, the snippet
+//! brain_core's `search_snippet`.
 
 use brain_core::memory::{RecallHit, list_snippet};
 use brain_core::model::{Artifact, ArtifactKind};
 use brain_core::store::{LISTING_WINDOW, RecallQuery, SEARCH_WINDOW_BYTES};
-
-/// One alternative of a query: words that must all be present, and words
-/// that must not be.
-#[derive(Default)]
-struct Clause {
-    with: Vec<String>,
-    without: Vec<String>,
-}
-
-fn words(text: &str) -> impl Iterator<Item = String> + '_ {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-}
-
-fn parse(query: &str) -> Vec<Clause> {
-    let mut clauses = vec![Clause::default()];
-    for token in query.split_whitespace() {
-        if token.eq_ignore_ascii_case("or") {
-            clauses.push(Clause::default());
-            continue;
-        }
-        let (negated, token) = match token.strip_prefix('-') {
-            Some(rest) => (true, rest),
-            None => (false, token),
-        };
-        let Some(clause) = clauses.last_mut() else {
-            continue;
-        };
-        for w in words(token) {
-            match negated {
-                true => clause.without.push(w),
-                false => clause.with.push(w),
-            }
-        }
-    }
-    clauses.retain(|c| !c.with.is_empty());
-    clauses
-}
-
-/// The matches of `clauses` in `text` per word of it, if any clause holds.
-fn score(clauses: &[Clause], text: &str) -> Option<f64> {
-    let found: Vec<String> = words(text).collect();
-    let holds = |c: &Clause| {
-        c.with.iter().all(|w| found.contains(w)) && !c.without.iter().any(|w| found.contains(w))
-    };
-    let held: Vec<&Clause> = clauses.iter().filter(|c| holds(c)).collect();
-    if held.is_empty() {
-        return None;
-    }
-    let hits = found
-        .iter()
-        .filter(|w| held.iter().any(|c| c.with.contains(w)))
-        .count();
-    Some(hits as f64 / found.len().max(1) as f64)
-}
 
 fn wanted(q: &RecallQuery, a: &Artifact) -> bool {
     a.project == q.project
@@ -138,12 +82,15 @@ pub fn recall<'a>(
             })
             .collect(),
         Some(text) => {
-            let clauses = parse(text);
+            let Some(parsed) = brain_core::search_words::Query::parse(text) else {
+                return Vec::new();
+            };
             listed
                 .into_iter()
                 .filter(|a| wanted(q, a))
                 .filter_map(|a| {
-                    let rank = score(&clauses, &a.text)?;
+                    let found = parsed.matches(&a.text)?;
+                    let rank = found.hits as f64 / found.words.max(1) as f64;
                     let snippet = brain_core::memory::search_snippet(&a.text, text);
                     Some(RecallHit {
                         artifact: a.clone(),

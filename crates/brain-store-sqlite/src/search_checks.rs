@@ -1,11 +1,10 @@
-//! What a search costs SQLite's full-text index, checked against the SQLite
-//! brain links: every word brain counts is one token to its tokenizer, and
-//! the index reads only the window's range of rowids.
+//! brain's words (brain_core::search_words) checked against the SQLite
+//! brain links: every word brain counts is one token to its unicode61
+//! tokenizer, so a query's 8 words are at most 8 tokens to any full-text
+//! index that reads words as SQLite does.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use brain_core::search_words::{is_word_char, words};
-use brain_core::store::StoreSettings;
-use brain_testkit::TestSqlite;
 use sqlx::Row as _;
 use sqlx::sqlite::SqlitePool;
 
@@ -59,34 +58,4 @@ async fn every_counted_word_is_one_sqlite_token() {
     }
     // And what SQLite splits, brain counts apart.
     assert_eq!(words("zⒶzⒶz").count(), 3);
-}
-
-/// The full-text index reads a search's window by its range of rowids
-/// (`INDEX 0:M…><` in SQLite's plan): without the range it read every
-/// match in the project before the window applied.
-#[tokio::test]
-async fn a_search_reads_the_full_text_index_by_the_windows_rowids() {
-    let file = TestSqlite::new();
-    let store = crate::SqliteStore::connect(&file.url, StoreSettings::default())
-        .await
-        .unwrap();
-    store.migrate().await.unwrap();
-    let pool = SqlitePool::connect(&file.url).await.unwrap();
-    let plan = sqlx::query(&format!(
-        "EXPLAIN QUERY PLAN {}",
-        crate::sql::SQL.recall_search
-    ))
-    .fetch_all(&pool)
-    .await
-    .unwrap();
-    let details: Vec<String> = plan.iter().map(|r| r.get("detail")).collect();
-    let fts = details
-        .iter()
-        .find(|d| d.contains("artifacts_fts VIRTUAL TABLE"))
-        .unwrap_or_else(|| panic!("{details:#?}"));
-    let index = fts.rsplit(':').next().unwrap();
-    assert!(
-        index.starts_with('M') && index.contains('>') && index.contains('<'),
-        "{details:#?}"
-    );
 }

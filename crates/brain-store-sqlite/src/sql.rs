@@ -353,40 +353,29 @@ pub(crate) static SQL: Sql = Sql {
         ON CONFLICT (name) DO UPDATE SET value = excluded.value",
     tenant_get: "SELECT 1 AS one FROM tenants WHERE tenant_id = ?1",
     ledger_tip: "SELECT seq, hash FROM receipt_heads WHERE tenant_id = ?1",
-    // The MATCH starts with the artifact's tenant and project (migration
-    // 0015's fts_scope). Only matches within the window are read (brain_core::
-    // store::LISTING_WINDOW artifacts and SEARCH_WINDOW_BYTES of text past
-    // the cursor; octet_length reads a text's size, not its bytes): marking
-    // every match of a common word took 1.6 s at 130,000. The full-text
-    // index reads only the window's range of rowids (rowids grow as
-    // artifacts are written, as created_at does): without it, it read every
-    // match in the project first, and a crafted phrase over 300 crafted
-    // texts took 7 s. Within the range FTS5 still checks phrases on other
-    // projects' rows (docs/security.md, known limits). The `+` keeps the window's list out of the full-text
-    // index's plan (looking each of 10,000 up there costs more than reading
-    // the range), and CROSS JOIN keeps the full-text index first. A phrase
-    // holds at most 8 tokens (brain_core::search_words). The matches are
-    // ranked and paged by the caller (recall_search_ranks), which counts
-    // each one's hits in one pass: FTS5's highlight() and snippet() cost in
-    // proportion to a text's hits times the query's phrases, or to pairs of
-    // hits.
+    // The window's artifacts the filters keep (brain_core::store::
+    // LISTING_WINDOW artifacts and SEARCH_WINDOW_BYTES of text past the
+    // cursor; octet_length reads a text's size, not its bytes), for brain
+    // to match, rank and page (recall_search_ranks). SQLite's full-text
+    // index read every match in the project before the window applied (1.6
+    // s at 130,000 matches), and bounded to the window's rowids it still
+    // checked phrases on the rows of other projects and tenants between
+    // them (3 s a search); its highlight() and snippet() cost in proportion
+    // to a text's hits times the query's phrases, or to pairs of hits.
+    // Migration 0028 drops it. ?3, the query, is brain's to read.
     recall_search: concat!(
         "WITH listed AS MATERIALIZED (SELECT rowid AS rid, octet_length(text) AS len, \
            created_at, artifact_id FROM artifacts WHERE tenant_id = ?1 AND project = ?2 \
            AND created_at <= coalesce(?10, 9223372036854775807) \
            AND (?10 IS NULL OR (created_at, artifact_id) < (?10, ?11)) \
+           AND ?3 IS NOT NULL \
            ORDER BY created_at DESC, artifact_id DESC LIMIT 10000), \
          windowed(rid) AS MATERIALIZED (SELECT rid FROM (SELECT rid, len, sum(len) OVER \
              (ORDER BY created_at DESC, artifact_id DESC) AS upto FROM listed) \
            WHERE upto - len < ?12) \
          SELECT ",
         artifact_columns!(a),
-        " FROM artifacts_fts CROSS JOIN artifacts a ON a.rowid = artifacts_fts.rowid \
-         WHERE artifacts_fts MATCH \
-           ('fts_scope : \"s' || lower(hex(?1)) || 'p' || lower(hex(?2)) || '\"' || ?3) \
-         AND artifacts_fts.rowid >= (SELECT min(rid) FROM windowed) \
-         AND artifacts_fts.rowid <= (SELECT max(rid) FROM windowed) \
-         AND +artifacts_fts.rowid IN windowed \
+        " FROM artifacts a WHERE a.rowid IN windowed \
          AND a.tenant_id = ?1 AND a.project = ?2 \
          AND (json_array_length(?4) = 0 OR a.kind IN (SELECT value FROM json_each(?4))) \
          AND NOT EXISTS (SELECT 1 FROM json_each(?7) w \

@@ -24,9 +24,6 @@ impl Conn for Tx {
     fn sql(&self) -> &'static Sql {
         &crate::sql::SQL
     }
-    fn search_terms(&self, query: &str) -> Option<String> {
-        dialect::fts_query(query)
-    }
     async fn execute(&mut self, sql: &str, params: &[Param<'_>]) -> Result<u64, StoreError> {
         brain_store_sqlx::execute::<dialect::Lite>(self.0.conn()?, sql, params).await
     }

@@ -101,7 +101,7 @@ pub trait Conn: Send {
     fn sql(&self) -> &'static Sql;
     /// A recall's query as this store's full-text engine takes it; `None`
     /// when nothing in it is searchable. PostgreSQL parses web-search syntax
-    /// itself.
+    /// itself; SQLite's statement leaves the query to brain.
     fn search_terms(&self, query: &str) -> Option<String> {
         Some(query.to_owned())
     }

@@ -184,13 +184,14 @@ pub struct Sql {
     /// the artifacts' columns of the matches in the window past `before`:
     /// with `rank` (relative to the best match in the window, NULL when that
     /// is 0), best first, the page at limit and offset, when
-    /// `recall_search_ranks`; else every match, unordered, for the caller to
-    /// rank and page.
+    /// `recall_search_ranks`; else every artifact of the window the filters
+    /// keep, unordered, for the caller to match, rank and page (the terms
+    /// unused).
     pub recall_search: &'static str,
-    /// Whether `recall_search` ranks and pages its matches itself.
-    /// SQLite's does not: FTS5 offers no rank that costs one pass over a
-    /// text's hits (marking them took 0.6 s for one word on texts full of
-    /// it), so brain counts them, as `brain_store_sqlx::sql::recall` does.
+    /// Whether `recall_search` matches, ranks and pages itself. SQLite's
+    /// does not: brain matches the window's texts itself
+    /// (`brain_store_sqlx::sql::recall`), since FTS5 reads the rows of other
+    /// projects between the window's and checks phrases on them.
     pub recall_search_ranks: bool,
     /// The same first nine parameters (terms bound empty), then
     /// before_created_at or NULL and before_artifact_id → the artifacts'
