@@ -2,38 +2,62 @@
 //! `brain_recall` query counts, and what brain matches itself
 //! ([`Query`], SQLite's and the memory store's searches).
 //!
-//! A word is a run of characters that are alphanumeric to Rust *and* token
-//! characters to SQLite's unicode61 tokenizer, read from SQLite's own table
-//! ([`fts5_categories`], copied by `scripts/fts5-categories`): the stricter
-//! of the two readings, so a counted word is one token to either, and a
-//! query of 8 words is a phrase of at most 8 tokens to a full-text engine.
-//! Splitting by Rust's alphanumerics alone let one counted word become a
-//! 500-token phrase in SQLite (a circled letter is alphabetic to Rust, a
-//! symbol to SQLite): 6.3 s of CPU for one search.
+//! A word starts at a character that is alphanumeric to Rust *and* a letter
+//! or digit in SQLite's unicode61 table ([`fts5_categories`], copied by
+//! `scripts/fts5-categories`), and goes on through such characters and the
+//! combining marks that follow them (an Indic vowel sign stays in its
+//! word). The stricter reading of "letter" keeps a counted word from
+//! hiding many words of a full-text engine: a circled letter is alphabetic
+//! to Rust, a symbol to SQLite, and one counted word of 500 SQLite tokens
+//! cost 6.3 s of CPU for one search before SQLite's full-text index was
+//! dropped (0028).
 
 mod fts5_categories;
 
 use fts5_categories::{BLOCK, DATA, MAP};
 
-/// Words a search may hold: each is a term or a phrase's token the
-/// full-text engines match against the texts of a window.
+/// Words a search may hold: each is a term or a phrase's word the full-text
+/// engine (or brain) matches against the texts of a window.
 pub const QUERY_WORDS_MAX: usize = 8;
 
-/// The words of `query`, in order: every one, `or`, excluded and quoted
-/// words included (the syntax around them is not a word).
-pub fn words(query: &str) -> impl Iterator<Item = &str> {
-    query.split(|c| !is_word_char(c)).filter(|w| !w.is_empty())
+/// The words of `text`, in order: in a query every one, `or`, excluded and
+/// quoted words included (the syntax around them is not a word).
+pub fn words(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        let (start, _) = rest.char_indices().find(|&(_, c)| is_word_char(c))?;
+        let tail = &rest[start..];
+        let end = tail
+            .char_indices()
+            .find(|&(_, c)| !is_word_char(c) && !is_mark(c))
+            .map_or(tail.len(), |(i, _)| i);
+        rest = &tail[end..];
+        Some(&tail[..end])
+    })
+}
+
+/// `word` as brain compares it: lowercased, without the marks lowercasing
+/// adds (`İ` is `i`, as PostgreSQL's lower() reads it), into `out`.
+fn fold_into(word: &str, out: &mut String) {
+    out.clear();
+    for c in word.chars() {
+        if is_mark(c) {
+            out.push(c);
+        } else {
+            out.extend(c.to_lowercase().filter(|l| !is_mark(*l)));
+        }
+    }
 }
 
 /// A search query as brain matches it itself (SQLite's and the memory
 /// store's searches), in web-search syntax as PostgreSQL's
 /// `websearch_to_tsquery` reads it: words all present, `or` between
-/// alternatives, `-word` absent from its alternative, `"quotes"` a phrase;
-/// whole [`words`], compared case-insensitively.
+/// alternatives, `-word` absent from its alternative (`--word` present
+/// again, a lone `-` negating the next), `"quotes"` a phrase; whole
+/// [`words`], case apart.
 #[derive(Debug, Clone, Default)]
 pub struct Query {
-    /// The distinct words of the query, lowercased; phrases name them by
-    /// place.
+    /// The distinct words of the query, folded; phrases name them by place.
     words: Vec<String>,
     /// Alternatives: a text matches when any one holds.
     clauses: Vec<Clause>,
@@ -54,6 +78,50 @@ pub struct Found {
     pub words: usize,
 }
 
+/// One operand of a query: a quoted phrase, or an unquoted run of words
+/// (each its own term), negated or not.
+struct Term<'a> {
+    negate: bool,
+    quoted: bool,
+    raw: &'a str,
+}
+
+/// The operands of a query in order, `-` signs applied.
+fn terms(input: &str) -> Vec<Term<'_>> {
+    let mut out = Vec::new();
+    let mut negate = false;
+    let mut rest = input;
+    while !rest.trim_start().is_empty() {
+        rest = rest.trim_start();
+        let signs = rest.len() - rest.trim_start_matches('-').len();
+        negate ^= signs % 2 == 1;
+        rest = &rest[signs..];
+        let (quoted, raw, next) = if let Some(inner) = rest.strip_prefix('"') {
+            match inner.find('"') {
+                Some(i) => (true, &inner[..i], &inner[i + 1..]),
+                None => (true, inner, ""),
+            }
+        } else {
+            let end = rest
+                .find(|c: char| c.is_whitespace() || c == '"')
+                .unwrap_or(rest.len());
+            (false, &rest[..end], &rest[end..])
+        };
+        rest = next;
+        if words(raw).next().is_none() {
+            // A lone `-` (or only punctuation) negates what follows.
+            continue;
+        }
+        out.push(Term {
+            negate,
+            quoted,
+            raw,
+        });
+        negate = false;
+    }
+    out
+}
+
 impl Query {
     /// `None` when the query holds no word.
     pub fn parse(input: &str) -> Option<Query> {
@@ -61,43 +129,35 @@ impl Query {
             words: Vec::new(),
             clauses: vec![Clause::default()],
         };
-        let mut rest = input;
-        while !rest.trim_start().is_empty() {
-            rest = rest.trim_start();
-            let (negate, body) = match rest.strip_prefix('-') {
-                Some(b) => (true, b),
-                None => (false, rest),
-            };
-            let (quoted, term, next) = if let Some(inner) = body.strip_prefix('"') {
-                match inner.find('"') {
-                    Some(i) => (true, &inner[..i], &inner[i + 1..]),
-                    None => (true, inner, ""),
-                }
-            } else {
-                let end = body.find(char::is_whitespace).unwrap_or(body.len());
-                (false, &body[..end], &body[end..])
-            };
-            rest = next;
-            let phrase: Vec<&str> = words(term).collect();
-            if phrase.is_empty() {
-                continue;
-            }
+        let terms = terms(input);
+        for (i, t) in terms.iter().enumerate() {
             let current = q.clauses.len() - 1;
-            let started = !q.clauses[current].with.is_empty();
-            if !negate
-                && !quoted
+            let started = {
+                let c = &q.clauses[current];
+                !c.with.is_empty() || !c.without.is_empty()
+            };
+            // `or` between two operands is the operator; first, last or
+            // next to punctuation it is a word, as in PostgreSQL.
+            if !t.negate
+                && !t.quoted
+                && t.raw.eq_ignore_ascii_case("or")
                 && started
-                && phrase.len() == 1
-                && phrase[0].eq_ignore_ascii_case("or")
+                && i + 1 < terms.len()
             {
                 q.clauses.push(Clause::default());
                 continue;
             }
-            let phrase: Vec<usize> = phrase.into_iter().map(|w| q.word_place(w)).collect();
+            let places: Vec<usize> = words(t.raw).map(|w| q.word_place(w)).collect();
+            // Unquoted words are each a term (`std::io` is `std` and `io`);
+            // quoted ones, and a negated run, one phrase.
+            let phrases: Vec<Vec<usize>> = match t.quoted || t.negate {
+                true => vec![places],
+                false => places.into_iter().map(|p| vec![p]).collect(),
+            };
             let clause = &mut q.clauses[current];
-            match negate {
-                true => clause.without.push(phrase),
-                false => clause.with.push(phrase),
+            match t.negate {
+                true => clause.without.extend(phrases),
+                false => clause.with.extend(phrases),
             }
         }
         q.clauses
@@ -106,31 +166,33 @@ impl Query {
     }
 
     fn word_place(&mut self, word: &str) -> usize {
-        let word = word.to_lowercase();
-        match self.words.iter().position(|w| *w == word) {
+        let mut folded = String::new();
+        fold_into(word, &mut folded);
+        match self.words.iter().position(|w| *w == folded) {
             Some(i) => i,
             None => {
-                self.words.push(word);
+                self.words.push(folded);
                 self.words.len() - 1
             }
         }
     }
 
-    /// Which of the query's words `word` is, case apart.
-    fn place_of(&self, word: &str) -> Option<usize> {
-        if word.chars().any(char::is_uppercase) {
-            let lower = word.to_lowercase();
-            self.words.iter().position(|w| *w == lower)
-        } else {
-            self.words.iter().position(|w| w == word)
+    /// Which of the query's words `word` is, case apart (`buf` is reused
+    /// across a text's words, so folding allocates once a text).
+    fn place_of(&self, word: &str, buf: &mut String) -> Option<usize> {
+        if word.is_ascii() {
+            return self.words.iter().position(|w| w.eq_ignore_ascii_case(word));
         }
+        fold_into(word, buf);
+        self.words.iter().position(|w| w == buf)
     }
 
     /// Whether `text` matches, and its hits: one pass over its words, then
     /// one over their places per phrase (8 at most), so the cost is the
     /// text's length times the query's words however the hits fall.
     pub fn matches(&self, text: &str) -> Option<Found> {
-        let places: Vec<Option<usize>> = words(text).map(|w| self.place_of(w)).collect();
+        let mut buf = String::new();
+        let places: Vec<Option<usize>> = words(text).map(|w| self.place_of(w, &mut buf)).collect();
         let holds = |phrase: &Vec<usize>| match phrase.as_slice() {
             [one] => places.contains(&Some(*one)),
             _ => places
@@ -160,14 +222,20 @@ impl Query {
     }
 }
 
-/// Whether `c` belongs to a word: alphanumeric, and a token character to
-/// SQLite's unicode61 with its default categories (`L* N* Co`, and code
-/// points its table does not know).
+/// Whether `c` starts or goes on with a word: alphanumeric, and a token
+/// character to SQLite's unicode61 with its default categories (`L* N* Co`,
+/// and code points its table does not know).
 pub fn is_word_char(c: char) -> bool {
     if c.is_ascii() {
         return c.is_ascii_alphanumeric();
     }
     c.is_alphanumeric() && is_fts5_token_category(fts5_category(u32::from(c)))
+}
+
+/// Whether `c` is a combining mark (Mn, Mc, Me), which goes on with the
+/// word before it.
+fn is_mark(c: char) -> bool {
+    !c.is_ascii() && matches!(fts5_category(u32::from(c)), 10..=12)
 }
 
 /// unicode61's default token categories: L* (5–9 and 30, its LC), N*
@@ -208,13 +276,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn words_split_where_sqlite_ends_a_token() {
+    fn words_are_letters_and_digits_and_their_marks() {
         assert_eq!(words("alpha -beta \"gamma delta\" or x_1").count(), 7);
         // A circled letter is alphabetic to Rust, a symbol (So) to SQLite.
         assert_eq!(words("zⒶzⒶz").collect::<Vec<_>>(), ["z", "z", "z"]);
-        // A combining mark ends a token (SQLite folds only the diacritics
-        // that follow a letter), and so ends a word.
-        assert_eq!(words("क\u{093E}ख").count(), 2);
+        // A vowel sign stays in its word; a mark with no word before it is
+        // none.
+        assert_eq!(words("किताब कुतुब").collect::<Vec<_>>(), ["किताब", "कुतुब"]);
+        assert_eq!(words("\u{0301}a").collect::<Vec<_>>(), ["a"]);
         assert_eq!(words("naïve café Привет 東京 ٣").count(), 5);
         // Emoji are no words (SQLite's table does not know them, Rust's
         // alphanumerics do not hold them).
@@ -244,6 +313,24 @@ mod tests {
         assert_eq!(found("\"big cat\"", "a big cat"), Some(2));
         assert_eq!(found("\"big cat\"", "a cat, big"), None);
         assert_eq!(found("\"or\"", "this or that"), Some(1));
+        // As PostgreSQL reads them: `or` after an exclusion, a trailing or
+        // punctuated `or` a word, a lone `-`, `--`, punctuation between
+        // words.
+        assert_eq!(found("-draft or final", "final"), Some(1));
+        assert_eq!(found("deploy or", "deploy now"), None);
+        assert_eq!(found("deploy or", "deploy or not"), Some(2));
+        assert_eq!(found("a ,or b", "a b"), None);
+        assert_eq!(found("error - timeout", "error timeout"), None);
+        assert_eq!(found("error - timeout", "error"), Some(1));
+        assert_eq!(found("--a", "a"), Some(1));
+        assert_eq!(found("std::io", "io and std"), Some(2));
+        // Case apart, accents kept: İ lowercases to i, titlecase letters too.
+        assert_eq!(found("istanbul", "İstanbul"), Some(1));
+        assert_eq!(found("İSTANBUL", "istanbul"), Some(1));
+        assert_eq!(found("ǅemal", "ǅemal"), Some(1));
+        assert_eq!(found("café", "CAFÉ"), Some(1));
+        assert_eq!(found("cafe", "café"), None);
+        assert_eq!(found("क", "किताब"), None);
         // Whole words only.
         assert_eq!(found("cat", "concatenate"), None);
         assert!(Query::parse(" -- !! ").is_none());

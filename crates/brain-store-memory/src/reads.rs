@@ -120,7 +120,6 @@ impl Reads for MemoryStore {
             let found = t
                 .session_window(q)
                 .into_iter()
-                .filter(|s| s.kind == brain_core::model::SessionKind::Agent)
                 .filter(|s| q.slot.is_none() || s.bound_slot == q.slot)
                 .filter(|s| q.client_key.as_ref().is_none_or(|k| &s.client_key == k));
             let now = now_micros();

@@ -196,15 +196,16 @@ impl Tables {
     }
 
     /// A session list's window, newest first: the project's LISTING_WINDOW
-    /// newest sessions past `q.after` (of `q.status`, when given), any kind.
+    /// newest agent sessions past `q.after` (of `q.status`, when given).
     pub fn session_window(&self, q: &brain_core::store::SessionListQuery) -> Vec<&Session> {
         let mut found: Vec<&Session> = self
             .sessions
             .values()
             .map(|(s, _)| s)
-            .filter(|s| s.project == q.project)
+            .filter(|s| s.project == q.project && s.kind == SessionKind::Agent)
             .filter(|s| q.status.is_none_or(|st| s.status == st))
             .filter(|s| q.after.is_none_or(|a| (s.opened_at, s.session_id) < a))
+            .filter(|s| q.from.is_none_or(|f| (s.opened_at, s.session_id) >= f))
             .collect();
         found.sort_by_key(|s| std::cmp::Reverse((s.opened_at, s.session_id)));
         found.truncate(brain_core::store::LISTING_WINDOW as usize);

@@ -1,19 +1,17 @@
-//! brain's words (brain_core::search_words) checked against the SQLite
-//! brain links: every word brain counts is one token to its unicode61
-//! tokenizer, so a query's 8 words are at most 8 tokens to any full-text
-//! index that reads words as SQLite does.
+//! brain's letters (brain_core::search_words) checked against the SQLite
+//! brain links: every character brain reads as a letter or digit is one to
+//! SQLite's unicode61 tokenizer too, so the copy of its table is true.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use brain_core::search_words::{is_word_char, words};
 use sqlx::Row as _;
 use sqlx::sqlite::SqlitePool;
 
-/// brain's copy of unicode61's table (brain_core::search_words) must split
-/// as the linked SQLite does: were a character brain counts inside a word a
-/// separator to SQLite, one counted word could be a phrase of hundreds of
-/// tokens (a circled letter between letters made 500: 6.3 s a search).
+/// brain's copy of unicode61's table (brain_core::search_words) must read
+/// letters as the linked SQLite does: the word rule rests on it (a circled
+/// letter, alphabetic to Rust, is a symbol to SQLite and ends a word).
 #[tokio::test]
-async fn every_counted_word_is_one_sqlite_token() {
+async fn brains_letters_are_sqlites_letters() {
     let pool = SqlitePool::connect("sqlite::memory:").await.unwrap();
     sqlx::query("CREATE VIRTUAL TABLE t USING fts5(x)")
         .execute(&pool)
@@ -52,7 +50,7 @@ async fn every_counted_word_is_one_sqlite_token() {
         assert_eq!(
             n as usize,
             chunk.len(),
-            "SQLite split a word brain counts as one, among {:?}…",
+            "SQLite splits at a character brain reads as a letter, among {:?}…",
             &chunk[..4]
         );
     }

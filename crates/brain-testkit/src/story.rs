@@ -906,6 +906,7 @@ pub async fn history_and_lists_page_newest_first(s: &dyn Store) {
         project: p.clone(),
         status,
         after,
+        from: None,
         limit: 2,
         slot: None,
         client_key: None,

@@ -62,6 +62,9 @@ pub struct SessionListQuery {
     pub client_key: Option<ClientKey>,
     /// `(opened_at, session_id)` of the last row of the previous page.
     pub after: Option<(DateTime<Utc>, SessionId)>,
+    /// Only sessions at or after this `(opened_at, session_id)`: a filtered
+    /// page's window, read before the page so both see the same window.
+    pub from: Option<(DateTime<Utc>, SessionId)>,
     pub limit: i64,
 }
 

@@ -205,6 +205,7 @@ async fn project(
             slot: None,
             client_key: None,
             after: None,
+            from: None,
             limit: 50,
         };
         let sessions = session_list::page(store, tenant, &listed)

@@ -105,6 +105,7 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
             .map(|k| ClientKey::parse("client_key", k))
             .transpose()?,
         after: a.cursor.as_deref().map(parse_cursor).transpose()?,
+        from: None,
         limit,
     };
     page(ctx.store, &ctx.caller.tenant, &q).await
@@ -114,21 +115,30 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
 /// it: summaries and sizes, not whole bodies.
 pub async fn page(store: &dyn Store, tenant: &TenantId, q: &SessionListQuery) -> ToolResult {
     let limit = q.limit;
-    let sessions = store.session_list(tenant, q).await?;
     let cursor =
         |(at, id): (DateTime<chrono::Utc>, SessionId)| format!("{}:{}", at.timestamp_micros(), id);
+    // A slot or client_key filters within a window of the newest sessions
+    // past the cursor. Its end is read first and bounds the page, so the
+    // two agree however sessions open or close between them; while the
+    // project goes on past it, the next page starts after the window,
+    // however few matched.
+    let (sessions, window_end) = match q.filtered() {
+        true => {
+            let end = store.session_list_window_end(tenant, q).await?;
+            let bounded = SessionListQuery {
+                from: end,
+                ..q.clone()
+            };
+            (store.session_list(tenant, &bounded).await?, end)
+        }
+        false => (store.session_list(tenant, q).await?, None),
+    };
     let next = match sessions.last() {
         Some(d) if sessions.len() as i64 == limit => {
             Some(cursor((d.session.opened_at, d.session.session_id)))
         }
-        // A slot or client_key filters within a window of the newest
-        // sessions past the cursor: while the project goes on past it, the
-        // next page starts after the window, however few matched.
-        _ if q.filtered() => store.session_list_window_end(tenant, q).await?.map(cursor),
-        _ => None,
+        _ => window_end.map(cursor),
     };
-    // A list carries summaries and sizes; the whole next_focus is for
-    // brain_session_get (and brain_focus_history).
     let mut listed =
         serde_json::to_value(&sessions).map_err(brain_core::error::StoreError::backend)?;
     if let Some(items) = listed.as_array_mut() {

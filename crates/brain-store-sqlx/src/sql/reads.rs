@@ -140,6 +140,8 @@ impl<S: Scope> Reads for crate::SqlStore<S> {
             q.limit.into(),
             q.slot.as_ref().map(SlotName::as_str).into(),
             q.client_key.as_ref().map(ClientKey::as_str).into(),
+            q.from.map(|a| a.0).into(),
+            q.from.map(|a| a.1.as_uuid()).unwrap_or_default().into(),
         ];
         let sql = match q.filtered() {
             true => c.sql().session_list_window,

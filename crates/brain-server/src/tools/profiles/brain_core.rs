@@ -424,6 +424,7 @@ async fn signals_moved(
                 project: session.project.clone(),
                 status: None,
                 after: None,
+                from: None,
                 limit: 100,
                 slot: None,
                 client_key: None,
