@@ -78,48 +78,90 @@ pub struct Found {
     pub words: usize,
 }
 
-/// One operand of a query: a quoted phrase, or an unquoted run of words
-/// (each its own term), negated or not.
-struct Term<'a> {
-    negate: bool,
-    quoted: bool,
-    raw: &'a str,
+/// A token of web-search syntax, as PostgreSQL's `websearch_to_tsquery`
+/// reads it (`gettoken_query_websearch`): an operand's text (its words are
+/// a phrase; none, it drops out), or an operator.
+enum Token<'a> {
+    Operand(&'a str),
+    Not,
+    And,
+    Or,
 }
 
-/// The operands of a query in order, `-` signs applied.
-fn terms(input: &str) -> Vec<Term<'_>> {
+/// Characters that separate operands and mean nothing else.
+fn is_operator_char(c: char) -> bool {
+    matches!(c, '!' | '&' | '|' | '(' | ')' | '<')
+}
+
+fn is_space(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c')
+}
+
+/// The tokens of `input`, as PostgreSQL splits web-search syntax: `-`
+/// before an operand negates it, `"…"` is one operand (to the end when the
+/// quote is not closed), `or` between operands is the operator (not at the
+/// end, not followed by a letter, digit, `-` or `_`), anything else between
+/// operands is an AND; an operand runs to a space, a quote, a `:` or an
+/// operator character.
+fn tokens(input: &str) -> Vec<Token<'_>> {
     let mut out = Vec::new();
-    let mut negate = false;
     let mut rest = input;
-    while !rest.trim_start().is_empty() {
-        rest = rest.trim_start();
-        let signs = rest.len() - rest.trim_start_matches('-').len();
-        negate ^= signs % 2 == 1;
-        rest = &rest[signs..];
-        let (quoted, raw, next) = if let Some(inner) = rest.strip_prefix('"') {
-            match inner.find('"') {
-                Some(i) => (true, &inner[..i], &inner[i + 1..]),
-                None => (true, inner, ""),
-            }
-        } else {
-            let end = rest
-                .find(|c: char| c.is_whitespace() || c == '"')
-                .unwrap_or(rest.len());
-            (false, &rest[..end], &rest[end..])
+    let mut want_operand = true;
+    loop {
+        let Some(c) = rest.chars().next() else {
+            return out;
         };
-        rest = next;
-        if words(raw).next().is_none() {
-            // A lone `-` (or only punctuation) negates what follows.
-            continue;
+        if want_operand {
+            if c == '-' {
+                out.push(Token::Not);
+                rest = &rest[1..];
+            } else if let Some(inner) = rest.strip_prefix('"') {
+                let (value, next) = match inner.find('"') {
+                    Some(i) => (&inner[..i], &inner[i + 1..]),
+                    None => (inner, ""),
+                };
+                out.push(Token::Operand(value));
+                rest = next;
+                want_operand = false;
+            } else if is_operator_char(c) || is_space(c) {
+                rest = &rest[c.len_utf8()..];
+            } else {
+                let first = c.len_utf8();
+                let end = rest[first..]
+                    .find(|c: char| is_space(c) || is_operator_char(c) || c == '"' || c == ':')
+                    .map_or(rest.len(), |i| first + i);
+                out.push(Token::Operand(&rest[..end]));
+                rest = &rest[end..];
+                want_operand = false;
+            }
+        } else if starts_or(rest) {
+            out.push(Token::Or);
+            rest = &rest[2..];
+            want_operand = true;
+        } else if is_operator_char(c) || is_space(c) {
+            rest = &rest[c.len_utf8()..];
+        } else {
+            out.push(Token::And);
+            want_operand = true;
         }
-        out.push(Term {
-            negate,
-            quoted,
-            raw,
-        });
-        negate = false;
     }
-    out
+}
+
+/// Whether `rest` starts with the operator `or`: followed by a character
+/// that is not a letter, digit, `-` or `_`, and by more than spaces.
+fn starts_or(rest: &str) -> bool {
+    let Some(head) = rest.get(..2) else {
+        return false;
+    };
+    if !head.eq_ignore_ascii_case("or") {
+        return false;
+    }
+    let mut after = rest[2..].chars();
+    match after.next() {
+        None => false,
+        Some(c) if c.is_alphanumeric() || c == '-' || c == '_' => false,
+        Some(_) => after.any(|c| !is_space(c)),
+    }
 }
 
 impl Query {
@@ -129,35 +171,26 @@ impl Query {
             words: Vec::new(),
             clauses: vec![Clause::default()],
         };
-        let terms = terms(input);
-        for (i, t) in terms.iter().enumerate() {
-            let current = q.clauses.len() - 1;
-            let started = {
-                let c = &q.clauses[current];
-                !c.with.is_empty() || !c.without.is_empty()
-            };
-            // `or` between two operands is the operator; first, last or
-            // next to punctuation it is a word, as in PostgreSQL.
-            if !t.negate
-                && !t.quoted
-                && t.raw.eq_ignore_ascii_case("or")
-                && started
-                && i + 1 < terms.len()
-            {
-                q.clauses.push(Clause::default());
-                continue;
-            }
-            let places: Vec<usize> = words(t.raw).map(|w| q.word_place(w)).collect();
-            // Unquoted words are each a term (`std::io` is `std` and `io`);
-            // quoted ones, and a negated run, one phrase.
-            let phrases: Vec<Vec<usize>> = match t.quoted || t.negate {
-                true => vec![places],
-                false => places.into_iter().map(|p| vec![p]).collect(),
-            };
-            let clause = &mut q.clauses[current];
-            match t.negate {
-                true => clause.without.extend(phrases),
-                false => clause.with.extend(phrases),
+        // NOT binds to the operand after it, AND before OR: the query is
+        // alternatives of operands, each present or (negated) absent. An
+        // operand of no words drops out, with its negation.
+        let mut negated = false;
+        for token in tokens(input) {
+            match token {
+                Token::Not => negated = !negated,
+                Token::And => {}
+                Token::Or => q.clauses.push(Clause::default()),
+                Token::Operand(text) => {
+                    let phrase: Vec<usize> = words(text).map(|w| q.word_place(w)).collect();
+                    if !phrase.is_empty() {
+                        let clause = q.clauses.last_mut()?;
+                        match negated {
+                            true => clause.without.push(phrase),
+                            false => clause.with.push(phrase),
+                        }
+                    }
+                    negated = false;
+                }
             }
         }
         q.clauses
@@ -324,6 +357,14 @@ mod tests {
         assert_eq!(found("error - timeout", "error"), Some(1));
         assert_eq!(found("--a", "a"), Some(1));
         assert_eq!(found("std::io", "io and std"), Some(2));
+        // Words joined by other punctuation are a phrase; `or` before
+        // punctuation and more words is the operator; `-` before
+        // punctuation negates nothing.
+        assert_eq!(found("brain_recall", "recall the brain"), None);
+        assert_eq!(found("brain_recall", "brain_recall"), Some(2));
+        assert_eq!(found("deploy or, rollback", "rollback"), Some(1));
+        assert_eq!(found("error -, timeout", "error timeout"), Some(2));
+        assert_eq!(found("a or -", "a"), Some(1));
         // Case apart, accents kept: İ lowercases to i, titlecase letters too.
         assert_eq!(found("istanbul", "İstanbul"), Some(1));
         assert_eq!(found("İSTANBUL", "istanbul"), Some(1));

@@ -208,7 +208,13 @@ impl Tables {
             .filter(|s| q.from.is_none_or(|f| (s.opened_at, s.session_id) >= f))
             .collect();
         found.sort_by_key(|s| std::cmp::Reverse((s.opened_at, s.session_id)));
-        found.truncate(brain_core::store::LISTING_WINDOW as usize);
+        // Bounded below by `from`, the window holds LISTING_WINDOW but for
+        // sessions opened since its end was read: cut only twice as far.
+        let cap = match q.from {
+            Some(_) => 2 * brain_core::store::LISTING_WINDOW,
+            None => brain_core::store::LISTING_WINDOW,
+        };
+        found.truncate(cap as usize);
         found
     }
 

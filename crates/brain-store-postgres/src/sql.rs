@@ -208,15 +208,18 @@ pub(crate) static SQL: Sql = Sql {
     // Slot and client_key filter within the window down to its oldest ($9,
     // $10, read first by session_list_window_end) or of the 10,000
     // (LISTING_WINDOW) newest past the cursor: a filter that matches little
-    // read on through the project.
+    // read on through the project. The 20,000 is a bound on the read only:
+    // the range holds 10,000 but for sessions opened between the two reads,
+    // and cutting it at 10,000 skipped the window's oldest (a review raced
+    // it).
     session_list_window: concat!(
         planned_per_call!(),
         pg_session_list_columns!(),
         pg_sessions_newest_first!(
-            "10000",
+            "20000",
             " AND ($9::timestamptz IS NULL OR (opened_at, session_id) >= ($9, $10))"
         ),
-        " LIMIT 10000) s \
+        " LIMIT 20000) s \
          WHERE ($7::text IS NULL OR bound_slot = $7) AND ($8::text IS NULL OR client_key = $8) \
          ORDER BY opened_at DESC, session_id DESC LIMIT $6"
     ),

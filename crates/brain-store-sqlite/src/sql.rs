@@ -199,14 +199,15 @@ pub(crate) static SQL: Sql = Sql {
     // Slot and client_key filter within the window down to its oldest (?9,
     // ?10, read first by session_list_window_end) or of the 10,000
     // (LISTING_WINDOW) newest past the cursor: a filter that matches little
-    // read on through the project.
+    // read on through the project. 20,000 bounds the read only (as
+    // PostgreSQL's).
     session_list_window: concat!(
         sqlite_session_list_columns!(),
         sqlite_sessions_newest_first!(
             " AND kind = 'agent' \
             AND (?9 IS NULL OR (opened_at, session_id) >= (?9, ?10))"
         ),
-        " LIMIT 10000) s \
+        " LIMIT 20000) s \
          WHERE (?7 IS NULL OR bound_slot = ?7) AND (?8 IS NULL OR client_key = ?8) \
          ORDER BY opened_at DESC, session_id DESC LIMIT ?6"
     ),
