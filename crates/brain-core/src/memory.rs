@@ -185,11 +185,15 @@ pub fn top_missions(executive_state: &Value, n: usize) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// A recall query that matches any of the words of `text` (ranked by how many
-/// match): a mission title is a topic, not a phrase every artifact must contain.
+/// A recall query that matches any of the first words of `text` (ranked by
+/// how many match): a mission title is a topic, not a phrase every artifact
+/// must contain. At most QUERY_WORDS_MAX words: a title may be 256 KiB, and
+/// matching costs a text's words times the query's (a review found a title
+/// of tens of thousands of words on every session start).
 pub fn any_word_query(text: &str) -> String {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty() && !w.eq_ignore_ascii_case("or"))
+    crate::search_words::words(text)
+        .filter(|w| !w.eq_ignore_ascii_case("or"))
+        .take(crate::search_words::QUERY_WORDS_MAX)
         .collect::<Vec<_>>()
         .join(" or ")
 }
@@ -246,15 +250,6 @@ fn query_terms(query: &str) -> std::collections::HashSet<String> {
         .filter(|w| !w.is_empty())
         .map(str::to_lowercase)
         .collect()
-}
-
-/// How many of `text`'s words are words of `query` (whole words, case
-/// apart), in one pass: a rank that costs the same however the hits fall.
-pub fn search_hits(text: &str, query: &str) -> usize {
-    let wanted = query_terms(query);
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty() && is_term(&wanted, w))
-        .count()
 }
 
 /// Whether `word` is one of `wanted` (lowercased), without lowercasing a
@@ -492,6 +487,11 @@ mod tests {
             "Ledger or integrity or recall"
         );
         assert_eq!(any_word_query("  "), "");
+        let long = (0..20)
+            .map(|i| format!("w{i}"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert_eq!(any_word_query(&long).split(" or ").count(), 8);
     }
 
     #[test]
@@ -573,10 +573,5 @@ mod snippet_tests {
             "Ελληνικά «ΚΕΊΜΕΝΑ»"
         );
         assert_eq!(search_snippet("", "x"), "");
-        assert_eq!(
-            super::search_hits("Ledger, ledger; LEDGER-tip", "ledger or x"),
-            3
-        );
-        assert_eq!(super::search_hits("no hits here", "-no"), 0);
     }
 }

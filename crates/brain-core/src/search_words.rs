@@ -93,8 +93,10 @@ fn is_operator_char(c: char) -> bool {
     matches!(c, '!' | '&' | '|' | '(' | ')' | '<')
 }
 
+/// A space as PostgreSQL's `t_isspace` reads one in a UTF-8 locale
+/// (`iswspace`: Unicode's spaces, not the no-break ones).
 fn is_space(c: char) -> bool {
-    matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c')
+    c.is_whitespace() && !matches!(c, '\u{a0}' | '\u{2007}' | '\u{202f}')
 }
 
 /// The tokens of `input`, as PostgreSQL splits web-search syntax: `-`

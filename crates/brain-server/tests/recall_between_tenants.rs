@@ -53,7 +53,8 @@ async fn another_tenants_artifacts_do_not_move_my_ranks() {
 }
 
 /// A query of only exclusions lists the project's artifacts without the
-/// word, on both stores (SQLite found nothing: FTS5 cannot start with NOT).
+/// word, on both stores (SQLite once found nothing: FTS5 cannot start with
+/// NOT).
 #[tokio::test]
 async fn a_query_of_only_exclusions_reads_alike_on_both_stores() {
     let app = spawn_app().await;

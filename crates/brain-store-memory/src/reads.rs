@@ -117,8 +117,15 @@ impl Reads for MemoryStore {
     ) -> Result<Vec<SessionDetail>, StoreError> {
         let idle_secs = self.idle_secs();
         self.read(tenant, |t| {
+            // As the SQL stores: a filtered page reads at most twice the
+            // window (its end was read first and bounds it), an unfiltered one
+            // reads on as far as its page needs.
+            let cap = match q.filtered() {
+                true => 2 * LISTING_WINDOW,
+                false => i64::MAX,
+            };
             let found = t
-                .session_window(q)
+                .session_window(q, cap)
                 .into_iter()
                 .filter(|s| q.slot.is_none() || s.bound_slot == q.slot)
                 .filter(|s| q.client_key.as_ref().is_none_or(|k| &s.client_key == k));
@@ -141,7 +148,7 @@ impl Reads for MemoryStore {
     {
         Ok(self
             .read(tenant, |t| {
-                let window = t.session_window(q);
+                let window = t.session_window(q, LISTING_WINDOW);
                 (window.len() as i64 == LISTING_WINDOW)
                     .then(|| window.last().map(|s| (s.opened_at, s.session_id)))
                     .flatten()

@@ -195,9 +195,14 @@ impl Tables {
         crate::recall::recall(self.artifacts.iter(), q)
     }
 
-    /// A session list's window, newest first: the project's LISTING_WINDOW
-    /// newest agent sessions past `q.after` (of `q.status`, when given).
-    pub fn session_window(&self, q: &brain_core::store::SessionListQuery) -> Vec<&Session> {
+    /// A session list's window, newest first: the project's `cap` newest
+    /// agent sessions past `q.after` (of `q.status`, when given; at or after
+    /// `q.from`).
+    pub fn session_window(
+        &self,
+        q: &brain_core::store::SessionListQuery,
+        cap: i64,
+    ) -> Vec<&Session> {
         let mut found: Vec<&Session> = self
             .sessions
             .values()
@@ -208,13 +213,7 @@ impl Tables {
             .filter(|s| q.from.is_none_or(|f| (s.opened_at, s.session_id) >= f))
             .collect();
         found.sort_by_key(|s| std::cmp::Reverse((s.opened_at, s.session_id)));
-        // Bounded below by `from`, the window holds LISTING_WINDOW but for
-        // sessions opened since its end was read: cut only twice as far.
-        let cap = match q.from {
-            Some(_) => 2 * brain_core::store::LISTING_WINDOW,
-            None => brain_core::store::LISTING_WINDOW,
-        };
-        found.truncate(cap as usize);
+        found.truncate(usize::try_from(cap).unwrap_or(usize::MAX));
         found
     }
 

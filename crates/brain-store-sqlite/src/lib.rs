@@ -7,7 +7,7 @@
 //! as they are, the reads, running them on sqlx). This crate holds SQLite's:
 //! - [`sql`]: its statement texts.
 //! - [`dialect`]: how brain's types bind and read (integer microseconds, JSON
-//!   text) and the FTS5 form of a recall's query.
+//!   text).
 //! - [`tx`]: its write transaction, a member of a [`group_commit`]: group commit of
 //!   the one writer's transaction.
 //!

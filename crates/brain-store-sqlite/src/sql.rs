@@ -368,7 +368,8 @@ pub(crate) static SQL: Sql = Sql {
     // checked phrases on the rows of other projects and tenants between
     // them (3 s a search); its highlight() and snippet() cost in proportion
     // to a text's hits times the query's phrases, or to pairs of hits.
-    // Migration 0028 drops it. ?3, the query, is brain's to read.
+    // Migration 0028 drops it. ?3, the query, is brain's to read: it is
+    // bound only because both stores take the same parameters.
     recall_search: concat!(
         "WITH listed AS MATERIALIZED (SELECT rowid AS rid, octet_length(text) AS len, \
            created_at, artifact_id FROM artifacts WHERE tenant_id = ?1 AND project = ?2 \

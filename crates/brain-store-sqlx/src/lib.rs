@@ -47,10 +47,6 @@ pub trait Dialect: Send + Sync + 'static {
     fn opt_json(row: &DbRow<Self>, col: &str) -> Result<Option<Value>, StoreError>;
     fn opt_strings(row: &DbRow<Self>, col: &str) -> Result<Option<Vec<String>>, StoreError>;
     fn opt_real(row: &DbRow<Self>, col: &str) -> Result<Option<f64>, StoreError>;
-    /// As [`Conn::search_terms`].
-    fn search_terms(query: &str) -> Option<String> {
-        Some(query.to_owned())
-    }
 }
 
 /// A row of a dialect's database.
@@ -205,9 +201,6 @@ where
 {
     fn sql(&self) -> &'static Sql {
         D::sql()
-    }
-    fn search_terms(&self, query: &str) -> Option<String> {
-        D::search_terms(query)
     }
     async fn execute(&mut self, sql: &str, params: &[Param<'_>]) -> Result<u64, StoreError> {
         execute::<D>(&mut self.0, sql, params).await

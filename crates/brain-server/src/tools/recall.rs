@@ -112,7 +112,7 @@ pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
         limit,
         offset,
     };
-    // Words are what both stores' full-text engines match: a query of none
+    // Words are what a search matches, on every store: a query of none
     // matches nothing in any window, so no window is read (and no cursor
     // walks the client through them all).
     if q.query

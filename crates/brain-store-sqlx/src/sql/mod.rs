@@ -99,12 +99,6 @@ pub type BoxRow = Box<dyn Row>;
 pub trait Conn: Send {
     /// This store's statement texts.
     fn sql(&self) -> &'static Sql;
-    /// A recall's query as this store's full-text engine takes it; `None`
-    /// when nothing in it is searchable. PostgreSQL parses web-search syntax
-    /// itself; SQLite's statement leaves the query to brain.
-    fn search_terms(&self, query: &str) -> Option<String> {
-        Some(query.to_owned())
-    }
     /// Rows affected.
     async fn execute(&mut self, sql: &str, params: &[Param<'_>]) -> Result<u64, StoreError>;
     async fn fetch_all(

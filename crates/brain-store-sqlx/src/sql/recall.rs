@@ -1,10 +1,9 @@
 //! Recall (SPEC §2.8) for every SQL store: one statement, a search or a
 //! listing, with the same eleven parameters on both (a search, too, ranks
 //! only the window of artifacts past its cursor). PostgreSQL matches with
-//! its full-text engine (`websearch_to_tsquery`, behind
-//! [`Conn::search_terms`]); SQLite hands over the window and brain matches
-//! it ([`search_words::Query`]); a hit's snippet is made here, the same for
-//! both.
+//! its text search (`websearch_to_tsquery` of the query as given); SQLite
+//! hands over the window and brain matches it ([`search_words::Query`]); a
+//! hit's snippet is made here, the same for both.
 
 use super::{Conn, Param, Row, rows};
 use brain_core::error::StoreError;
@@ -21,11 +20,7 @@ pub async fn recall<C: Conn + ?Sized>(
     q: &RecallQuery,
 ) -> Result<Vec<RecallHit>, StoreError> {
     let (sql, terms) = match &q.query {
-        Some(text) => match c.search_terms(text) {
-            Some(terms) => (c.sql().recall_search, terms),
-            // Nothing searchable (only punctuation): nothing matches.
-            None => return Ok(Vec::new()),
-        },
+        Some(text) => (c.sql().recall_search, text.clone()),
         None if q.filtered() => (c.sql().recall_list_window, String::new()),
         None => (c.sql().recall_list, String::new()),
     };

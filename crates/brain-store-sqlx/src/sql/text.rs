@@ -115,11 +115,14 @@ pub struct Sql {
     /// session_id, receipt_seq, created_at, newest first.
     pub focus_history: &'static str,
     /// tenant, project, status or NULL, after_opened_at or NULL,
-    /// after_session_id, limit → the sessions' columns and `ledger_size`,
-    /// newest first.
+    /// after_session_id, limit, slot or NULL, client_key or NULL,
+    /// from_opened_at or NULL, from_session_id (at or after) → the agent
+    /// sessions' columns and `ledger_size`, newest first, read as far as the
+    /// page needs (used without slot and client_key).
     pub session_list: &'static str,
-    /// As `session_list`, and slot or NULL, client_key or NULL, which filter
-    /// within brain_core::store::LISTING_WINDOW sessions past the cursor.
+    /// As `session_list`, slot and client_key filtering within the window:
+    /// from its end (read first by `session_list_window_end`) to the cursor,
+    /// at most 20,000 sessions read.
     pub session_list_window: &'static str,
     /// tenant, project, status or NULL, after_opened_at or NULL,
     /// after_session_id → `opened_at`, `session_id` of the window's oldest
@@ -189,9 +192,8 @@ pub struct Sql {
     /// unused).
     pub recall_search: &'static str,
     /// Whether `recall_search` matches, ranks and pages itself. SQLite's
-    /// does not: brain matches the window's texts itself
-    /// (`brain_store_sqlx::sql::recall`), since FTS5 reads the rows of other
-    /// projects between the window's and checks phrases on them.
+    /// does not: it has no full-text index (migration 0028), and brain
+    /// matches the window's texts itself (`brain_store_sqlx::sql::recall`).
     pub recall_search_ranks: bool,
     /// The same first nine parameters (terms bound empty), then
     /// before_created_at or NULL and before_artifact_id → the artifacts'
