@@ -131,18 +131,14 @@ impl<S: Scope> Reads for crate::SqlStore<S> {
         q: &SessionListQuery,
     ) -> Result<Vec<SessionDetail>, StoreError> {
         let mut c = self.tenant_scope(tenant).await?;
-        let params = [
-            tenant.into(),
-            (&q.project).into(),
-            q.status.map(|s| s.as_str()).into(),
-            q.after.map(|a| a.0).into(),
-            q.after.map(|a| a.1.as_uuid()).unwrap_or_default().into(),
+        let mut params = session_window_params(tenant, q);
+        params.extend::<[Param<'_>; 5]>([
             q.limit.into(),
             q.slot.as_ref().map(SlotName::as_str).into(),
             q.client_key.as_ref().map(ClientKey::as_str).into(),
             q.from.map(|a| a.0).into(),
             q.from.map(|a| a.1.as_uuid()).unwrap_or_default().into(),
-        ];
+        ]);
         let sql = match q.filtered() {
             true => c.sql().session_list_window,
             false => c.sql().session_list,
@@ -169,13 +165,7 @@ impl<S: Scope> Reads for crate::SqlStore<S> {
         q: &SessionListQuery,
     ) -> Result<Option<(DateTime<Utc>, SessionId)>, StoreError> {
         let mut c = self.tenant_scope(tenant).await?;
-        let params = [
-            tenant.into(),
-            (&q.project).into(),
-            q.status.map(|s| s.as_str()).into(),
-            q.after.map(|a| a.0).into(),
-            q.after.map(|a| a.1.as_uuid()).unwrap_or_default().into(),
-        ];
+        let params = session_window_params(tenant, q);
         let found = c
             .fetch_optional(c.sql().session_list_window_end, &params)
             .await?;
@@ -328,4 +318,16 @@ impl<S: Scope> Reads for crate::SqlStore<S> {
         }
         Ok(found)
     }
+}
+
+/// What a session list's window is read by, first in every session-list
+/// statement: tenant, project, status, and the cursor's key.
+fn session_window_params<'a>(tenant: &'a TenantId, q: &'a SessionListQuery) -> Vec<Param<'a>> {
+    vec![
+        tenant.into(),
+        (&q.project).into(),
+        q.status.map(|s| s.as_str()).into(),
+        q.after.map(|a| a.0).into(),
+        q.after.map(|a| a.1.as_uuid()).unwrap_or_default().into(),
+    ]
 }
