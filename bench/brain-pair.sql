@@ -10,7 +10,10 @@
 -- brain sends them, with pgbench variables and literals where brain binds
 -- parameters: crates/brain-server/tests/pair_statements.rs reads them here and
 -- holds them equal to what a pair sends on the wire, so this model cannot
--- drift from brain. The one statement before them computes what brain
+-- drift from brain. The last, an applied end's announcement to resource
+-- subscribers, brain sends after the end's commit on another connection,
+-- batched with other ends' when they wait (here always alone: a ceiling's
+-- worst case). The one statement before them computes what brain
 -- computes itself: ids, times, a 2 KB body (brain-bench's size) and the
 -- stored answer (the session and counts; the body it wrote is its history
 -- row, not stored again). The receipt's hash pieces are short stand-ins;
@@ -20,7 +23,8 @@
 SELECT 't' || :t AS tenant, 'p' || :p AS project, gen_random_uuid() AS sid,
     gen_random_uuid() AS start_receipt, gen_random_uuid() AS end_receipt, now() AS at,
     repeat('0', 64) AS genesis, repeat('d', 64) AS digest,
-    rpad('revision body ' || :client_id, 2048, ' carry the durable decisions forward;') AS body \gset
+    rpad('revision body ' || :client_id, 2048, ' carry the durable decisions forward;') AS body,
+    ARRAY[json_build_object('t', 't' || :t, 'p', 'p' || :p, 's', NULL, 'r', 2)::text] AS changes \gset
 -- What brain sends
 SELECT part, ord, k, name, txt, n, t1, t2, id FROM brain_start(:tenant, :genesis, :project, NULL,
     :sid, 'bench', 'agent', 'open', :at, :at, 'jwt', 's', 'agent', 'cred', :start_receipt, :at,
@@ -30,5 +34,6 @@ SELECT seq, prev_hash, hash FROM brain_end(:tenant, :sid, NULL, :peek_read_revis
     :peek_revision, :at, :peek_open_agents, :peek_unattributed_n, :peek_unattributed_ids,
     'ended', :at, :at, 'bench', :body, NULL, 'applied', NULL, :digest,
     '{"session": {"session_id": "00000000-0000-0000-0000-000000000000", "status": "ended", "summary": "bench", "kind": "agent", "project": "p1", "client_key": "bench", "bound_slot": null, "opened_at": "2026-12-06T00:00:00Z", "ended_at": "2026-12-06T00:00:01Z", "last_activity_at": "2026-12-06T00:00:01Z", "next_focus": null, "focus_outcome": "applied", "started_focus_revision": 1, "read_revision": 1, "relayed_from": null, "relayed_to": null}, "replayed": false, "dry_run": false, "would": null, "focus_outcome": "applied", "focus_at_end": {"revision": 2}, "focus_revision_at_end": 2, "current_focus": null, "current_focus_revision": 2, "focus_diff": "", "unattributed_in_window": {"count": 0, "ids": []}, "remaining_open_session_count": 0}',
-    :project, :body, :at, '{"t": "t1", "p": "p1", "s": null, "r": 2}', :end_receipt, :at,
+    :project, :body, :at, NULL, :end_receipt, :at,
     'brain_session_end', 'jwt', 's', NULL, NULL, 'false', 'ok', :digest, 'a', 'b', 'c');
+SELECT brain_announce(:changes);

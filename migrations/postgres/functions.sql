@@ -367,10 +367,13 @@ $$;
 -- sees every end that held the body before this one and has committed.
 -- Rows another transaction holds count as moved (SKIP LOCKED): in a group commit the batch holds the tenant's tip
 -- from its first write on, and a locking end that holds these rows waits
--- for that tip, so waiting here could deadlock. The session, its body with
--- the change's NOTIFY, the receipt with the tip locked last, and the body's
+-- for that tip, so waiting here could deadlock. The session, its body, the
+-- receipt with the tip locked last, and the body's
 -- history row, which names the receipt. The caller's statement is the
--- transaction (alone or the batch's), so the COMMIT follows.
+-- transaction (alone or the batch's), so the COMMIT follows. p_change is
+-- not read since migration 0029 (brain announces an applied end to resource
+-- subscribers after its commit, not with a NOTIFY in it); the parameter
+-- stays so replicas of the build before can call the function while they roll.
 CREATE OR REPLACE FUNCTION brain_end(
     p_tenant text, p_session uuid, p_bound_slot text, p_read_revision bigint, p_found bigint,
     p_until timestamptz, p_open_agents bigint, p_unattributed_n bigint, p_unattributed_ids uuid[],
@@ -422,7 +425,6 @@ BEGIN
         UPDATE focus_bodies f SET body = p_body, revision = p_found + 1, updated_at = p_body_at,
             updated_by_session = p_session
             WHERE f.tenant_id = p_tenant AND f.project = p_project AND f.slot = slot_key;
-        PERFORM pg_notify('brain_focus', p_change);
     END IF;
     -- brain_place_receipt's statements and brain_receipt_hash's expression.
     SELECT h.seq + 1, h.hash INTO seq, prev_hash
@@ -489,6 +491,19 @@ BEGIN
 END
 $$;
 
+-- Announce applied ends to every replica's resource subscribers (channel
+-- brain_focus), after their commits: a NOTIFY in an end's own transaction
+-- would hold the cluster-wide lock NOTIFY takes at commit through that
+-- commit's WAL flush. This transaction writes nothing worth a flush, so its
+-- commit does not wait for one.
+CREATE OR REPLACE FUNCTION brain_announce(p_changes text[])
+RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM set_config('synchronous_commit', 'off', true);
+    PERFORM pg_notify('brain_focus', c) FROM unnest(p_changes) AS c;
+END
+$$;
+
 -- ========================================================================
 -- Reads that lock
 -- ========================================================================
@@ -509,6 +524,33 @@ BEGIN
                f.updated_by_session
         FROM focus_bodies f WHERE f.tenant_id = p_tenant AND f.project = p_project
         ORDER BY f.slot LIMIT 201;
+END
+$$;
+
+-- Mark a project's focus rows watched: from the commit of this call on,
+-- every update of them is announced on brain_focus_changed (the trigger
+-- focus_bodies_changed announces only watched rows'). A replica calls it
+-- before the database read whose answer it means to remember, in a statement
+-- of its own, and remembers that answer only when this answers true. The
+-- rows not yet watched are locked without waiting: an end holding one when
+-- this runs may commit unannounced after the read that follows, so then it
+-- answers false and the read is not remembered (waiting instead could
+-- deadlock with a locking end). An end that locks a row after this finds it
+-- watched, and is heard. SECURITY INVOKER: the caller's policies, the tenant
+-- set here.
+CREATE OR REPLACE FUNCTION brain_focus_watch(p_tenant text, p_project text)
+RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM set_config('brain.tenant', p_tenant, true);
+    WITH unwatched AS (
+        SELECT f.slot FROM focus_bodies f
+         WHERE f.tenant_id = p_tenant AND f.project = p_project AND NOT f.watched
+           FOR UPDATE NOWAIT)
+    UPDATE focus_bodies f SET watched = true FROM unwatched u
+     WHERE f.tenant_id = p_tenant AND f.project = p_project AND f.slot = u.slot;
+    RETURN true;
+EXCEPTION WHEN lock_not_available THEN
+    RETURN false;
 END
 $$;
 
@@ -633,13 +675,18 @@ $$;
 -- Triggers: change notices, caps and usage
 -- ========================================================================
 
--- Every change to a project's focus rows is announced on the channel
--- brain_focus_changed, in the changing transaction, so each replica's memory
--- of focus reads (brain_core::focus_cache) forgets the project when the
--- change commits, whichever statement, function or replica made it. NOTIFY
--- is delivered only on commit and in commit order, and identical payloads of
--- one transaction are sent once. The payload is the JSON array
--- [tenant_id, project].
+-- Every change to a project's focus rows that some replica may remember is
+-- announced on the channel brain_focus_changed, in the changing transaction,
+-- so each replica's memory of focus reads (brain_core::focus_cache) forgets
+-- the project when the change commits, whichever statement, function or
+-- replica made it: every insert and delete, and since migration 0029 the
+-- updates of rows marked watched (brain_focus_watch), which a replica marks
+-- before it remembers a read. A NOTIFY makes its transaction's commit take
+-- a lock of the whole database cluster through the commit's WAL flush, so
+-- announcing updates nobody remembers made every end on any tenant commit
+-- one at a time. NOTIFY is delivered only on commit and in commit order, and
+-- identical payloads of one transaction are sent once. The payload is the
+-- JSON array [tenant_id, project].
 CREATE OR REPLACE FUNCTION brain_focus_changed() RETURNS trigger
 LANGUAGE plpgsql AS $$
 DECLARE

@@ -94,20 +94,38 @@ fn the_pairs(sent: &[Statement]) -> Vec<&Statement> {
     out
 }
 
+/// An applied end's announcement to resource subscribers, sent after its
+/// commit on a connection of its own (`brain_announce`).
+const ANNOUNCE: &str = "SELECT brain_announce(?)";
+
+/// What the server sent until and with the announcement of the last applied
+/// end, which goes after that end's answer.
+async fn sent_through_announcement(s: &ProxiedServer) -> Vec<Statement> {
+    let mut sent = Vec::new();
+    for _ in 0..200 {
+        sent.extend(s.proxy.take_sent());
+        if sent.iter().any(|x| shape(x) == ANNOUNCE) {
+            return sent;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    panic!("no announcement of the end was sent");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pair_sends_these_statements() {
     let s = ProxiedServer::start(env!("CARGO_BIN_EXE_brain")).await;
     let c = s.srv.client(&token(TENANT, "a")).await;
     // The project and the tenant exist, and the server knows them.
     pair(&c, 0).await;
-    s.proxy.take_sent();
+    sent_through_announcement(&s).await;
     pair(&c, 1).await;
-    let all = s.proxy.take_sent();
+    let all = sent_through_announcement(&s).await;
     let sent: Vec<String> = the_pairs(&all).into_iter().map(shape).collect();
     for (i, x) in sent.iter().enumerate() {
         eprintln!("{i}: {x}");
     }
-    let expected: [Expect; 3] = [
+    let expected: [Expect; 4] = [
         ("the start: one call", |x| {
             x.starts_with("SELECT part, ord, k, name, txt, n, t1, t2, id FROM brain_start(")
         }),
@@ -117,6 +135,10 @@ async fn a_pair_sends_these_statements() {
         ("the end: one call, with its receipt", |x| {
             x.starts_with("SELECT seq, prev_hash, hash FROM brain_end(")
         }),
+        (
+            "after its commit, the end's body announced to subscribers",
+            |x| x == ANNOUNCE,
+        ),
     ];
     assert_eq!(
         sent.len(),
@@ -200,7 +222,7 @@ async fn a_relay_sends_its_read_and_one_call() {
         json!({"project": "p", "client_key": "a", "slot": "ui"}),
     )
     .await;
-    s.proxy.take_sent();
+    sent_through_announcement(&s).await;
     let out = ok(
         &c,
         "brain_session_relay",
@@ -209,13 +231,17 @@ async fn a_relay_sends_its_read_and_one_call() {
                "expected_focus_revision": 0, "to_client_key": "b"}),
     )
     .await;
-    let all = s.proxy.take_sent();
+    let all = sent_through_announcement(&s).await;
     let sent: Vec<String> = the_pairs(&all).into_iter().map(shape).collect();
-    assert_eq!(sent.len(), 2, "a relay sent {sent:#?}");
+    assert_eq!(sent.len(), 3, "a relay sent {sent:#?}");
     assert_eq!(sent[0], "SELECT * FROM brain_peek_close(?, ?, ?)");
     assert!(
         sent[1].starts_with("SELECT seq, prev_hash, hash FROM brain_relay("),
         "{sent:#?}"
+    );
+    assert_eq!(
+        sent[2], ANNOUNCE,
+        "the slot's body announced after the commit"
     );
     assert_eq!(out["session"]["status"], "relayed", "{out}");
     assert_eq!(out["remaining_open_session_count"], 1, "{out}");

@@ -13,7 +13,8 @@
 //!   briefing; [`ledger`]: the receipt append under the ledger-tip lock).
 //! - [`known_projects`]: the projects this process has seen committed.
 //! - [`group_commit`]: group commit for one tenant's one-call writes.
-//! - [`resources`]: the LISTEN task that hears every replica's focus writes.
+//! - [`resources`]: the LISTEN task that hears every replica's applied ends,
+//!   and the announcer that tells them of this replica's.
 //!
 //! Each mutation is one transaction that locks what it compares in a fixed
 //! order — session row, then focus row, then the tenant's ledger tip — asks
@@ -71,6 +72,8 @@ pub struct PgScope {
     /// Write connections kept between writes ([`kept_connections`]).
     warm: std::sync::Arc<kept_connections::Warm>,
     focus_memory: Option<focus_memory::FocusMemory>,
+    /// Tells every replica's resource subscribers of this one's applied ends.
+    announcer: resources::SharedAnnouncer,
 }
 
 impl PgScope {
@@ -135,6 +138,7 @@ impl PgScope {
             known: Default::default(),
             groups: Default::default(),
             focus_memory: None,
+            announcer: Default::default(),
         }
     }
 
@@ -397,6 +401,13 @@ impl Scope for PgScope {
 
     fn focus_cache(&self) -> Option<&brain_core::focus_cache::FocusCache> {
         self.focus_memory.as_ref().map(|m| &*m.cache)
+    }
+
+    /// After its commit, not in it (`resources.rs` says why).
+    fn announce_close(&self, tenant: &TenantId, out: &serde_json::Value) {
+        if let Some(change) = brain_core::feed::FocusChange::from_close(tenant, out) {
+            self.announcer.announce(&self.pool, &change);
+        }
     }
 
     async fn close(&self) {

@@ -241,15 +241,7 @@ pub(crate) async fn end(
     let s = w.session.clone();
     let (digest, result, receipt) = (w.digest.to_owned(), w.result.clone(), r.clone());
     let tenant = caller.tenant.clone();
-    let body = w.focus.map(|f| {
-        let change = brain_core::feed::FocusChange {
-            tenant: tenant.clone(),
-            project: s.project.clone(),
-            slot: s.bound_slot.clone(),
-            revision: f.revision,
-        };
-        (f.body.to_owned(), f.at, change.to_payload())
-    });
+    let body = w.focus.map(|f| (f.body.to_owned(), f.at));
     let t = tenant.as_str().to_owned();
     // A relay's receiver, as session_insert's columns name it: brain_relay
     // inserts it once brain_end's close has written.
@@ -316,7 +308,9 @@ pub(crate) async fn end(
             .bind(s.project.as_str().to_owned())
             .bind(body.as_ref().map(|b| b.0.clone()))
             .bind(body.as_ref().map(|b| b.1))
-            .bind(body.as_ref().map(|b| b.2.clone()))
+            // p_change: not read since migration 0030 (subscribers hear
+            // of the body after the commit, PgScope::announce_close).
+            .bind(None::<String>)
             .bind(receipt.receipt_id.as_uuid())
             .bind(receipt.at)
             .bind(receipt.tool.clone());

@@ -195,6 +195,133 @@ async fn a_replica_that_lost_its_listener_forgets_what_it_remembered() {
     );
 }
 
+/// The next notification `heard` hears (its payload).
+async fn next(heard: &mut sqlx::postgres::PgListener) -> String {
+    let n = tokio::time::timeout(std::time::Duration::from_secs(5), heard.recv())
+        .await
+        .expect("heard in time")
+        .expect("listening");
+    n.payload().to_owned()
+}
+
+impl Fixture {
+    /// A notification on the memory's channel, committed after everything
+    /// before it: what is heard before it was committed before it.
+    async fn mark(&mut self) {
+        sqlx::query("SELECT pg_notify('brain_focus_changed', 'mark')")
+            .execute(&mut self.admin)
+            .await
+            .expect("mark");
+    }
+
+    /// The memory's payload for this project's change (the trigger's
+    /// `json_build_array` text).
+    fn changed(&self) -> String {
+        format!(
+            "[\"{}\", \"{}\"]",
+            self.tenant.as_str(),
+            self.project.as_str()
+        )
+    }
+}
+
+/// An update of focus rows no replica remembers is not announced: a NOTIFY
+/// makes its transaction's commit hold a lock of the whole database cluster
+/// through its WAL flush. Once a remembering replica has read the project,
+/// its updates are announced, and the replica answers them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_updates_of_a_remembered_project_are_announced() {
+    let (mut fx, _) = fixture().await;
+    let mut heard = sqlx::postgres::PgListener::connect(&fx._db.inspect_url)
+        .await
+        .expect("listener");
+    heard.listen("brain_focus_changed").await.expect("listen");
+    fx.write("v1").await;
+    fx.mark().await;
+    assert_eq!(
+        next(&mut heard).await,
+        "mark",
+        "an unremembered update is not announced"
+    );
+
+    let a = replica(&fx).await;
+    warm(&fx, &a).await;
+    let revision = fx.write("v2").await;
+    fx.mark().await;
+    assert_eq!(
+        next(&mut heard).await,
+        fx.changed(),
+        "a remembered project's update is"
+    );
+    assert_eq!(next(&mut heard).await, "mark");
+    assert_eq!(fx.read(&a).await, ("v2".into(), revision));
+}
+
+/// A read while another transaction holds one of the project's unwatched
+/// rows cannot mark it (that transaction may commit unannounced after the
+/// read): it is answered from the database and not remembered, and the
+/// held change, committed unannounced, is what the next read answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_beside_a_held_unwatched_row_is_not_remembered() {
+    use sqlx::Connection;
+    let (mut fx, _) = fixture().await;
+    let a = replica(&fx).await;
+    fx.write("v1").await;
+    warm(&fx, &a).await;
+    // Unwatched again (announced: the memory forgets the project).
+    sqlx::query("UPDATE focus_bodies SET watched = false WHERE tenant_id = $1 AND project = $2")
+        .bind(fx.tenant.as_str())
+        .bind(fx.project.as_str())
+        .execute(&mut fx.admin)
+        .await
+        .expect("unwatch");
+    for _ in 0..100 {
+        if a.focus_memory_size().0 == 0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(a.focus_memory_size().0, 0, "forgotten");
+
+    let mut holder = PgConnection::connect(&fx._db.inspect_url)
+        .await
+        .expect("holder");
+    let mut held = holder.begin().await.expect("begin");
+    sqlx::query(
+        "SELECT 1 FROM focus_bodies WHERE tenant_id = $1 AND project = $2 AND slot = '' \
+         FOR UPDATE",
+    )
+    .bind(fx.tenant.as_str())
+    .bind(fx.project.as_str())
+    .execute(&mut *held)
+    .await
+    .expect("hold");
+    assert_eq!(fx.read(&a).await.0, "v1", "answered beside the held row");
+    assert_eq!(a.focus_memory_size().0, 0, "not remembered");
+    let revision: i64 = sqlx::query_scalar(
+        "UPDATE focus_bodies SET body = 'v2', revision = revision + 1 \
+         WHERE tenant_id = $1 AND project = $2 AND slot = '' RETURNING revision",
+    )
+    .bind(fx.tenant.as_str())
+    .bind(fx.project.as_str())
+    .fetch_one(&mut *held)
+    .await
+    .expect("write");
+    held.commit().await.expect("commit");
+    assert_eq!(fx.read(&a).await, ("v2".into(), revision));
+    // Unheld, the next read marks the rows and is remembered again.
+    warm(&fx, &a).await;
+    let watched: Vec<bool> = sqlx::query_scalar(
+        "SELECT watched FROM focus_bodies WHERE tenant_id = $1 AND project = $2",
+    )
+    .bind(fx.tenant.as_str())
+    .bind(fx.project.as_str())
+    .fetch_all(&mut fx.admin)
+    .await
+    .expect("watched");
+    assert!(watched.iter().all(|w| *w), "{watched:?}");
+}
+
 /// A replica with focus memory holds one LISTEN connection: the memory's
 /// listener also tells the resource subscribers of applied ends.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

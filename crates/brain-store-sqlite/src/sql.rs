@@ -439,6 +439,8 @@ pub(crate) static SQL: Sql = Sql {
     focus_with_slots: "SELECT slot, CASE WHEN slot = '' THEN body ELSE '' END AS body, revision, \
         updated_at, updated_by_session FROM focus_bodies WHERE tenant_id = ?1 AND project = ?2 \
         ORDER BY slot LIMIT 201",
+    // SQLite reads in process: no replica remembers its focus reads.
+    focus_watch: None,
     focus_exists: "SELECT 1 AS one FROM focus_bodies \
         WHERE tenant_id = ?1 AND project = ?2 AND slot = ?3",
     portable: Some(&PORTABLE),

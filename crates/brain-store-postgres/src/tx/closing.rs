@@ -1,7 +1,6 @@
 //! The statements of a closing call on PostgreSQL: its locks, sent with
 //! the transaction's BEGIN where they can be; what its answer counts; and the
-//! close itself, one statement with the body, the change's announcement and
-//! the pending receipt.
+//! close itself, one statement with the body and the pending receipt.
 
 use brain_core::error::StoreError;
 use brain_core::flow::FocusWrite;
@@ -19,10 +18,10 @@ use crate::{db, dialect};
 
 impl Tx {
     /// Persist the closed session and, when the close applied, its target
-    /// body, in one statement. The change is announced in it too:
-    /// PostgreSQL delivers a NOTIFY only when its transaction commits, so a
-    /// listener on any replica hears exactly the writes that happened (SPEC
-    /// §2.11).
+    /// body, in one statement. Resource subscribers hear of the body once
+    /// the transaction has committed (`PgScope::announce_close`), not from a
+    /// NOTIFY in it: that would make the commit hold a lock of the whole
+    /// database cluster through its WAL flush.
     pub(super) async fn close_session(
         &mut self,
         s: &Session,
@@ -50,20 +49,12 @@ impl Tx {
             .bind(result);
         let q = match focus {
             None => q,
-            Some(w) => {
-                let change = brain_core::feed::FocusChange {
-                    tenant: self.tenant.clone(),
-                    project: w.session.project.clone(),
-                    slot: w.session.bound_slot.clone(),
-                    revision: w.revision,
-                };
-                q.bind(w.session.project.as_str())
-                    .bind(sessions::slot_key(w.session.bound_slot.as_ref()))
-                    .bind(w.body)
-                    .bind(w.revision)
-                    .bind(w.at)
-                    .bind(change.to_payload())
-            }
+            Some(w) => q
+                .bind(w.session.project.as_str())
+                .bind(sessions::slot_key(w.session.bound_slot.as_ref()))
+                .bind(w.body)
+                .bind(w.revision)
+                .bind(w.at),
         };
         let q = match &carried {
             None => q,
@@ -79,7 +70,7 @@ impl Tx {
 
 /// The close's statement: the session's own update is the portable
 /// statement; a body to write and a receipt left for the commit (`$13` or
-/// `$19`, after the body's parameters) join it as CTE and select-list parts.
+/// `$18`, after the body's parameters) join it as CTE and select-list parts.
 /// Built once each.
 fn close_statement(focus: bool, receipt: bool) -> &'static str {
     use std::sync::LazyLock;
@@ -92,11 +83,12 @@ fn close_statement(focus: bool, receipt: bool) -> &'static str {
                  updated_at = $17, updated_by_session = $2 \
                  WHERE tenant_id = $1 AND project = $13 AND slot = $14 RETURNING 1)",
             );
-            cols.push("(SELECT pg_notify('brain_focus', $18) FROM u)");
+            // A data-modifying CTE runs whether or not it is read.
+            cols.push("(SELECT count(*) FROM u) AS bodies");
         }
         if receipt {
             cols.push(if focus {
-                "set_config('brain.receipt', $19, true)"
+                "set_config('brain.receipt', $18, true)"
             } else {
                 "set_config('brain.receipt', $13, true)"
             });

@@ -34,6 +34,7 @@ impl<S: Scope> Reads for crate::SqlStore<S> {
             None => None,
         };
         let mut c = self.tenant_scope(tenant).await?;
+        let ticket = watched(&mut c, tenant, project, ticket).await?;
         let focus = load_focus(&mut c, tenant, project, slot, false).await?;
         c.finish().await?;
         if let (Some(cache), Some(ticket)) = (self.focus_cache(), ticket) {
@@ -306,6 +307,7 @@ impl<S: Scope> Reads for crate::SqlStore<S> {
             None => None,
         };
         let mut c = self.pooled().await?;
+        let ticket = watched(&mut c, tenant, project, ticket).await?;
         let params = [tenant.into(), project.into()];
         let found = c.fetch_all(c.sql().focus_with_slots, &params).await?;
         let found = focus_and_slots(
@@ -318,6 +320,23 @@ impl<S: Scope> Reads for crate::SqlStore<S> {
         }
         Ok(found)
     }
+}
+
+/// The ticket of a read that may be remembered, once the project's focus
+/// rows are watched (their changes announced to every replica's memory,
+/// `focus_watch`), in a statement before the read; none when they could not
+/// be marked now (an end holds one), and the read is answered unremembered.
+async fn watched<C: Conn + ?Sized, T>(
+    c: &mut C,
+    tenant: &TenantId,
+    project: &ProjectKey,
+    ticket: Option<T>,
+) -> Result<Option<T>, StoreError> {
+    let (Some(ticket), Some(watch)) = (ticket, c.sql().focus_watch) else {
+        return Ok(None);
+    };
+    let row = c.fetch_one(watch, &[tenant.into(), project.into()]).await?;
+    Ok(row.flag("watched")?.then_some(ticket))
 }
 
 /// What a session list's window is read by, first in every session-list
