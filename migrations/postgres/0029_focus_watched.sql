@@ -4,7 +4,8 @@
 -- NOTIFYs holds a lock of the whole database cluster from its commit's
 -- start through its WAL flush, so every end, of any tenant, announcing its
 -- body committed one at a time (pgbench on brain's pair: 10-50 % more pairs
--- a second without it). Inserts and deletes are still always announced.
+-- a second without it). Inserts, deletes and an update that moves a row to
+-- another project are still always announced.
 --
 -- Rows there before this migration count as watched: a replica of the
 -- build before remembers reads without marking them, and keeps hearing
@@ -20,6 +21,7 @@ ALTER TABLE focus_bodies ALTER COLUMN watched SET DEFAULT false;
 DROP TRIGGER focus_bodies_changed ON focus_bodies;
 CREATE TRIGGER focus_bodies_changed
     AFTER UPDATE ON focus_bodies
-    FOR EACH ROW WHEN (OLD.watched AND OLD.* IS DISTINCT FROM NEW.*)
+    FOR EACH ROW WHEN ((OLD.watched AND OLD.* IS DISTINCT FROM NEW.*)
+        OR (OLD.tenant_id, OLD.project) IS DISTINCT FROM (NEW.tenant_id, NEW.project))
     EXECUTE FUNCTION brain_focus_changed();
 

@@ -371,7 +371,7 @@ $$;
 -- receipt with the tip locked last, and the body's
 -- history row, which names the receipt. The caller's statement is the
 -- transaction (alone or the batch's), so the COMMIT follows. p_change is
--- not read since migration 0029 (brain announces an applied end to resource
+-- not read since migration 0030 (brain announces an applied end to resource
 -- subscribers after its commit, not with a NOTIFY in it); the parameter
 -- stays so replicas of the build before can call the function while they roll.
 CREATE OR REPLACE FUNCTION brain_end(
@@ -531,7 +531,8 @@ $$;
 -- every update of them is announced on brain_focus_changed (the trigger
 -- focus_bodies_changed announces only watched rows'). A replica calls it
 -- before the database read whose answer it means to remember, in a statement
--- of its own, and remembers that answer only when this answers true. The
+-- and transaction of its own (its row locks held only for it), and remembers
+-- that answer only when this answers true. The
 -- rows not yet watched are locked without waiting: an end holding one when
 -- this runs may commit unannounced after the read that follows, so then it
 -- answers false and the read is not remembered (waiting instead could
@@ -545,7 +546,7 @@ BEGIN
     WITH unwatched AS (
         SELECT f.slot FROM focus_bodies f
          WHERE f.tenant_id = p_tenant AND f.project = p_project AND NOT f.watched
-           FOR UPDATE NOWAIT)
+           FOR NO KEY UPDATE NOWAIT)
     UPDATE focus_bodies f SET watched = true FROM unwatched u
      WHERE f.tenant_id = p_tenant AND f.project = p_project AND f.slot = u.slot;
     RETURN true;
@@ -679,9 +680,10 @@ $$;
 -- announced on the channel brain_focus_changed, in the changing transaction,
 -- so each replica's memory of focus reads (brain_core::focus_cache) forgets
 -- the project when the change commits, whichever statement, function or
--- replica made it: every insert and delete, and since migration 0029 the
--- updates of rows marked watched (brain_focus_watch), which a replica marks
--- before it remembers a read. A NOTIFY makes its transaction's commit take
+-- replica made it: every insert and delete, every update that moves a row
+-- to another project, and since migration 0029 the other updates of rows
+-- marked watched (brain_focus_watch), which a replica marks before it
+-- remembers a read. An update that moves a row announces both projects. A NOTIFY makes its transaction's commit take
 -- a lock of the whole database cluster through the commit's WAL flush, so
 -- announcing updates nobody remembers made every end on any tenant commit
 -- one at a time. NOTIFY is delivered only on commit and in commit order, and
@@ -694,6 +696,10 @@ DECLARE
 BEGIN
     IF TG_OP = 'DELETE' THEN r := OLD; ELSE r := NEW; END IF;
     PERFORM pg_notify('brain_focus_changed', json_build_array(r.tenant_id, r.project)::text);
+    -- A row moved to another project (by hand: brain never moves one) changes both.
+    IF TG_OP = 'UPDATE' AND (OLD.tenant_id, OLD.project) IS DISTINCT FROM (NEW.tenant_id, NEW.project) THEN
+        PERFORM pg_notify('brain_focus_changed', json_build_array(OLD.tenant_id, OLD.project)::text);
+    END IF;
     RETURN NULL;
 END
 $$;

@@ -4,8 +4,9 @@
 //!
 //! Two things make a remembered answer safe to give:
 //! - **Every change is heard.** The store announces each change to a
-//!   project's focus rows in the changing transaction (PostgreSQL: a trigger's
-//!   NOTIFY), and [`FocusCache::forget`] drops the project. A read that filled
+//!   project's focus rows that a replica may remember in the changing
+//!   transaction (PostgreSQL: a trigger's NOTIFY, for rows a replica marked
+//!   before the read it keeps), and [`FocusCache::forget`] drops the project. A read that filled
 //!   the memory keeps its answer only when nothing of its project was heard
 //!   between its start and its answer ([`Ticket`]); a lost connection forgets
 //!   everything ([`FocusCache::forget_all`]).

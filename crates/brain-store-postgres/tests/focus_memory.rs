@@ -297,7 +297,12 @@ async fn a_read_beside_a_held_unwatched_row_is_not_remembered() {
     .await
     .expect("hold");
     assert_eq!(fx.read(&a).await.0, "v1", "answered beside the held row");
-    assert_eq!(a.focus_memory_size().0, 0, "not remembered");
+    let one = a
+        .focus_get(&fx.tenant, &fx.project, None)
+        .await
+        .expect("read one");
+    assert_eq!(one.body, "v1", "and by the other read");
+    assert_eq!(a.focus_memory_size().0, 0, "neither remembered");
     let revision: i64 = sqlx::query_scalar(
         "UPDATE focus_bodies SET body = 'v2', revision = revision + 1 \
          WHERE tenant_id = $1 AND project = $2 AND slot = '' RETURNING revision",
@@ -320,6 +325,49 @@ async fn a_read_beside_a_held_unwatched_row_is_not_remembered() {
     .await
     .expect("watched");
     assert!(watched.iter().all(|w| *w), "{watched:?}");
+}
+
+/// A row moved by hand from a project nobody read into one a replica
+/// remembers (brain never moves one) is announced to both, though the row
+/// was not watched.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_row_moved_into_a_remembered_project_is_heard() {
+    let (mut fx, _) = fixture().await;
+    let a = replica(&fx).await;
+    sqlx::query("SELECT brain_ensure_project($1, $2, 'elsewhere', now())")
+        .bind(fx.tenant.as_str())
+        .bind(brain_core::receipt::GENESIS_HASH)
+        .execute(&mut fx.admin)
+        .await
+        .expect("project");
+    sqlx::query(
+        "INSERT INTO focus_bodies (tenant_id, project, slot) VALUES ($1, 'elsewhere', 'x')",
+    )
+    .bind(fx.tenant.as_str())
+    .execute(&mut fx.admin)
+    .await
+    .expect("slot");
+    warm(&fx, &a).await;
+    let (_, slots) = a
+        .focus_with_slots(&fx.tenant, &fx.project)
+        .await
+        .expect("read");
+    assert!(slots.is_empty(), "{slots:?}");
+    sqlx::query(
+        "UPDATE focus_bodies SET project = $2 WHERE tenant_id = $1 AND project = 'elsewhere' \
+         AND slot = 'x'",
+    )
+    .bind(fx.tenant.as_str())
+    .bind(fx.project.as_str())
+    .execute(&mut fx.admin)
+    .await
+    .expect("move");
+    let (_, slots) = a
+        .focus_with_slots(&fx.tenant, &fx.project)
+        .await
+        .expect("read");
+    assert_eq!(slots.len(), 1, "the moved slot shows");
+    assert_eq!(slots[0].0.as_str(), "x");
 }
 
 /// A replica with focus memory holds one LISTEN connection: the memory's

@@ -33,8 +33,15 @@ impl<S: Scope> Reads for crate::SqlStore<S> {
             },
             None => None,
         };
+        // Marked on a connection of its own, before the read's transaction:
+        // the mark's row locks last only for its own statement.
+        let ticket = match ticket {
+            Some(ticket) => {
+                watched(&mut self.pooled().await?, tenant, project, Some(ticket)).await?
+            }
+            None => None,
+        };
         let mut c = self.tenant_scope(tenant).await?;
-        let ticket = watched(&mut c, tenant, project, ticket).await?;
         let focus = load_focus(&mut c, tenant, project, slot, false).await?;
         c.finish().await?;
         if let (Some(cache), Some(ticket)) = (self.focus_cache(), ticket) {
@@ -293,7 +300,8 @@ impl<S: Scope> Reads for crate::SqlStore<S> {
 
     /// One statement on a pooled connection outside any transaction: the
     /// statement scopes itself to the tenant (PostgreSQL's function of
-    /// migration 0008), so the read is one round trip.
+    /// migration 0008), so the read is one round trip (two when its answer
+    /// is to be remembered: the mark first, [`watched`]).
     async fn focus_with_slots(
         &self,
         tenant: &TenantId,
@@ -324,8 +332,10 @@ impl<S: Scope> Reads for crate::SqlStore<S> {
 
 /// The ticket of a read that may be remembered, once the project's focus
 /// rows are watched (their changes announced to every replica's memory,
-/// `focus_watch`), in a statement before the read; none when they could not
-/// be marked now (an end holds one), and the read is answered unremembered.
+/// `focus_watch`), in a statement before the read, outside any transaction
+/// (`c` is a pooled connection); none when they could not be marked now (an
+/// end holds one), and the read is answered unremembered. One round trip
+/// more for a read the memory did not hold.
 async fn watched<C: Conn + ?Sized, T>(
     c: &mut C,
     tenant: &TenantId,
