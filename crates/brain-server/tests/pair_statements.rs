@@ -401,6 +401,20 @@ async fn after_a_close_falls_back_its_project_locks_first() {
     assert_eq!(way("one_call"), 1.0, "the first pair's end: {metrics}");
 }
 
+/// `brain_peek_close` as it is declared, refusing every call.
+const REFUSED_PEEK: &str = "CREATE OR REPLACE FUNCTION brain_peek_close(
+    p_tenant text, p_session uuid, p_until timestamptz)
+RETURNS TABLE (session_id uuid, project text, client_key text, kind text, bound_slot text,
+    started_focus_revision bigint, read_revision bigint, relayed_from uuid, status text,
+    opened_at timestamptz,
+    last_activity_at timestamptz, ended_at timestamptz, summary text, next_focus text,
+    nothing_to_capture_reason text, focus_outcome text, abandon_reason text,
+    opened_by_kind text, opened_by_subject text, opened_by_role text,
+    opened_by_credential text, close_digest text, close_result jsonb,
+    body text, revision bigint, updated_at timestamptz, updated_by_session uuid,
+    open_agents bigint, unattributed_n bigint, unattributed_ids uuid[], base_revision bigint)
+LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$";
+
 /// A close's read without locks is one it could do without: when it fails
 /// (here the database refuses it), the close goes the locked way and is
 /// answered as usual.
@@ -410,11 +424,11 @@ async fn a_failed_read_sends_the_close_the_locked_way() {
     let s = ProxiedServer::start(env!("CARGO_BIN_EXE_brain")).await;
     let c = s.srv.client(&token(TENANT, "a")).await;
     pair(&c, 0).await;
+    sent_through_announcement(&s).await;
     let mut admin = sqlx::PgConnection::connect(&s.inspect).await.unwrap();
-    sqlx::query("ALTER FUNCTION brain_peek_close(text, uuid, timestamptz) RENAME TO gone")
-        .execute(&mut admin)
-        .await
-        .unwrap();
+    // The read fails when it runs, not when it is prepared: a Parse that
+    // fails sends no Bind, and the proxy notes statements at their Bind.
+    sqlx::query(REFUSED_PEEK).execute(&mut admin).await.unwrap();
     s.proxy.take_sent();
     pair(&c, 1).await;
     let shapes: Vec<String> = the_pairs(&s.proxy.take_sent())
