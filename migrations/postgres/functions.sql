@@ -527,32 +527,52 @@ BEGIN
 END
 $$;
 
--- Mark a project's focus rows watched: from the commit of this call on,
--- every update of them is announced on brain_focus_changed (the trigger
--- focus_bodies_changed announces only watched rows'). A replica calls it
--- before the database read whose answer it means to remember, in a statement
--- and transaction of its own (its row locks held only for it), and remembers
--- that answer only when this answers true. The
--- rows not yet watched are locked without waiting: an end holding one when
--- this runs may commit unannounced after the read that follows, so then it
--- answers false and the read is not remembered (waiting instead could
--- deadlock with a locking end). An end that locks a row after this finds it
--- watched, and is heard. SECURITY INVOKER: the caller's policies, the tenant
--- set here.
-CREATE OR REPLACE FUNCTION brain_focus_watch(p_tenant text, p_project text)
-RETURNS boolean LANGUAGE plpgsql AS $$
+-- Mark a project's focus rows watched for p_seconds: until then every update
+-- of them is announced on brain_focus_changed (the trigger
+-- focus_bodies_changed announces an update only of a row whose watched_until
+-- is not past at the updating transaction's start). A replica calls it before
+-- the database read whose answer it means to remember, in a statement and
+-- transaction of its own (its row locks held only for it), and remembers that
+-- answer for at most the milliseconds this answers, counted from before it
+-- sent the call, so its memory lets go of the project before the rows stop
+-- being announced; NULL: do not remember. Rows with less than half of
+-- p_seconds left are marked again, and locked without waiting: an end holding
+-- one when this runs may commit unannounced after the read that follows, so
+-- then it answers NULL (waiting instead could deadlock with a locking end).
+-- An end that locks a row after this finds it watched, and is heard. Rows
+-- nobody reads stop being announced once their time is past, and their ends
+-- then take no NOTIFY (a transaction that NOTIFYs holds a lock of the whole
+-- cluster through its commit's flush). SECURITY INVOKER: the caller's
+-- policies, the tenant set here.
+CREATE OR REPLACE FUNCTION brain_focus_watch(p_tenant text, p_project text, p_seconds bigint)
+RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+    least_until timestamptz;
 BEGIN
     PERFORM set_config('brain.tenant', p_tenant, true);
-    WITH unwatched AS (
+    WITH due AS (
         SELECT f.slot FROM focus_bodies f
-         WHERE f.tenant_id = p_tenant AND f.project = p_project AND NOT f.watched
+         WHERE f.tenant_id = p_tenant AND f.project = p_project
+           AND (f.watched_until IS NULL
+                OR f.watched_until < now() + make_interval(secs => p_seconds / 2.0))
            FOR NO KEY UPDATE NOWAIT)
-    UPDATE focus_bodies f SET watched = true FROM unwatched u
-     WHERE f.tenant_id = p_tenant AND f.project = p_project AND f.slot = u.slot;
-    RETURN true;
+    UPDATE focus_bodies f SET watched_until = now() + make_interval(secs => p_seconds)
+      FROM due d
+     WHERE f.tenant_id = p_tenant AND f.project = p_project AND f.slot = d.slot;
+    SELECT min(f.watched_until) INTO least_until FROM focus_bodies f
+     WHERE f.tenant_id = p_tenant AND f.project = p_project;
+    RETURN floor(extract(epoch FROM least_until - now()) * 1000)::bigint;
 EXCEPTION WHEN lock_not_available THEN
-    RETURN false;
+    RETURN NULL;
 END
+$$;
+
+-- The mark as replicas of the build before migration 0031 ask for it (their
+-- memory keeps what it reads until it hears a change): an hour, the time
+-- docs/deploy.md gives a roll across 0031 to finish in.
+CREATE OR REPLACE FUNCTION brain_focus_watch(p_tenant text, p_project text)
+RETURNS boolean LANGUAGE sql AS $$
+    SELECT brain_focus_watch(p_tenant, p_project, 3600) IS NOT NULL
 $$;
 
 CREATE OR REPLACE FUNCTION brain_lock_close(p_tenant text, p_session uuid)
@@ -681,9 +701,10 @@ $$;
 -- so each replica's memory of focus reads (brain_core::focus_cache) forgets
 -- the project when the change commits, whichever statement, function or
 -- replica made it: every insert and delete, every update that moves a row
--- to another project, and since migration 0029 the other updates of rows
--- marked watched (brain_focus_watch), which a replica marks before it
--- remembers a read. An update that moves a row announces both projects. A NOTIFY makes its transaction's commit take
+-- to another project or slot, and since migration 0029 the other updates of
+-- rows marked watched (brain_focus_watch; since 0031 until a time), which a
+-- replica marks before it remembers a read, and changing what a read answers.
+-- An update that moves a row announces both projects. A NOTIFY makes its transaction's commit take
 -- a lock of the whole database cluster through the commit's WAL flush, so
 -- announcing updates nobody remembers made every end on any tenant commit
 -- one at a time. NOTIFY is delivered only on commit and in commit order, and

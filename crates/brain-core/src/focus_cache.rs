@@ -10,6 +10,13 @@
 //!   the memory keeps its answer only when nothing of its project was heard
 //!   between its start and its answer ([`Ticket`]); a lost connection forgets
 //!   everything ([`FocusCache::forget_all`]).
+//! - **Nothing is answered past the time its changes are announced until.**
+//!   PostgreSQL announces a project's updates only while its rows are marked
+//!   watched, each mark for a while; a store that marks gives the ticket the
+//!   instant its memory must let go by ([`Ticket::trusted_until`]). The
+//!   project is forgotten at the latest such instant: a later mark moves
+//!   every row's on, so it covers the answers kept before it, and answers
+//!   kept under a mark that ran out are never kept on under a new one.
 //! - **A read first hears everything committed before it began.** The
 //!   store's [`Fence`] waits until this replica has heard a marker it sent
 //!   after the read began; a change committed before the marker is heard
@@ -26,6 +33,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
 
 use async_trait::async_trait;
 
@@ -88,6 +96,20 @@ pub struct Ticket {
     bucket: usize,
     changes: u64,
     resets: u64,
+    /// When the answer must be let go of; none: when its project changes.
+    until: Option<Instant>,
+}
+
+impl Ticket {
+    /// The answer kept with this ticket, and every answer of its project
+    /// kept before, are answered until `at` at most: its project's changes
+    /// are announced until then, and may not be after.
+    pub fn trusted_until(self, at: Instant) -> Self {
+        Self {
+            until: Some(at),
+            ..self
+        }
+    }
 }
 
 /// A read's outcome: the remembered answer, or a miss (with leave to keep
@@ -113,6 +135,14 @@ struct Project {
     /// `focus_get` answers by slot (`None`: the base focus alone).
     bodies: HashMap<Option<SlotName>, (Arc<Focus>, usize)>,
     bytes: usize,
+    /// Answered until then (none: until the project changes).
+    until: Option<Instant>,
+}
+
+impl Project {
+    fn expired(&self, now: Instant) -> bool {
+        self.until.is_some_and(|until| until <= now)
+    }
 }
 
 /// An answer to keep, by the shape of read that asked for it.
@@ -219,17 +249,7 @@ impl FocusCache {
         let bucket = self.bucket(tenant, project);
         let mut held = self.lock();
         held.changes[bucket] += 1;
-        let gone = held
-            .tenants
-            .get_mut(tenant)
-            .and_then(|projects| projects.remove(project));
-        if let Some(gone) = gone {
-            held.bytes -= gone.bytes;
-            held.projects -= 1;
-            if held.tenants.get(tenant).is_some_and(HashMap::is_empty) {
-                held.tenants.remove(tenant);
-            }
-        }
+        held.remove(tenant, project);
     }
 
     /// Changes may have gone unheard (a lost connection): forget everything,
@@ -252,7 +272,15 @@ impl FocusCache {
             return Look::Miss(None);
         }
         let bucket = self.bucket(tenant.as_str(), project.as_str());
-        let held = self.lock();
+        let mut held = self.lock();
+        let expired = held
+            .tenants
+            .get(tenant.as_str())
+            .and_then(|projects| projects.get(project.as_str()))
+            .is_some_and(|p| p.expired(Instant::now()));
+        if expired {
+            held.remove(tenant.as_str(), project.as_str());
+        }
         let found = held
             .tenants
             .get(tenant.as_str())
@@ -279,6 +307,7 @@ impl FocusCache {
                 bucket,
                 changes: held.changes[bucket],
                 resets: held.resets,
+                until: None,
             })),
         }
     }
@@ -302,6 +331,20 @@ impl FocusCache {
         if bytes > MAX_BYTES / 4 {
             return;
         }
+        let now = Instant::now();
+        if ticket.until.is_some_and(|until| until <= now) {
+            return;
+        }
+        // Answers kept under a mark that has run out may have missed
+        // changes since: they do not live on under this one.
+        let expired = held
+            .tenants
+            .get(tenant.as_str())
+            .and_then(|p| p.get(project.as_str()))
+            .is_some_and(|p| p.expired(now));
+        if expired {
+            held.remove(tenant.as_str(), project.as_str());
+        }
         let existing = held
             .tenants
             .get(tenant.as_str())
@@ -324,6 +367,11 @@ impl FocusCache {
         let before = if new { 0 } else { p.bytes };
         if new {
             p.bytes = project_cost;
+            p.until = ticket.until;
+        } else {
+            // Rows' marks only ever move later, so the latest covers every
+            // answer of the project.
+            p.until = p.until.max(ticket.until);
         }
         // A second answer of the same shape replaces the first: uncount it.
         let replaced = match answer {
@@ -355,6 +403,21 @@ enum Found {
 }
 
 impl Held {
+    /// Drop what is remembered of one project.
+    fn remove(&mut self, tenant: &str, project: &str) {
+        let gone = self
+            .tenants
+            .get_mut(tenant)
+            .and_then(|projects| projects.remove(project));
+        if let Some(gone) = gone {
+            self.bytes -= gone.bytes;
+            self.projects -= 1;
+            if self.tenants.get(tenant).is_some_and(HashMap::is_empty) {
+                self.tenants.remove(tenant);
+            }
+        }
+    }
+
     fn clear(&mut self) {
         self.tenants.clear();
         self.bytes = 0;
@@ -412,6 +475,61 @@ mod tests {
             Look::Miss(None) => panic!("no ticket"),
             Look::Hit(f) => panic!("unexpected hit at revision {}", f.revision),
         }
+    }
+
+    #[test]
+    fn an_answer_is_not_given_past_its_mark() {
+        let c = cache(true);
+        let (t, p) = keys();
+        let soon = Instant::now() + std::time::Duration::from_millis(30);
+        let tk = ticket(block_on(c.one(&t, &p, None))).trusted_until(soon);
+        c.keep_one(tk, &t, &p, None, &focus("v1", 1));
+        assert!(matches!(block_on(c.one(&t, &p, None)), Look::Hit(_)));
+        std::thread::sleep(std::time::Duration::from_millis(40));
+        assert!(matches!(block_on(c.one(&t, &p, None)), Look::Miss(Some(_))));
+        assert_eq!(c.size().0, 0, "the project is let go of");
+        // A ticket whose mark ran out before its answer came keeps nothing.
+        let gone = Instant::now();
+        let tk = ticket(block_on(c.one(&t, &p, None))).trusted_until(gone);
+        c.keep_one(tk, &t, &p, None, &focus("v1", 1));
+        assert_eq!(c.size().0, 0);
+    }
+
+    #[test]
+    fn answers_of_a_run_out_mark_do_not_live_on_under_a_new_one() {
+        let c = cache(true);
+        let (t, p) = keys();
+        let soon = Instant::now() + std::time::Duration::from_millis(30);
+        let tk = ticket(block_on(c.one(&t, &p, None))).trusted_until(soon);
+        c.keep_one(tk, &t, &p, None, &focus("v1", 1));
+        let later = Instant::now() + std::time::Duration::from_secs(60);
+        let slot = SlotName::parse("ui").unwrap();
+        let tk = ticket(block_on(c.one(&t, &p, Some(&slot))));
+        std::thread::sleep(std::time::Duration::from_millis(40));
+        c.keep_one(tk.trusted_until(later), &t, &p, Some(&slot), &focus("u", 1));
+        assert!(matches!(block_on(c.one(&t, &p, Some(&slot))), Look::Hit(_)));
+        assert!(
+            matches!(block_on(c.one(&t, &p, None)), Look::Miss(Some(_))),
+            "the base focus kept under the first mark is gone"
+        );
+    }
+
+    #[test]
+    fn a_later_mark_holds_the_answers_kept_before_it() {
+        let c = cache(true);
+        let (t, p) = keys();
+        let soon = Instant::now() + std::time::Duration::from_millis(30);
+        let tk = ticket(block_on(c.one(&t, &p, None))).trusted_until(soon);
+        c.keep_one(tk, &t, &p, None, &focus("v1", 1));
+        let later = Instant::now() + std::time::Duration::from_secs(60);
+        let x = SlotName::parse("x").unwrap();
+        let tk = ticket(block_on(c.one(&t, &p, Some(&x)))).trusted_until(later);
+        c.keep_one(tk, &t, &p, Some(&x), &focus("x", 1));
+        std::thread::sleep(std::time::Duration::from_millis(40));
+        assert!(
+            matches!(block_on(c.one(&t, &p, None)), Look::Hit(_)),
+            "held by the later mark"
+        );
     }
 
     #[test]

@@ -207,6 +207,7 @@ async fn run_serve(mut cfg: ServeConfig) -> anyhow::Result<()> {
             connection_idle_secs: i64::try_from(cfg.connection_idle_secs).unwrap_or(i64::MAX),
             remember_focus: cfg.focus_memory,
             pool_size: cfg.db_pool_size,
+            ..StoreSettings::default()
         },
     )
     .await?;

@@ -1,8 +1,9 @@
 //! What this replica's memory of focus reads ([`FocusCache`]) needs from
 //! PostgreSQL: a LISTEN connection that hears every focus change a replica
-//! may remember (migration 0010's trigger; since 0029 only watched rows'
-//! updates, `brain_focus_watch`) and this replica's fence markers, and a connection that
-//! sends the markers. The same LISTEN connection also hears the applied
+//! may remember (migration 0010's trigger; since 0029 only the updates of
+//! rows marked watched, `brain_focus_watch`, and since 0031 while the mark
+//! lasts) and this replica's fence markers, and a connection that sends the
+//! markers. The same LISTEN connection also hears the applied
 //! ends and relays that resource subscribers are told of (`brain_focus`,
 //! [`crate::resources`]), so a replica holds one LISTEN connection, not two.
 //!

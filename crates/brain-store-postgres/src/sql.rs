@@ -460,7 +460,7 @@ pub(crate) static SQL: Sql = Sql {
     ),
     focus_with_slots: "SELECT slot, body, revision, updated_at, updated_by_session \
         FROM brain_focus_with_slots($1, $2)",
-    focus_watch: Some("SELECT brain_focus_watch($1, $2) AS watched"),
+    focus_watch: Some("SELECT brain_focus_watch($1, $2, $3) AS trusted_ms"),
     focus_exists: "SELECT 1 AS one FROM focus_bodies \
         WHERE tenant_id = $1 AND project = $2 AND slot = $3",
     // Each write the portable forms run has its own form here.

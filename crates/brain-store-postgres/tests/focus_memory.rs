@@ -33,7 +33,11 @@ async fn fixture() -> (Fixture, PgStore) {
 }
 
 async fn replica(fx: &Fixture) -> PgStore {
-    let scope = PgScope::connect(&fx._db.url, StoreSettings::default())
+    replica_with(fx, StoreSettings::default()).await
+}
+
+async fn replica_with(fx: &Fixture, settings: StoreSettings) -> PgStore {
+    let scope = PgScope::connect(&fx._db.url, settings)
         .await
         .expect("connect");
     PgStore::new(scope.remembering_focus())
@@ -205,10 +209,12 @@ async fn next(heard: &mut sqlx::postgres::PgListener) -> String {
 }
 
 impl Fixture {
-    /// A notification on the memory's channel, committed after everything
-    /// before it: what is heard before it was committed before it.
+    /// A notification on a channel of the test's own (one on the memory's
+    /// channel that is not a project's would make every replica forget
+    /// everything), committed after everything before it: what a connection
+    /// listening to both hears before it was committed before it.
     async fn mark(&mut self) {
-        sqlx::query("SELECT pg_notify('brain_focus_changed', 'mark')")
+        sqlx::query("SELECT pg_notify('brain_test_mark', 'mark')")
             .execute(&mut self.admin)
             .await
             .expect("mark");
@@ -235,7 +241,10 @@ async fn only_updates_of_a_remembered_project_are_announced() {
     let mut heard = sqlx::postgres::PgListener::connect(&fx._db.inspect_url)
         .await
         .expect("listener");
-    heard.listen("brain_focus_changed").await.expect("listen");
+    heard
+        .listen_all(["brain_focus_changed", "brain_test_mark"])
+        .await
+        .expect("listen");
     fx.write("v1").await;
     fx.mark().await;
     assert_eq!(
@@ -268,13 +277,21 @@ async fn a_read_beside_a_held_unwatched_row_is_not_remembered() {
     let a = replica(&fx).await;
     fx.write("v1").await;
     warm(&fx, &a).await;
-    // Unwatched again (announced: the memory forgets the project).
-    sqlx::query("UPDATE focus_bodies SET watched = false WHERE tenant_id = $1 AND project = $2")
-        .bind(fx.tenant.as_str())
-        .bind(fx.project.as_str())
+    // Unwatched again (not announced: a mark changes nothing a read
+    // answers), and the memory told to forget the project.
+    sqlx::query(
+        "UPDATE focus_bodies SET watched_until = NULL WHERE tenant_id = $1 AND project = $2",
+    )
+    .bind(fx.tenant.as_str())
+    .bind(fx.project.as_str())
+    .execute(&mut fx.admin)
+    .await
+    .expect("unwatch");
+    sqlx::query("SELECT pg_notify('brain_focus_changed', $1)")
+        .bind(fx.changed())
         .execute(&mut fx.admin)
         .await
-        .expect("unwatch");
+        .expect("forget");
     for _ in 0..100 {
         if a.focus_memory_size().0 == 0 {
             break;
@@ -317,7 +334,8 @@ async fn a_read_beside_a_held_unwatched_row_is_not_remembered() {
     // Unheld, the next read marks the rows and is remembered again.
     warm(&fx, &a).await;
     let watched: Vec<bool> = sqlx::query_scalar(
-        "SELECT watched FROM focus_bodies WHERE tenant_id = $1 AND project = $2",
+        "SELECT watched_until > now() + interval '4 minutes' FROM focus_bodies \
+         WHERE tenant_id = $1 AND project = $2",
     )
     .bind(fx.tenant.as_str())
     .bind(fx.project.as_str())
@@ -325,6 +343,60 @@ async fn a_read_beside_a_held_unwatched_row_is_not_remembered() {
     .await
     .expect("watched");
     assert!(watched.iter().all(|w| *w), "{watched:?}");
+}
+
+/// A mark lasts a while (`focus_watch_secs`): once it is over, the project's
+/// updates are no longer announced, and the replica that marked it has let go
+/// of what it read; its next read goes to the database and marks again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_nobody_reads_stops_being_announced() {
+    let (mut fx, _) = fixture().await;
+    let mut heard = sqlx::postgres::PgListener::connect(&fx._db.inspect_url)
+        .await
+        .expect("listener");
+    heard
+        .listen_all(["brain_focus_changed", "brain_test_mark"])
+        .await
+        .expect("listen");
+    let settings = StoreSettings {
+        focus_watch_secs: 2,
+        ..StoreSettings::default()
+    };
+    let a = replica_with(&fx, settings).await;
+    fx.write("v1").await;
+    warm(&fx, &a).await;
+    let marked = std::time::Instant::now();
+    let revision = fx.write("v2").await;
+    fx.mark().await;
+    assert_eq!(
+        next(&mut heard).await,
+        fx.changed(),
+        "announced while marked"
+    );
+    assert_eq!(next(&mut heard).await, "mark");
+    assert_eq!(fx.read(&a).await, ("v2".into(), revision));
+    if marked.elapsed() < std::time::Duration::from_secs(1) {
+        // Within the mark's first half: answered from memory, not marked again.
+        fx.write_unheard("unheard").await;
+        assert_eq!(fx.read(&a).await.0, "v2", "from memory");
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(2_200)).await;
+    let revision = fx.write("v3").await;
+    fx.mark().await;
+    assert_eq!(
+        next(&mut heard).await,
+        "mark",
+        "not announced once the mark ran out"
+    );
+    assert_eq!(
+        fx.read(&a).await,
+        ("v3".into(), revision),
+        "the replica let go of what it read"
+    );
+    // That read marked the rows again: the next update is announced.
+    fx.write("v4").await;
+    fx.mark().await;
+    assert_eq!(next(&mut heard).await, fx.changed());
 }
 
 /// A row moved by hand from a project nobody read into one a replica

@@ -48,6 +48,12 @@ pub struct StoreSettings {
     /// cores can run at once only queue inside PostgreSQL, where a waiting
     /// transaction still holds its locks.
     pub pool_size: u32,
+    /// How long a focus read's mark keeps its project's changes announced to
+    /// every replica's memory (PostgreSQL's `focus_bodies.watched_until`);
+    /// the memory answers the read for at most that long, and marks again on
+    /// a read after half of it. A project nobody reads for this long stops
+    /// being announced, and its ends stop paying for it.
+    pub focus_watch_secs: u32,
 }
 
 impl Default for StoreSettings {
@@ -57,6 +63,7 @@ impl Default for StoreSettings {
             connection_idle_secs: 1_800,
             remember_focus: false,
             pool_size: 10,
+            focus_watch_secs: 300,
         }
     }
 }

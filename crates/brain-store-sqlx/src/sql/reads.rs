@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use super::sessions::{ledger_size, load_document, load_focus, load_session, slot_key};
 use super::{Conn, Finish, Param, Scope, rows};
 use brain_core::error::{DomainError, StoreError};
-use brain_core::focus_cache::{FocusWithSlots, Look};
+use brain_core::focus_cache::{FocusWithSlots, Look, Ticket};
 use brain_core::ids::{ArtifactId, ClientKey, ProjectKey, SessionId, SlotName, TenantId};
 use brain_core::memory::RecallHit;
 use brain_core::memory::{Document, DocumentKind, HistoryEntry};
@@ -37,7 +37,8 @@ impl<S: Scope> Reads for crate::SqlStore<S> {
         // the mark's row locks last only for its own statement.
         let ticket = match ticket {
             Some(ticket) => {
-                watched(&mut self.pooled().await?, tenant, project, Some(ticket)).await?
+                let secs = self.settings().focus_watch_secs;
+                watched(&mut self.pooled().await?, tenant, project, secs, ticket).await?
             }
             None => None,
         };
@@ -315,7 +316,13 @@ impl<S: Scope> Reads for crate::SqlStore<S> {
             None => None,
         };
         let mut c = self.pooled().await?;
-        let ticket = watched(&mut c, tenant, project, ticket).await?;
+        let ticket = match ticket {
+            Some(ticket) => {
+                let secs = self.settings().focus_watch_secs;
+                watched(&mut c, tenant, project, secs, ticket).await?
+            }
+            None => None,
+        };
         let params = [tenant.into(), project.into()];
         let found = c.fetch_all(c.sql().focus_with_slots, &params).await?;
         let found = focus_and_slots(
@@ -331,22 +338,32 @@ impl<S: Scope> Reads for crate::SqlStore<S> {
 }
 
 /// The ticket of a read that may be remembered, once the project's focus
-/// rows are watched (their changes announced to every replica's memory,
-/// `focus_watch`), in a statement before the read, outside any transaction
-/// (`c` is a pooled connection); none when they could not be marked now (an
-/// end holds one), and the read is answered unremembered. One round trip
-/// more for a read the memory did not hold.
-async fn watched<C: Conn + ?Sized, T>(
+/// rows are watched for `secs` (their changes announced to every replica's
+/// memory, `focus_watch`), in a statement before the read, outside any
+/// transaction (`c` is a pooled connection); none when they could not be
+/// marked now (an end holds one), and the read is answered unremembered. One
+/// round trip more for a read the memory did not hold. A store that cannot
+/// mark keeps nothing.
+async fn watched<C: Conn + ?Sized>(
     c: &mut C,
     tenant: &TenantId,
     project: &ProjectKey,
-    ticket: Option<T>,
-) -> Result<Option<T>, StoreError> {
-    let (Some(ticket), Some(watch)) = (ticket, c.sql().focus_watch) else {
+    secs: u32,
+    ticket: Ticket,
+) -> Result<Option<Ticket>, StoreError> {
+    let Some(watch) = c.sql().focus_watch else {
         return Ok(None);
     };
-    let row = c.fetch_one(watch, &[tenant.into(), project.into()]).await?;
-    Ok(row.flag("watched")?.then_some(ticket))
+    // Counted from before the call: the database's own clock starts the
+    // mark's time later than this, so the memory lets go first.
+    let asked = std::time::Instant::now();
+    let params = [tenant.into(), project.into(), i64::from(secs).into()];
+    let row = c.fetch_one(watch, &params).await?;
+    let Some(ms) = row.opt_int("trusted_ms")? else {
+        return Ok(None);
+    };
+    let trusted = std::time::Duration::from_millis(u64::try_from(ms).unwrap_or(0));
+    Ok(Some(ticket.trusted_until(asked + trusted)))
 }
 
 /// What a session list's window is read by, first in every session-list

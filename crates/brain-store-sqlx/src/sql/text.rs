@@ -179,10 +179,12 @@ pub struct Sql {
     /// first) and at most 200 slots. Runs outside any tenant scope: the
     /// statement itself must keep to the tenant.
     pub focus_with_slots: &'static str,
-    /// tenant, project → `watched`: marks the project's focus rows so that
-    /// their changes are announced to every replica's focus memory, before a
-    /// read whose answer is to be remembered; false when that read must not
-    /// be remembered. None where the store keeps no focus memory (SQLite).
+    /// tenant, project, seconds → `trusted_ms`: marks the project's focus
+    /// rows so that their changes are announced to every replica's focus
+    /// memory for the seconds given, before a read whose answer is to be
+    /// remembered; the milliseconds from the call on for which the answer
+    /// may be kept, or NULL when it must not be. None where the store keeps
+    /// no focus memory (SQLite).
     pub focus_watch: Option<&'static str>,
     /// tenant, project, slot ('' for the base) → a row when the body exists.
     pub focus_exists: &'static str,
