@@ -17,15 +17,34 @@ ALTER TABLE focus_bodies ADD COLUMN watched_until timestamptz
 ALTER TABLE focus_bodies ALTER COLUMN watched_until DROP DEFAULT;
 DROP TRIGGER focus_bodies_changed ON focus_bodies;
 ALTER TABLE focus_bodies DROP COLUMN watched;
--- An update is announced when its row was watched at the updating
--- transaction's start (now(): earlier than its commit, so it errs toward
--- announcing) and changed what a read answers; a mark alone (watched_until)
--- changes nothing a replica remembers. A row moved to another project or
--- slot is always announced.
+-- An update is announced when its row was watched a minute before the
+-- updating transaction's start (now(): earlier than its commit, so it errs
+-- toward announcing; the minute is room for the database's clock and a
+-- replica's to disagree) and changed what a read answers; a mark alone
+-- (watched_until) changes nothing a replica remembers. A row moved to
+-- another project or slot is always announced.
 CREATE TRIGGER focus_bodies_changed
     AFTER UPDATE ON focus_bodies
-    FOR EACH ROW WHEN ((OLD.watched_until >= now()
+    FOR EACH ROW WHEN ((OLD.watched_until >= now() - interval '1 minute'
             AND (OLD.body, OLD.revision, OLD.updated_at, OLD.updated_by_session)
                 IS DISTINCT FROM (NEW.body, NEW.revision, NEW.updated_at, NEW.updated_by_session))
         OR (OLD.tenant_id, OLD.project, OLD.slot) IS DISTINCT FROM (NEW.tenant_id, NEW.project, NEW.slot))
     EXECUTE FUNCTION brain_focus_changed();
+
+-- Replicas of the build before call the two-argument mark while this
+-- migration's functions (0032) are not yet in: it marks an hour here too.
+CREATE OR REPLACE FUNCTION brain_focus_watch(p_tenant text, p_project text)
+RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM set_config('brain.tenant', p_tenant, true);
+    UPDATE focus_bodies f SET watched_until = now() + interval '1 hour'
+     WHERE f.ctid = ANY (ARRAY(
+        SELECT d.ctid FROM focus_bodies d
+         WHERE d.tenant_id = p_tenant AND d.project = p_project
+           AND (d.watched_until IS NULL OR d.watched_until < now() + interval '30 minutes')
+           FOR NO KEY UPDATE NOWAIT));
+    RETURN true;
+EXCEPTION WHEN lock_not_available THEN
+    RETURN false;
+END
+$$;

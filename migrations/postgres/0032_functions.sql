@@ -529,39 +529,55 @@ $$;
 
 -- Mark a project's focus rows watched for p_seconds: until then every update
 -- of them is announced on brain_focus_changed (the trigger
--- focus_bodies_changed announces an update only of a row whose watched_until
--- is not past at the updating transaction's start). A replica calls it before
--- the database read whose answer it means to remember, in a statement and
--- transaction of its own (its row locks held only for it), and remembers that
--- answer for at most the milliseconds this answers, counted from before it
--- sent the call, so its memory lets go of the project before the rows stop
--- being announced; NULL: do not remember. Rows with less than half of
--- p_seconds left are marked again, and locked without waiting: an end holding
--- one when this runs may commit unannounced after the read that follows, so
--- then it answers NULL (waiting instead could deadlock with a locking end).
--- An end that locks a row after this finds it watched, and is heard. Rows
--- nobody reads stop being announced once their time is past, and their ends
--- then take no NOTIFY (a transaction that NOTIFYs holds a lock of the whole
--- cluster through its commit's flush). SECURITY INVOKER: the caller's
+-- focus_bodies_changed announces an update of a row whose watched_until had
+-- not passed a minute before the updating transaction began). A replica calls
+-- it before the database read whose answer it means to remember, in a
+-- statement and transaction of its own (its row locks held only for it), and
+-- remembers that answer for at most the milliseconds this answers (counted
+-- on the database's clock now, and by the replica from before it sent the
+-- call), so its memory lets go of the project before the rows stop being
+-- announced; NULL: do not remember. Rows with less than half of p_seconds
+-- left are marked again, and locked without waiting: an end holding one when
+-- this runs may commit unannounced after the read that follows, so then it
+-- answers NULL (waiting instead could deadlock with a locking end). An end
+-- that locks a row after this finds it watched, and is heard. Rows nobody
+-- reads stop being announced once their time is past, and their ends then
+-- take no NOTIFY (a transaction that NOTIFYs holds a lock of the whole
+-- cluster through its commit's flush).
+--
+-- Bounded: a project of more than 256 rows is not marked (NULL), so a read
+-- writes at most 256 rows, once per half of p_seconds; the rows are locked
+-- and updated by their ctid, one pass each. The mark commits without waiting
+-- for its flush: a mark lost in a crash is one the replicas no longer count
+-- on, since a crash takes their listeners, and a replica whose listener is
+-- lost forgets everything. A project with no rows yet is remembered (its
+-- rows' inserts are always announced). SECURITY INVOKER: the caller's
 -- policies, the tenant set here.
 CREATE OR REPLACE FUNCTION brain_focus_watch(p_tenant text, p_project text, p_seconds bigint)
 RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
+    rows_there bigint;
     least_until timestamptz;
 BEGIN
     PERFORM set_config('brain.tenant', p_tenant, true);
-    WITH due AS (
-        SELECT f.slot FROM focus_bodies f
-         WHERE f.tenant_id = p_tenant AND f.project = p_project
-           AND (f.watched_until IS NULL
-                OR f.watched_until < now() + make_interval(secs => p_seconds / 2.0))
-           FOR NO KEY UPDATE NOWAIT)
+    PERFORM set_config('synchronous_commit', 'off', true);
+    SELECT count(*) INTO rows_there FROM (SELECT 1 FROM focus_bodies f
+        WHERE f.tenant_id = p_tenant AND f.project = p_project LIMIT 257) counted;
+    IF rows_there > 256 THEN
+        RETURN NULL;
+    END IF;
     UPDATE focus_bodies f SET watched_until = now() + make_interval(secs => p_seconds)
-      FROM due d
-     WHERE f.tenant_id = p_tenant AND f.project = p_project AND f.slot = d.slot;
+     WHERE f.ctid = ANY (ARRAY(
+        SELECT d.ctid FROM focus_bodies d
+         WHERE d.tenant_id = p_tenant AND d.project = p_project
+           AND (d.watched_until IS NULL
+                OR d.watched_until < now() + make_interval(secs => p_seconds / 2.0))
+           FOR NO KEY UPDATE NOWAIT));
     SELECT min(f.watched_until) INTO least_until FROM focus_bodies f
      WHERE f.tenant_id = p_tenant AND f.project = p_project;
-    RETURN floor(extract(epoch FROM least_until - now()) * 1000)::bigint;
+    RETURN COALESCE(
+        floor(extract(epoch FROM least_until - clock_timestamp()) * 1000)::bigint,
+        p_seconds * 1000);
 EXCEPTION WHEN lock_not_available THEN
     RETURN NULL;
 END

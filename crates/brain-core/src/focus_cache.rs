@@ -14,9 +14,12 @@
 //!   PostgreSQL announces a project's updates only while its rows are marked
 //!   watched, each mark for a while; a store that marks gives the ticket the
 //!   instant its memory must let go by ([`Ticket::trusted_until`]). The
-//!   project is forgotten at the latest such instant: a later mark moves
-//!   every row's on, so it covers the answers kept before it, and answers
-//!   kept under a mark that ran out are never kept on under a new one.
+//!   project is forgotten at the latest such instant: a later mark leaves
+//!   every row watched at least until the instant it gives (it marks again
+//!   those with less time left), so it covers the answers kept before it,
+//!   and answers kept under a mark that ran out are never kept on under a
+//!   new one. The instant is kept on the monotonic and the wall clock both,
+//!   and passes when either passes it.
 //! - **A read first hears everything committed before it began.** The
 //!   store's [`Fence`] waits until this replica has heard a marker it sent
 //!   after the read began; a change committed before the marker is heard
@@ -33,7 +36,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 use async_trait::async_trait;
 
@@ -97,7 +100,39 @@ pub struct Ticket {
     changes: u64,
     resets: u64,
     /// When the answer must be let go of; none: when its project changes.
-    until: Option<Instant>,
+    until: Option<Deadline>,
+}
+
+/// An instant on both of this host's clocks: passed when either says so.
+/// The monotonic clock does not jump with the wall clock; the wall clock
+/// goes on while the host is suspended, when the monotonic clock stops and
+/// the database's marks run out all the same.
+#[derive(Debug, Clone, Copy)]
+struct Deadline {
+    mono: Instant,
+    wall: SystemTime,
+}
+
+impl Deadline {
+    fn at(mono: Instant) -> Self {
+        let wall = SystemTime::now() + mono.saturating_duration_since(Instant::now());
+        Self { mono, wall }
+    }
+
+    fn passed(&self) -> bool {
+        self.mono <= Instant::now() || self.wall <= SystemTime::now()
+    }
+
+    /// The later of two, clock by clock.
+    fn later(a: Option<Self>, b: Option<Self>) -> Option<Self> {
+        match (a, b) {
+            (Some(a), Some(b)) => Some(Self {
+                mono: a.mono.max(b.mono),
+                wall: a.wall.max(b.wall),
+            }),
+            (a, b) => a.or(b),
+        }
+    }
 }
 
 impl Ticket {
@@ -106,7 +141,7 @@ impl Ticket {
     /// are announced until then, and may not be after.
     pub fn trusted_until(self, at: Instant) -> Self {
         Self {
-            until: Some(at),
+            until: Some(Deadline::at(at)),
             ..self
         }
     }
@@ -136,12 +171,12 @@ struct Project {
     bodies: HashMap<Option<SlotName>, (Arc<Focus>, usize)>,
     bytes: usize,
     /// Answered until then (none: until the project changes).
-    until: Option<Instant>,
+    until: Option<Deadline>,
 }
 
 impl Project {
-    fn expired(&self, now: Instant) -> bool {
-        self.until.is_some_and(|until| until <= now)
+    fn expired(&self) -> bool {
+        self.until.is_some_and(|until| until.passed())
     }
 }
 
@@ -277,7 +312,7 @@ impl FocusCache {
             .tenants
             .get(tenant.as_str())
             .and_then(|projects| projects.get(project.as_str()))
-            .is_some_and(|p| p.expired(Instant::now()));
+            .is_some_and(Project::expired);
         if expired {
             held.remove(tenant.as_str(), project.as_str());
         }
@@ -331,8 +366,7 @@ impl FocusCache {
         if bytes > MAX_BYTES / 4 {
             return;
         }
-        let now = Instant::now();
-        if ticket.until.is_some_and(|until| until <= now) {
+        if ticket.until.is_some_and(|until| until.passed()) {
             return;
         }
         // Answers kept under a mark that has run out may have missed
@@ -341,7 +375,7 @@ impl FocusCache {
             .tenants
             .get(tenant.as_str())
             .and_then(|p| p.get(project.as_str()))
-            .is_some_and(|p| p.expired(now));
+            .is_some_and(Project::expired);
         if expired {
             held.remove(tenant.as_str(), project.as_str());
         }
@@ -369,9 +403,10 @@ impl FocusCache {
             p.bytes = project_cost;
             p.until = ticket.until;
         } else {
-            // Rows' marks only ever move later, so the latest covers every
-            // answer of the project.
-            p.until = p.until.max(ticket.until);
+            // A row's mark only ever moves later, and a mark leaves every
+            // row of the project watched at least until the instant it gave:
+            // the latest covers every answer of the project.
+            p.until = Deadline::later(p.until, ticket.until);
         }
         // A second answer of the same shape replaces the first: uncount it.
         let replaced = match answer {
@@ -481,11 +516,11 @@ mod tests {
     fn an_answer_is_not_given_past_its_mark() {
         let c = cache(true);
         let (t, p) = keys();
-        let soon = Instant::now() + std::time::Duration::from_millis(30);
+        let soon = Instant::now() + std::time::Duration::from_millis(400);
         let tk = ticket(block_on(c.one(&t, &p, None))).trusted_until(soon);
         c.keep_one(tk, &t, &p, None, &focus("v1", 1));
         assert!(matches!(block_on(c.one(&t, &p, None)), Look::Hit(_)));
-        std::thread::sleep(std::time::Duration::from_millis(40));
+        std::thread::sleep(std::time::Duration::from_millis(500));
         assert!(matches!(block_on(c.one(&t, &p, None)), Look::Miss(Some(_))));
         assert_eq!(c.size().0, 0, "the project is let go of");
         // A ticket whose mark ran out before its answer came keeps nothing.
@@ -499,13 +534,13 @@ mod tests {
     fn answers_of_a_run_out_mark_do_not_live_on_under_a_new_one() {
         let c = cache(true);
         let (t, p) = keys();
-        let soon = Instant::now() + std::time::Duration::from_millis(30);
+        let soon = Instant::now() + std::time::Duration::from_millis(400);
         let tk = ticket(block_on(c.one(&t, &p, None))).trusted_until(soon);
         c.keep_one(tk, &t, &p, None, &focus("v1", 1));
         let later = Instant::now() + std::time::Duration::from_secs(60);
         let slot = SlotName::parse("ui").unwrap();
         let tk = ticket(block_on(c.one(&t, &p, Some(&slot))));
-        std::thread::sleep(std::time::Duration::from_millis(40));
+        std::thread::sleep(std::time::Duration::from_millis(500));
         c.keep_one(tk.trusted_until(later), &t, &p, Some(&slot), &focus("u", 1));
         assert!(matches!(block_on(c.one(&t, &p, Some(&slot))), Look::Hit(_)));
         assert!(
@@ -518,14 +553,14 @@ mod tests {
     fn a_later_mark_holds_the_answers_kept_before_it() {
         let c = cache(true);
         let (t, p) = keys();
-        let soon = Instant::now() + std::time::Duration::from_millis(30);
+        let soon = Instant::now() + std::time::Duration::from_millis(400);
         let tk = ticket(block_on(c.one(&t, &p, None))).trusted_until(soon);
         c.keep_one(tk, &t, &p, None, &focus("v1", 1));
         let later = Instant::now() + std::time::Duration::from_secs(60);
         let x = SlotName::parse("x").unwrap();
         let tk = ticket(block_on(c.one(&t, &p, Some(&x)))).trusted_until(later);
         c.keep_one(tk, &t, &p, Some(&x), &focus("x", 1));
-        std::thread::sleep(std::time::Duration::from_millis(40));
+        std::thread::sleep(std::time::Duration::from_millis(500));
         assert!(
             matches!(block_on(c.one(&t, &p, None)), Look::Hit(_)),
             "held by the later mark"

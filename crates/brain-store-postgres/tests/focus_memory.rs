@@ -381,6 +381,17 @@ async fn a_project_nobody_reads_stops_being_announced() {
         assert_eq!(fx.read(&a).await.0, "v2", "from memory");
     }
     tokio::time::sleep(std::time::Duration::from_millis(2_200)).await;
+    // The trigger gives a mark a minute more (room for clocks to disagree):
+    // the rows' marks are moved past it by hand, which announces nothing.
+    sqlx::query(
+        "UPDATE focus_bodies SET watched_until = now() - interval '61 seconds' \
+         WHERE tenant_id = $1 AND project = $2",
+    )
+    .bind(fx.tenant.as_str())
+    .bind(fx.project.as_str())
+    .execute(&mut fx.admin)
+    .await
+    .expect("past");
     let revision = fx.write("v3").await;
     fx.mark().await;
     assert_eq!(
@@ -397,6 +408,69 @@ async fn a_project_nobody_reads_stops_being_announced() {
     fx.write("v4").await;
     fx.mark().await;
     assert_eq!(next(&mut heard).await, fx.changed());
+    assert_eq!(next(&mut heard).await, "mark");
+    // And so is one within the minute after a mark ran out.
+    sqlx::query(
+        "UPDATE focus_bodies SET watched_until = now() - interval '50 seconds' \
+         WHERE tenant_id = $1 AND project = $2",
+    )
+    .bind(fx.tenant.as_str())
+    .bind(fx.project.as_str())
+    .execute(&mut fx.admin)
+    .await
+    .expect("just past");
+    fx.write("v5").await;
+    fx.mark().await;
+    assert_eq!(next(&mut heard).await, fx.changed(), "within the minute");
+}
+
+/// A mark writes at most 256 rows: a project with more is answered from the
+/// database, not remembered, and none of its rows is marked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_too_wide_to_mark_is_read_not_remembered() {
+    let (mut fx, _) = fixture().await;
+    let a = replica(&fx).await;
+    fx.write("v1").await;
+    warm(&fx, &a).await;
+    sqlx::query(
+        "INSERT INTO focus_bodies (tenant_id, project, slot) \
+         SELECT $1, $2, 's' || g FROM generate_series(1, 256) g",
+    )
+    .bind(fx.tenant.as_str())
+    .bind(fx.project.as_str())
+    .execute(&mut fx.admin)
+    .await
+    .expect("slots");
+    sqlx::query("UPDATE focus_bodies SET watched_until = NULL WHERE tenant_id = $1")
+        .bind(fx.tenant.as_str())
+        .execute(&mut fx.admin)
+        .await
+        .expect("unwatch");
+    for _ in 0..100 {
+        if a.focus_memory_size().0 == 0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    for _ in 0..3 {
+        assert_eq!(fx.read(&a).await.0, "v1");
+    }
+    assert_eq!(a.focus_memory_size().0, 0, "not remembered");
+    let marked: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM focus_bodies WHERE tenant_id = $1 AND watched_until IS NOT NULL",
+    )
+    .bind(fx.tenant.as_str())
+    .fetch_one(&mut fx.admin)
+    .await
+    .expect("count");
+    assert_eq!(marked, 0);
+    // One row fewer, and it is marked and remembered again.
+    sqlx::query("DELETE FROM focus_bodies WHERE tenant_id = $1 AND slot = 's1'")
+        .bind(fx.tenant.as_str())
+        .execute(&mut fx.admin)
+        .await
+        .expect("delete");
+    warm(&fx, &a).await;
 }
 
 /// A row moved by hand from a project nobody read into one a replica

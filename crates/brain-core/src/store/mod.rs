@@ -49,10 +49,12 @@ pub struct StoreSettings {
     /// transaction still holds its locks.
     pub pool_size: u32,
     /// How long a focus read's mark keeps its project's changes announced to
-    /// every replica's memory (PostgreSQL's `focus_bodies.watched_until`);
-    /// the memory answers the read for at most that long, and marks again on
-    /// a read after half of it. A project nobody reads for this long stops
-    /// being announced, and its ends stop paying for it.
+    /// every replica's memory (PostgreSQL's `focus_bodies.watched_until`).
+    /// The memory answers a read no longer than the project's rows stay
+    /// watched (this long from a mark; rows marked by migration 0031 or by
+    /// an older replica, an hour), and a read it misses marks again the rows
+    /// with less than half of this left. A project nobody reads for this
+    /// long stops being announced, and its ends stop paying for it.
     pub focus_watch_secs: u32,
 }
 
