@@ -19,8 +19,9 @@ DROP TRIGGER focus_bodies_changed ON focus_bodies;
 ALTER TABLE focus_bodies DROP COLUMN watched;
 -- An update is announced when its row was watched a minute before the
 -- updating transaction's start (now(): earlier than its commit, so it errs
--- toward announcing; the minute is room for the database's clock and a
--- replica's to disagree) and changed what a read answers; a mark alone
+-- toward announcing; the minute is room for the database's clock to step
+-- forward, or a replica to count less time than passed) and changed what a
+-- read answers; a mark alone
 -- (watched_until) changes nothing a replica remembers. A row moved to
 -- another project or slot is always announced.
 CREATE TRIGGER focus_bodies_changed
@@ -33,17 +34,25 @@ CREATE TRIGGER focus_bodies_changed
 
 -- Replicas of the build before call the two-argument mark while this
 -- migration's functions (0032) are not yet in: it marks an hour here too.
+-- The lock is a statement of its own (a row updated since the statement's
+-- snapshot is locked at its newest version, which only a later statement
+-- sees), and every row locked must be marked.
 CREATE OR REPLACE FUNCTION brain_focus_watch(p_tenant text, p_project text)
 RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE
+    locked tid[];
+    marked bigint;
 BEGIN
     PERFORM set_config('brain.tenant', p_tenant, true);
-    UPDATE focus_bodies f SET watched_until = now() + interval '1 hour'
-     WHERE f.ctid = ANY (ARRAY(
+    locked := ARRAY(
         SELECT d.ctid FROM focus_bodies d
          WHERE d.tenant_id = p_tenant AND d.project = p_project
            AND (d.watched_until IS NULL OR d.watched_until < now() + interval '30 minutes')
-           FOR NO KEY UPDATE NOWAIT));
-    RETURN true;
+           FOR NO KEY UPDATE NOWAIT);
+    UPDATE focus_bodies f SET watched_until = now() + interval '1 hour'
+     WHERE f.ctid = ANY (locked);
+    GET DIAGNOSTICS marked = ROW_COUNT;
+    RETURN marked = cardinality(locked);
 EXCEPTION WHEN lock_not_available THEN
     RETURN false;
 END

@@ -547,7 +547,11 @@ $$;
 --
 -- Bounded: a project of more than 256 rows is not marked (NULL), so a read
 -- writes at most 256 rows, once per half of p_seconds; the rows are locked
--- and updated by their ctid, one pass each. The mark commits without waiting
+-- and updated by their ctid, one pass each. The lock is its own statement:
+-- locking a row an end updated and committed after the statement's snapshot
+-- returns the row's newest version, which only a later statement's snapshot
+-- sees; and every row locked must be marked, or the answer is NULL. The mark
+-- commits without waiting
 -- for its flush: a mark lost in a crash is one the replicas no longer count
 -- on, since a crash takes their listeners, and a replica whose listener is
 -- lost forgets everything. A project with no rows yet is remembered (its
@@ -557,6 +561,8 @@ CREATE OR REPLACE FUNCTION brain_focus_watch(p_tenant text, p_project text, p_se
 RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
     rows_there bigint;
+    locked tid[];
+    marked bigint;
     least_until timestamptz;
 BEGIN
     PERFORM set_config('brain.tenant', p_tenant, true);
@@ -566,14 +572,19 @@ BEGIN
     IF rows_there > 256 THEN
         RETURN NULL;
     END IF;
-    UPDATE focus_bodies f SET watched_until = now() + make_interval(secs => p_seconds)
-     WHERE f.ctid = ANY (ARRAY(
+    locked := ARRAY(
         SELECT d.ctid FROM focus_bodies d
          WHERE d.tenant_id = p_tenant AND d.project = p_project
            AND (d.watched_until IS NULL
                 OR d.watched_until < now() + make_interval(secs => p_seconds / 2.0))
-           FOR NO KEY UPDATE NOWAIT));
-    SELECT min(f.watched_until) INTO least_until FROM focus_bodies f
+           FOR NO KEY UPDATE NOWAIT);
+    UPDATE focus_bodies f SET watched_until = now() + make_interval(secs => p_seconds)
+     WHERE f.ctid = ANY (locked);
+    GET DIAGNOSTICS marked = ROW_COUNT;
+    IF marked <> cardinality(locked) THEN
+        RETURN NULL;
+    END IF;
+    SELECT min(COALESCE(f.watched_until, '-infinity')) INTO least_until FROM focus_bodies f
      WHERE f.tenant_id = p_tenant AND f.project = p_project;
     RETURN COALESCE(
         floor(extract(epoch FROM least_until - clock_timestamp()) * 1000)::bigint,
@@ -588,7 +599,7 @@ $$;
 -- docs/deploy.md gives a roll across 0031 to finish in.
 CREATE OR REPLACE FUNCTION brain_focus_watch(p_tenant text, p_project text)
 RETURNS boolean LANGUAGE sql AS $$
-    SELECT brain_focus_watch(p_tenant, p_project, 3600) IS NOT NULL
+    SELECT COALESCE(brain_focus_watch(p_tenant, p_project, 3600) > 0, false)
 $$;
 
 CREATE OR REPLACE FUNCTION brain_lock_close(p_tenant text, p_session uuid)

@@ -13,7 +13,7 @@
 //! - **Nothing is answered past the time its changes are announced until.**
 //!   PostgreSQL announces a project's updates only while its rows are marked
 //!   watched, each mark for a while; a store that marks gives the ticket the
-//!   instant its memory must let go by ([`Ticket::trusted_until`]). The
+//!   instant its memory must let go by ([`Ticket::trusted_for`]). The
 //!   project is forgotten at the latest such instant: a later mark leaves
 //!   every row watched at least until the instant it gives (it marks again
 //!   those with less time left), so it covers the answers kept before it,
@@ -114,11 +114,6 @@ struct Deadline {
 }
 
 impl Deadline {
-    fn at(mono: Instant) -> Self {
-        let wall = SystemTime::now() + mono.saturating_duration_since(Instant::now());
-        Self { mono, wall }
-    }
-
     fn passed(&self) -> bool {
         self.mono <= Instant::now() || self.wall <= SystemTime::now()
     }
@@ -136,13 +131,33 @@ impl Deadline {
 }
 
 impl Ticket {
-    /// The answer kept with this ticket, and every answer of its project
-    /// kept before, are answered until `at` at most: its project's changes
-    /// are announced until then, and may not be after.
-    pub fn trusted_until(self, at: Instant) -> Self {
+    /// The answer kept with this ticket is answered for `lasting` from
+    /// `asked` at most: its project's changes are announced until then, and
+    /// may not be after.
+    pub fn trusted_for(self, asked: Asked, lasting: std::time::Duration) -> Self {
         Self {
-            until: Some(Deadline::at(at)),
+            until: Some(Deadline {
+                mono: asked.mono + lasting,
+                wall: asked.wall + lasting,
+            }),
             ..self
+        }
+    }
+}
+
+/// When a store asked the database how long an answer may be kept, on both
+/// of this host's clocks, read together before the question was sent.
+#[derive(Debug, Clone, Copy)]
+pub struct Asked {
+    mono: Instant,
+    wall: SystemTime,
+}
+
+impl Asked {
+    pub fn now() -> Self {
+        Self {
+            mono: Instant::now(),
+            wall: SystemTime::now(),
         }
     }
 }
@@ -516,16 +531,16 @@ mod tests {
     fn an_answer_is_not_given_past_its_mark() {
         let c = cache(true);
         let (t, p) = keys();
-        let soon = Instant::now() + std::time::Duration::from_millis(400);
-        let tk = ticket(block_on(c.one(&t, &p, None))).trusted_until(soon);
+        let soon = std::time::Duration::from_millis(400);
+        let tk = ticket(block_on(c.one(&t, &p, None))).trusted_for(Asked::now(), soon);
         c.keep_one(tk, &t, &p, None, &focus("v1", 1));
         assert!(matches!(block_on(c.one(&t, &p, None)), Look::Hit(_)));
         std::thread::sleep(std::time::Duration::from_millis(500));
         assert!(matches!(block_on(c.one(&t, &p, None)), Look::Miss(Some(_))));
         assert_eq!(c.size().0, 0, "the project is let go of");
         // A ticket whose mark ran out before its answer came keeps nothing.
-        let gone = Instant::now();
-        let tk = ticket(block_on(c.one(&t, &p, None))).trusted_until(gone);
+        let gone = std::time::Duration::ZERO;
+        let tk = ticket(block_on(c.one(&t, &p, None))).trusted_for(Asked::now(), gone);
         c.keep_one(tk, &t, &p, None, &focus("v1", 1));
         assert_eq!(c.size().0, 0);
     }
@@ -534,14 +549,20 @@ mod tests {
     fn answers_of_a_run_out_mark_do_not_live_on_under_a_new_one() {
         let c = cache(true);
         let (t, p) = keys();
-        let soon = Instant::now() + std::time::Duration::from_millis(400);
-        let tk = ticket(block_on(c.one(&t, &p, None))).trusted_until(soon);
+        let soon = std::time::Duration::from_millis(400);
+        let tk = ticket(block_on(c.one(&t, &p, None))).trusted_for(Asked::now(), soon);
         c.keep_one(tk, &t, &p, None, &focus("v1", 1));
-        let later = Instant::now() + std::time::Duration::from_secs(60);
+        let later = std::time::Duration::from_secs(60);
         let slot = SlotName::parse("ui").unwrap();
         let tk = ticket(block_on(c.one(&t, &p, Some(&slot))));
         std::thread::sleep(std::time::Duration::from_millis(500));
-        c.keep_one(tk.trusted_until(later), &t, &p, Some(&slot), &focus("u", 1));
+        c.keep_one(
+            tk.trusted_for(Asked::now(), later),
+            &t,
+            &p,
+            Some(&slot),
+            &focus("u", 1),
+        );
         assert!(matches!(block_on(c.one(&t, &p, Some(&slot))), Look::Hit(_)));
         assert!(
             matches!(block_on(c.one(&t, &p, None)), Look::Miss(Some(_))),
@@ -553,12 +574,12 @@ mod tests {
     fn a_later_mark_holds_the_answers_kept_before_it() {
         let c = cache(true);
         let (t, p) = keys();
-        let soon = Instant::now() + std::time::Duration::from_millis(400);
-        let tk = ticket(block_on(c.one(&t, &p, None))).trusted_until(soon);
+        let soon = std::time::Duration::from_millis(400);
+        let tk = ticket(block_on(c.one(&t, &p, None))).trusted_for(Asked::now(), soon);
         c.keep_one(tk, &t, &p, None, &focus("v1", 1));
-        let later = Instant::now() + std::time::Duration::from_secs(60);
+        let later = std::time::Duration::from_secs(60);
         let x = SlotName::parse("x").unwrap();
-        let tk = ticket(block_on(c.one(&t, &p, Some(&x)))).trusted_until(later);
+        let tk = ticket(block_on(c.one(&t, &p, Some(&x)))).trusted_for(Asked::now(), later);
         c.keep_one(tk, &t, &p, Some(&x), &focus("x", 1));
         std::thread::sleep(std::time::Duration::from_millis(500));
         assert!(

@@ -375,7 +375,7 @@ async fn a_project_nobody_reads_stops_being_announced() {
     );
     assert_eq!(next(&mut heard).await, "mark");
     assert_eq!(fx.read(&a).await, ("v2".into(), revision));
-    if marked.elapsed() < std::time::Duration::from_secs(1) {
+    if marked.elapsed() < std::time::Duration::from_millis(500) {
         // Within the mark's first half: answered from memory, not marked again.
         fx.write_unheard("unheard").await;
         assert_eq!(fx.read(&a).await.0, "v2", "from memory");
@@ -471,6 +471,71 @@ async fn a_project_too_wide_to_mark_is_read_not_remembered() {
         .await
         .expect("delete");
     warm(&fx, &a).await;
+}
+
+/// An end that updates and commits a row while a mark is on its way to lock
+/// it: the mark locks the row's newest version, and must mark that version
+/// (or answer that nothing may be remembered). Here a row-level security
+/// policy makes the mark's row lock wait on its scan while the end commits.
+/// When the lock and the update were one statement, the update's older
+/// snapshot did not see the version locked: the row stayed unmarked, and the
+/// mark still answered that the read could be kept for the whole time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mark_racing_an_end_marks_the_row_it_locked() {
+    let (mut fx, _) = fixture().await;
+    for statement in [
+        // Sleeps the second time it runs in a session set to: the mark's
+        // count of rows is the first, its lock's scan the second.
+        "CREATE FUNCTION test_slow() RETURNS boolean LANGUAGE plpgsql AS $$
+         DECLARE n int := COALESCE(NULLIF(current_setting('test.calls', true), ''), '0')::int;
+         BEGIN
+             IF current_setting('test.slow', true) IS DISTINCT FROM 'on' THEN RETURN true; END IF;
+             PERFORM set_config('test.calls', (n + 1)::text, false);
+             IF n = 1 THEN PERFORM pg_sleep(1.5); END IF;
+             RETURN true;
+         END $$",
+        "CREATE POLICY test_slow ON focus_bodies AS RESTRICTIVE USING (test_slow())",
+    ] {
+        sqlx::query(statement)
+            .execute(&mut fx.admin)
+            .await
+            .expect("set up");
+    }
+    let mut app = PgConnection::connect(&fx._db.url).await.expect("app");
+    sqlx::query("SET test.slow = 'on'")
+        .execute(&mut app)
+        .await
+        .expect("slow");
+    let (tenant, project) = (
+        fx.tenant.as_str().to_owned(),
+        fx.project.as_str().to_owned(),
+    );
+    let marking = tokio::spawn(async move {
+        let ms: Option<i64> = sqlx::query_scalar("SELECT brain_focus_watch($1, $2, 300)")
+            .bind(tenant)
+            .bind(project)
+            .fetch_one(&mut app)
+            .await
+            .expect("mark");
+        ms
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(700)).await;
+    fx.write("by the end").await;
+    let ms = marking.await.expect("marked");
+    let unmarked: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM focus_bodies WHERE tenant_id = $1 AND project = $2 \
+         AND (watched_until IS NULL OR watched_until < now())",
+    )
+    .bind(fx.tenant.as_str())
+    .bind(fx.project.as_str())
+    .fetch_one(&mut fx.admin)
+    .await
+    .expect("count");
+    assert!(
+        ms.is_none() || unmarked == 0,
+        "the mark answered {ms:?} ms with {unmarked} row(s) unmarked"
+    );
+    assert_eq!(unmarked, 0, "the row it locked is marked");
 }
 
 /// A row moved by hand from a project nobody read into one a replica

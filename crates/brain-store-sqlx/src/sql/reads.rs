@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use super::sessions::{ledger_size, load_document, load_focus, load_session, slot_key};
 use super::{Conn, Finish, Param, Scope, rows};
 use brain_core::error::{DomainError, StoreError};
-use brain_core::focus_cache::{FocusWithSlots, Look, Ticket};
+use brain_core::focus_cache::{Asked, FocusWithSlots, Look, Ticket};
 use brain_core::ids::{ArtifactId, ClientKey, ProjectKey, SessionId, SlotName, TenantId};
 use brain_core::memory::RecallHit;
 use brain_core::memory::{Document, DocumentKind, HistoryEntry};
@@ -356,14 +356,14 @@ async fn watched<C: Conn + ?Sized>(
     };
     // Counted from before the call: the database's own clock starts the
     // mark's time later than this, so the memory lets go first.
-    let asked = std::time::Instant::now();
+    let asked = Asked::now();
     let params = [tenant.into(), project.into(), i64::from(secs).into()];
     let row = c.fetch_one(watch, &params).await?;
     let Some(ms) = row.opt_int("trusted_ms")? else {
         return Ok(None);
     };
     let trusted = std::time::Duration::from_millis(u64::try_from(ms).unwrap_or(0));
-    Ok(Some(ticket.trusted_until(asked + trusted)))
+    Ok(Some(ticket.trusted_for(asked, trusted)))
 }
 
 /// What a session list's window is read by, first in every session-list
