@@ -10,8 +10,9 @@
 -- the build before keep what they read until they hear a change, so a roll
 -- across this migration is to finish within the hour (docs/deploy.md). The
 -- default is evaluated once, here, and kept in the catalog: the table is not
--- rewritten. The exclusive lock the ALTERs take lasts a moment, after any
--- transaction holding one of the table's rows.
+-- rewritten. The exclusive lock the ALTERs take waits for every transaction
+-- that has touched the table, reads too, and holds up all that come after,
+-- for a moment.
 ALTER TABLE focus_bodies ADD COLUMN watched_until timestamptz
     DEFAULT now() + interval '1 hour';
 ALTER TABLE focus_bodies ALTER COLUMN watched_until DROP DEFAULT;
@@ -21,9 +22,8 @@ ALTER TABLE focus_bodies DROP COLUMN watched;
 -- updating transaction's start (now(): earlier than its commit, so it errs
 -- toward announcing; the minute is room for the database's clock to step
 -- forward, or a replica to count less time than passed) and changed what a
--- read answers; a mark alone
--- (watched_until) changes nothing a replica remembers. A row moved to
--- another project or slot is always announced.
+-- read answers; a mark alone (watched_until) changes nothing a replica
+-- remembers. A row moved to another project or slot is always announced.
 CREATE TRIGGER focus_bodies_changed
     AFTER UPDATE ON focus_bodies
     FOR EACH ROW WHEN ((OLD.watched_until >= now() - interval '1 minute'

@@ -551,9 +551,8 @@ $$;
 -- locking a row an end updated and committed after the statement's snapshot
 -- returns the row's newest version, which only a later statement's snapshot
 -- sees; and every row locked must be marked, or the answer is NULL. The mark
--- commits without waiting
--- for its flush: a mark lost in a crash is one the replicas no longer count
--- on, since a crash takes their listeners, and a replica whose listener is
+-- commits without waiting for its flush: a mark lost in a crash is one the
+-- replicas no longer count on, since a crash takes their listeners, and a replica whose listener is
 -- lost forgets everything. A project with no rows yet is remembered (its
 -- rows' inserts are always announced). SECURITY INVOKER: the caller's
 -- policies, the tenant set here.
@@ -564,6 +563,7 @@ DECLARE
     locked tid[];
     marked bigint;
     least_until timestamptz;
+    unmarked boolean;
 BEGIN
     PERFORM set_config('brain.tenant', p_tenant, true);
     PERFORM set_config('synchronous_commit', 'off', true);
@@ -584,11 +584,17 @@ BEGIN
     IF marked <> cardinality(locked) THEN
         RETURN NULL;
     END IF;
-    SELECT min(COALESCE(f.watched_until, '-infinity')) INTO least_until FROM focus_bodies f
+    -- A row never marked (one committed after the lock's snapshot) may not
+    -- be announced: nothing may be remembered.
+    SELECT min(f.watched_until), bool_or(f.watched_until IS NULL)
+      INTO least_until, unmarked FROM focus_bodies f
      WHERE f.tenant_id = p_tenant AND f.project = p_project;
-    RETURN COALESCE(
+    IF unmarked THEN
+        RETURN NULL;
+    END IF;
+    RETURN GREATEST(0, COALESCE(
         floor(extract(epoch FROM least_until - clock_timestamp()) * 1000)::bigint,
-        p_seconds * 1000);
+        p_seconds * 1000));
 EXCEPTION WHEN lock_not_available THEN
     RETURN NULL;
 END
