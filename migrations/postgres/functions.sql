@@ -374,6 +374,10 @@ $$;
 -- not read since migration 0030 (brain announces an applied end to resource
 -- subscribers after its commit, not with a NOTIFY in it); the parameter
 -- stays so replicas of the build before can call the function while they roll.
+-- p_next_focus_revision (migration 0033): the revision of the body this end
+-- writes when that body is exactly the session's next_focus, which brain
+-- then passes as NULL: the text is stored once, in the history row
+-- (brain_core::flow::StoredNextFocus).
 CREATE OR REPLACE FUNCTION brain_end(
     p_tenant text, p_session uuid, p_bound_slot text, p_read_revision bigint, p_found bigint,
     p_until timestamptz, p_open_agents bigint, p_unattributed_n bigint, p_unattributed_ids uuid[],
@@ -384,7 +388,7 @@ CREATE OR REPLACE FUNCTION brain_end(
     p_receipt_id uuid, p_at timestamptz, p_tool text,
     p_credential_kind text, p_subject text, p_token_id text, p_connection_id text,
     p_elevated boolean, p_outcome text, p_digest text,
-    p_before_prev text, p_before_seq text, p_after_seq text,
+    p_before_prev text, p_before_seq text, p_after_seq text, p_next_focus_revision bigint,
     OUT seq bigint, OUT prev_hash text, OUT hash text)
 RETURNS SETOF record LANGUAGE plpgsql SET enable_bitmapscan = off AS $$
 DECLARE
@@ -392,6 +396,10 @@ DECLARE
     since timestamptz;
 BEGIN
     PERFORM set_config('brain.tenant', p_tenant, true);
+    IF p_next_focus_revision IS NOT NULL AND (p_body IS NULL OR p_next_focus IS NOT NULL
+            OR p_next_focus_revision <> p_found + 1) THEN
+        RAISE EXCEPTION 'next_focus_revision names no body this end writes';
+    END IF;
     SELECT s.opened_at INTO since FROM sessions s
         WHERE s.tenant_id = p_tenant AND s.session_id = p_session
         AND s.status = 'open' AND s.bound_slot IS NOT DISTINCT FROM p_bound_slot
@@ -419,7 +427,7 @@ BEGIN
         summary = p_summary, next_focus = p_next_focus,
         nothing_to_capture_reason = p_nothing_reason, focus_outcome = p_focus_outcome,
         abandon_reason = p_abandon_reason, close_digest = p_close_digest,
-        close_result = p_close_result
+        close_result = p_close_result, next_focus_revision = p_next_focus_revision
         WHERE s.tenant_id = p_tenant AND s.session_id = p_session;
     IF p_body IS NOT NULL THEN
         UPDATE focus_bodies f SET body = p_body, revision = p_found + 1, updated_at = p_body_at,
@@ -451,6 +459,30 @@ BEGIN
 END
 $$;
 
+-- brain_end as the builds before migration 0033 call it: the session keeps
+-- its next_focus itself.
+CREATE OR REPLACE FUNCTION brain_end(
+    p_tenant text, p_session uuid, p_bound_slot text, p_read_revision bigint, p_found bigint,
+    p_until timestamptz, p_open_agents bigint, p_unattributed_n bigint, p_unattributed_ids uuid[],
+    p_status text, p_ended_at timestamptz, p_last_activity_at timestamptz, p_summary text,
+    p_next_focus text, p_nothing_reason text, p_focus_outcome text, p_abandon_reason text,
+    p_close_digest text, p_close_result jsonb,
+    p_project text, p_body text, p_body_at timestamptz, p_change text,
+    p_receipt_id uuid, p_at timestamptz, p_tool text,
+    p_credential_kind text, p_subject text, p_token_id text, p_connection_id text,
+    p_elevated boolean, p_outcome text, p_digest text,
+    p_before_prev text, p_before_seq text, p_after_seq text,
+    OUT seq bigint, OUT prev_hash text, OUT hash text)
+RETURNS SETOF record LANGUAGE sql AS $$
+    SELECT e.seq, e.prev_hash, e.hash FROM brain_end(p_tenant, p_session,
+        p_bound_slot, p_read_revision, p_found, p_until, p_open_agents, p_unattributed_n,
+        p_unattributed_ids, p_status, p_ended_at, p_last_activity_at, p_summary, p_next_focus,
+        p_nothing_reason, p_focus_outcome, p_abandon_reason, p_close_digest, p_close_result,
+        p_project, p_body, p_body_at, p_change, p_receipt_id, p_at, p_tool, p_credential_kind,
+        p_subject, p_token_id, p_connection_id, p_elevated, p_outcome, p_digest, p_before_prev,
+        p_before_seq, p_after_seq, NULL::bigint) e
+$$;
+
 -- A relay in one call: brain_end's close (the relay's status, answer and
 -- receipt), and, only when that wrote, the session the relay opens for its
 -- receiver. p_next is that session's row (brain's sessions columns, as
@@ -467,7 +499,7 @@ CREATE OR REPLACE FUNCTION brain_relay(p_next jsonb,
     p_receipt_id uuid, p_at timestamptz, p_tool text,
     p_credential_kind text, p_subject text, p_token_id text, p_connection_id text,
     p_elevated boolean, p_outcome text, p_digest text,
-    p_before_prev text, p_before_seq text, p_after_seq text,
+    p_before_prev text, p_before_seq text, p_after_seq text, p_next_focus_revision bigint,
     OUT seq bigint, OUT prev_hash text, OUT hash text)
 RETURNS SETOF record LANGUAGE plpgsql AS $$
 BEGIN
@@ -477,7 +509,7 @@ BEGIN
         p_nothing_reason, p_focus_outcome, p_abandon_reason, p_close_digest, p_close_result,
         p_project, p_body, p_body_at, p_change, p_receipt_id, p_at, p_tool, p_credential_kind,
         p_subject, p_token_id, p_connection_id, p_elevated, p_outcome, p_digest, p_before_prev,
-        p_before_seq, p_after_seq) e;
+        p_before_seq, p_after_seq, p_next_focus_revision) e;
     IF FOUND AND p_next IS NOT NULL THEN
         INSERT INTO sessions (tenant_id, session_id, project, client_key, kind, bound_slot,
             started_focus_revision, status, opened_at, last_activity_at, opened_by_kind,
@@ -489,6 +521,29 @@ BEGIN
           FROM jsonb_populate_record(NULL::sessions, p_next) n;
     END IF;
 END
+$$;
+
+-- brain_relay as the builds before migration 0033 call it.
+CREATE OR REPLACE FUNCTION brain_relay(p_next jsonb,
+    p_tenant text, p_session uuid, p_bound_slot text, p_read_revision bigint, p_found bigint,
+    p_until timestamptz, p_open_agents bigint, p_unattributed_n bigint, p_unattributed_ids uuid[],
+    p_status text, p_ended_at timestamptz, p_last_activity_at timestamptz, p_summary text,
+    p_next_focus text, p_nothing_reason text, p_focus_outcome text, p_abandon_reason text,
+    p_close_digest text, p_close_result jsonb,
+    p_project text, p_body text, p_body_at timestamptz, p_change text,
+    p_receipt_id uuid, p_at timestamptz, p_tool text,
+    p_credential_kind text, p_subject text, p_token_id text, p_connection_id text,
+    p_elevated boolean, p_outcome text, p_digest text,
+    p_before_prev text, p_before_seq text, p_after_seq text,
+    OUT seq bigint, OUT prev_hash text, OUT hash text)
+RETURNS SETOF record LANGUAGE sql AS $$
+    SELECT r.seq, r.prev_hash, r.hash FROM brain_relay(p_next, p_tenant, p_session,
+        p_bound_slot, p_read_revision, p_found, p_until, p_open_agents, p_unattributed_n,
+        p_unattributed_ids, p_status, p_ended_at, p_last_activity_at, p_summary, p_next_focus,
+        p_nothing_reason, p_focus_outcome, p_abandon_reason, p_close_digest, p_close_result,
+        p_project, p_body, p_body_at, p_change, p_receipt_id, p_at, p_tool, p_credential_kind,
+        p_subject, p_token_id, p_connection_id, p_elevated, p_outcome, p_digest, p_before_prev,
+        p_before_seq, p_after_seq, NULL::bigint) r
 $$;
 
 -- Announce applied ends to every replica's resource subscribers (channel
@@ -608,6 +663,19 @@ RETURNS boolean LANGUAGE sql AS $$
     SELECT COALESCE(brain_focus_watch(p_tenant, p_project, 3600) > 0, false)
 $$;
 
+-- A session's next_focus as brain reads it: stored once (migration 0033).
+-- A close that wrote exactly its next_focus as the target body leaves the
+-- text in that body's history row and the revision in next_focus_revision
+-- (brain_core::flow::StoredNextFocus); brain_store_sqlx's session_columns!
+-- reads it the same way.
+CREATE OR REPLACE FUNCTION brain_session_next_focus(s sessions)
+RETURNS text LANGUAGE sql STABLE AS $$
+    SELECT CASE WHEN s.next_focus_revision IS NULL THEN s.next_focus
+        ELSE (SELECT h.body FROM focus_history h WHERE h.tenant_id = s.tenant_id
+              AND h.project = s.project AND h.slot = COALESCE(s.bound_slot, '')
+              AND h.revision = s.next_focus_revision) END
+$$;
+
 CREATE OR REPLACE FUNCTION brain_lock_close(p_tenant text, p_session uuid)
 RETURNS TABLE (session_id uuid, project text, client_key text, kind text, bound_slot text,
     started_focus_revision bigint, read_revision bigint, relayed_from uuid, status text,
@@ -624,7 +692,7 @@ BEGIN
         SELECT s.session_id, s.project, s.client_key, s.kind, s.bound_slot,
                s.started_focus_revision, s.read_revision, s.relayed_from, s.status,
                s.opened_at, s.last_activity_at,
-               s.ended_at, s.summary, s.next_focus, s.nothing_to_capture_reason,
+               s.ended_at, s.summary, brain_session_next_focus(s), s.nothing_to_capture_reason,
                s.focus_outcome, s.abandon_reason, s.opened_by_kind, s.opened_by_subject,
                s.opened_by_role, s.opened_by_credential, s.close_digest, s.close_result,
                f.body, f.revision, f.updated_at, f.updated_by_session
@@ -685,7 +753,7 @@ BEGIN
         SELECT s.session_id, s.project, s.client_key, s.kind, s.bound_slot,
                s.started_focus_revision, s.read_revision, s.relayed_from, s.status,
                s.opened_at, s.last_activity_at,
-               s.ended_at, s.summary, s.next_focus, s.nothing_to_capture_reason,
+               s.ended_at, s.summary, brain_session_next_focus(s), s.nothing_to_capture_reason,
                s.focus_outcome, s.abandon_reason, s.opened_by_kind, s.opened_by_subject,
                s.opened_by_role, s.opened_by_credential, s.close_digest, s.close_result,
                f.body, f.revision, f.updated_at, f.updated_by_session,
@@ -716,7 +784,7 @@ BEGIN
         SELECT s.session_id, s.project, s.client_key, s.kind, s.bound_slot,
                s.started_focus_revision, s.read_revision, s.relayed_from, s.status,
                s.opened_at, s.last_activity_at,
-               s.ended_at, s.summary, s.next_focus, s.nothing_to_capture_reason,
+               s.ended_at, s.summary, brain_session_next_focus(s), s.nothing_to_capture_reason,
                s.focus_outcome, s.abandon_reason, s.opened_by_kind, s.opened_by_subject,
                s.opened_by_role, s.opened_by_credential, s.close_digest, s.close_result
           FROM sessions s

@@ -168,6 +168,10 @@ fn modelled() -> Vec<String> {
     let mut out = Vec::new();
     let mut statement = String::new();
     for line in sends.lines() {
+        // A pgbench meta-command (`\set`) sends nothing.
+        if line.starts_with('\\') {
+            continue;
+        }
         // pgbench ends a command at its `;` or at a `\gset`.
         let (text, gset) = match line.split_once(" \\gset") {
             Some((text, _)) => (text, true),

@@ -242,6 +242,8 @@ pub(crate) async fn end(
     let (digest, result, receipt) = (w.digest.to_owned(), w.result.clone(), r.clone());
     let tenant = caller.tenant.clone();
     let body = w.focus.map(|f| (f.body.to_owned(), f.at));
+    let stored = brain_core::flow::StoredNextFocus::of(w.session, w.focus.as_ref());
+    let (next_focus, next_focus_revision) = (stored.text.map(str::to_owned), stored.revision);
     let t = tenant.as_str().to_owned();
     // A relay's receiver, as session_insert's columns name it: brain_relay
     // inserts it once brain_end's close has written.
@@ -276,12 +278,12 @@ pub(crate) async fn end(
             None => sqlx::query(
                 "SELECT seq, prev_hash, hash FROM brain_end($1, $2, $3, $4, $5, $6, $7, $8, $9, \
                  $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, \
-                 $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36)",
+                 $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36, $37)",
             ),
             Some(next) => sqlx::query(
                 "SELECT seq, prev_hash, hash FROM brain_relay($1, $2, $3, $4, $5, $6, $7, $8, \
                  $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, \
-                 $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36, $37)",
+                 $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36, $37, $38)",
             )
             .bind(next.clone()),
         };
@@ -299,7 +301,7 @@ pub(crate) async fn end(
             .bind(s.ended_at)
             .bind(s.last_activity_at)
             .bind(s.summary.clone())
-            .bind(s.next_focus.clone())
+            .bind(next_focus.clone())
             .bind(s.nothing_to_capture_reason.clone())
             .bind(s.focus_outcome.map(FocusOutcome::as_str))
             .bind(s.abandon_reason.clone())
@@ -314,7 +316,7 @@ pub(crate) async fn end(
             .bind(receipt.receipt_id.as_uuid())
             .bind(receipt.at)
             .bind(receipt.tool.clone());
-        bind_receipt(q, &receipt, &frame)
+        bind_receipt(q, &receipt, &frame).bind(next_focus_revision)
     };
     let rows = on.run(&tenant, Box::new(build)).await?;
     let Some(row) = rows.first() else {

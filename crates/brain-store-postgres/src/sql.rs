@@ -145,12 +145,12 @@ pub(crate) static SQL: Sql = Sql {
     session_get: concat!(
         "SELECT ",
         session_columns!(),
-        " FROM sessions WHERE tenant_id = $1 AND session_id = $2"
+        " FROM sessions s WHERE tenant_id = $1 AND session_id = $2"
     ),
     session_lock: concat!(
         "SELECT ",
         session_columns!(),
-        " FROM sessions WHERE tenant_id = $1 AND session_id = $2 FOR UPDATE"
+        " FROM sessions s WHERE tenant_id = $1 AND session_id = $2 FOR UPDATE"
     ),
     focus_get: "SELECT body, revision, updated_at, updated_by_session FROM focus_bodies \
         WHERE tenant_id = $1 AND project = $2 AND slot = $3",
@@ -332,8 +332,8 @@ pub(crate) static SQL: Sql = Sql {
     ],
     session_close: "UPDATE sessions SET status = $3, ended_at = $4, last_activity_at = $5, \
         summary = $6, next_focus = $7, nothing_to_capture_reason = $8, focus_outcome = $9, \
-        abandon_reason = $10, close_digest = $11, close_result = $12 \
-        WHERE tenant_id = $1 AND session_id = $2",
+        abandon_reason = $10, close_digest = $11, close_result = $12, \
+        next_focus_revision = $13 WHERE tenant_id = $1 AND session_id = $2",
     ping: "SELECT 1 AS one",
     gauges: "SELECT (SELECT count(*) FROM sessions WHERE status = 'open' AND kind = 'agent') \
         AS open_sessions, \

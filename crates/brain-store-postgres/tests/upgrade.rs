@@ -2,13 +2,13 @@
 //! migrated: its ends are answered again as they were, its receipt chain
 //! verifies, and new writes go on it.
 //!
-//! The previous schema's end stored its whole answer (the body included)
-//! and counted usage at each statement; the one that follows stores the
-//! body once (its history row) and counts usage at COMMIT. The previous
-//! end is written here the way the previous server wrote it: locked
-//! (`brain_lock_close`), closed in one statement, its receipt placed with
-//! the COMMIT (`brain_place_pending`), every one of which the previous
-//! schema has.
+//! The previous schema's end stored its whole answer (the body included),
+//! kept the body a third time as the session's next_focus, and counted
+//! usage at each statement; the schema now stores the body once (its
+//! history row, which the answer and the next_focus name) and counts usage
+//! at COMMIT. The previous end is written here in SQL, as the previous
+//! server's statements left it, with the previous schema's own receipt
+//! function (`brain_place_receipt`).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -16,10 +16,10 @@ use common::caller;
 
 use std::borrow::Cow;
 
-use brain_core::flow::{self, CloseWrite, WriteTx, draft};
+use brain_core::flow::{self, WriteTx, draft};
 use brain_core::ids::{ClientKey, ProjectKey, TenantId};
 use brain_core::model::{FocusOutcome, Session, SessionStatus, now_micros};
-use brain_core::receipt::verify_with_tip;
+use brain_core::receipt::{Receipt, verify_with_tip};
 use brain_core::requests::{EndRequest, MergeStep};
 use brain_core::rules::Door;
 use brain_core::store::{OperatorReads, Reads, StoreSettings};
@@ -97,18 +97,22 @@ async fn a_database_of_the_previous_schema_migrates_and_answers_as_it_did() {
             .unwrap();
     assert!(!has_end, "the previous schema has no brain_end");
 
-    // The previous server's end: the whole answer stored, body included.
+    // The previous server's end: the whole answer stored, body included, and
+    // the session's next_focus a second copy of the body. Written in SQL as
+    // the previous schema took it (today's statements name columns it does
+    // not have): the session, the body, its receipt placed on the tip
+    // (`brain_place_receipt`, which the previous schema has) and the body's
+    // history row naming that receipt.
     let acme = TenantId::parse("acme").unwrap();
     let who = caller(&acme);
     let project = ProjectKey::parse("p").unwrap();
     let s = open(&store, &who, &project).await;
     let body = "the body the previous schema wrote";
-    let mut tx = store.write(&acme).await.unwrap();
-    let locked = tx.lock_close(s.session_id).await.unwrap().unwrap();
-    let mut closed = locked.session.clone();
+    let mut closed = s.clone();
     closed.status = SessionStatus::Ended;
     closed.ended_at = Some(now_micros());
     closed.summary = Some("done".into());
+    closed.next_focus = Some(body.into());
     closed.focus_outcome = Some(FocusOutcome::Applied);
     let stored = json!({
         "session": closed, "replayed": false, "dry_run": false, "would": null,
@@ -117,27 +121,78 @@ async fn a_database_of_the_previous_schema_migrates_and_answers_as_it_did() {
         "focus_diff": "", "unattributed_in_window": {"count": 0, "ids": []},
         "remaining_open_session_count": 0
     });
-    let write = CloseWrite {
-        session: &closed,
-        focus: Some(flow::FocusWrite {
-            session: &closed,
-            body,
-            revision: 1,
-            at: now_micros(),
-        }),
-        next_session: None,
-        digest: "old-end",
-        result: &stored,
-        receipt: draft(
+    let receipt = Receipt::unplaced(
+        &who,
+        draft(
             "brain_session_end",
             Some(&project),
             Some(s.session_id),
             "old-end",
             Ok(()),
         ),
-    };
-    tx.apply_close(&who, write).await.unwrap();
-    tx.commit(None).await.unwrap();
+        now_micros(),
+    );
+    let frame = receipt.frame();
+    let mut old = pool.begin().await.unwrap();
+    sqlx::query("SELECT set_config('brain.tenant', 'acme', true)")
+        .execute(&mut *old)
+        .await
+        .unwrap();
+    sqlx::query(
+        "UPDATE sessions SET status = 'ended', ended_at = $2, last_activity_at = $2, \
+         summary = 'done', next_focus = $3, focus_outcome = 'applied', \
+         close_digest = 'old-end', close_result = $4 \
+         WHERE tenant_id = 'acme' AND session_id = $1",
+    )
+    .bind(s.session_id.as_uuid())
+    .bind(closed.ended_at)
+    .bind(body)
+    .bind(&stored)
+    .execute(&mut *old)
+    .await
+    .unwrap();
+    sqlx::query(
+        "UPDATE focus_bodies SET body = $1, revision = 1, updated_at = now(), \
+         updated_by_session = $2 WHERE tenant_id = 'acme' AND project = 'p' AND slot = ''",
+    )
+    .bind(body)
+    .bind(s.session_id.as_uuid())
+    .execute(&mut *old)
+    .await
+    .unwrap();
+    let seq: i64 = sqlx::query_scalar(
+        "SELECT seq FROM brain_place_receipt('acme', $1, $2, $3, $4, $5, $6, $7, $8, $9, \
+         $10, $11, $12, $13, $14, $15)",
+    )
+    .bind(receipt.receipt_id.as_uuid())
+    .bind(receipt.at)
+    .bind(&receipt.tool)
+    .bind(receipt.project.as_deref())
+    .bind(receipt.session_id.map(|id| id.as_uuid()))
+    .bind(receipt.credential_kind.as_str())
+    .bind(&receipt.subject)
+    .bind(receipt.token_id.as_deref())
+    .bind(receipt.connection_id.as_deref())
+    .bind(receipt.elevated)
+    .bind(&receipt.outcome)
+    .bind(&receipt.request_digest)
+    .bind(&frame.before_prev)
+    .bind(&frame.before_seq)
+    .bind(&frame.after_seq)
+    .fetch_one(&mut *old)
+    .await
+    .unwrap();
+    sqlx::query(
+        "INSERT INTO focus_history (tenant_id, project, slot, revision, body, session_id, \
+         receipt_seq, created_at) VALUES ('acme', 'p', '', 1, $1, $2, $3, now())",
+    )
+    .bind(body)
+    .bind(s.session_id.as_uuid())
+    .bind(seq)
+    .execute(&mut *old)
+    .await
+    .unwrap();
+    old.commit().await.unwrap();
     let usage_before = store.tenant_usage(&acme).await.unwrap().bytes;
 
     store.migrate().await.unwrap();
@@ -148,9 +203,22 @@ async fn a_database_of_the_previous_schema_migrates_and_answers_as_it_did() {
     assert_eq!(verify_with_tip(&receipts, (tip.0, &tip.1)), Ok(2));
     assert_eq!(
         store.tenant_usage(&acme).await.unwrap().bytes,
-        usage_before,
-        "the migration leaves the usage counted as it was"
+        usage_before - i64::try_from(body.len()).unwrap(),
+        "the migration counts the next_focus it no longer stores twice"
     );
+
+    // The session's next_focus is its body's history row now, read back.
+    let inspect = sqlx::PgPool::connect(&db.inspect_url).await.unwrap();
+    let (text, revision): (Option<String>, Option<i64>) = sqlx::query_as(
+        "SELECT next_focus, next_focus_revision FROM sessions WHERE session_id = $1",
+    )
+    .bind(s.session_id.as_uuid())
+    .fetch_one(&inspect)
+    .await
+    .unwrap();
+    assert_eq!((text, revision), (None, Some(1)), "stored once");
+    let got = store.session_get(&acme, s.session_id).await.unwrap();
+    assert_eq!(got.session.next_focus.as_deref(), Some(body));
 
     // Its end, asked again, answers as it did, from the answer stored whole.
     let tx = store.write(&acme).await.unwrap();
@@ -171,7 +239,6 @@ async fn a_database_of_the_previous_schema_migrates_and_answers_as_it_did() {
         .unwrap();
     assert_eq!(end["focus_outcome"], "applied", "{end}");
     assert_eq!(end["focus_at_end"]["body"], next, "{end}");
-    let inspect = sqlx::PgPool::connect(&db.inspect_url).await.unwrap();
     let kept: serde_json::Value =
         sqlx::query_scalar("SELECT close_result FROM sessions WHERE session_id = $1")
             .bind(s2.session_id.as_uuid())

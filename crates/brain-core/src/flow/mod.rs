@@ -30,7 +30,7 @@ pub use memory::{remember, todo_ack};
 pub use open::{bind, briefing, resume, start};
 pub use port::{
     CloseWrite, DecidedOn, DocumentLock, FocusWrite, NewConnection, PeekedClose, Receipting,
-    WriteTx,
+    StoredNextFocus, WriteTx,
 };
 pub use projects::{PROJECT_DELETED, project_delete};
 pub use receipts::{draft, refuse};

@@ -42,6 +42,33 @@ pub struct CloseWrite<'a> {
     pub receipt: ReceiptDraft,
 }
 
+/// How a closed session's `next_focus` is stored: once. When the close
+/// writes exactly that text as its target body, the body's history row
+/// holds it and the session names that row's revision (`revision`, with
+/// `text` None); otherwise (a merge, a conflict, no body written) the
+/// session keeps the text itself. A store's reads give the text back either
+/// way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoredNextFocus<'a> {
+    pub text: Option<&'a str>,
+    pub revision: Option<Revision>,
+}
+
+impl<'a> StoredNextFocus<'a> {
+    pub fn of(session: &'a Session, focus: Option<&FocusWrite<'_>>) -> Self {
+        match (session.next_focus.as_deref(), focus) {
+            (Some(text), Some(w)) if w.body == text => Self {
+                text: None,
+                revision: Some(w.revision),
+            },
+            (text, _) => Self {
+                text,
+                revision: None,
+            },
+        }
+    }
+}
+
 /// What a close reads without locks, for a write in one call
 /// ([`WriteTx::close_in_one_call`]): the session and its target body (None:
 /// no such session), what its answer counts, as of `until`, and the base

@@ -3,7 +3,7 @@
 //! close itself, one statement with the body and the pending receipt.
 
 use brain_core::error::StoreError;
-use brain_core::flow::FocusWrite;
+use brain_core::flow::{FocusWrite, StoredNextFocus};
 use brain_core::ids::{ArtifactId, SessionId, TenantId};
 use brain_core::model::{FocusOutcome, Session};
 use brain_core::store::{LockedClose, Unattributed};
@@ -34,6 +34,7 @@ impl Tx {
             .as_ref()
             .filter(|p| !p.sent && p.kind == super::Pended::Receipt)
             .map(|p| p.setting.clone());
+        let stored = StoredNextFocus::of(s, focus.as_ref());
         let q = sqlx::query(close_statement(focus.is_some(), carried.is_some()))
             .bind(self.tenant.as_str().to_owned())
             .bind(s.session_id.as_uuid())
@@ -41,12 +42,13 @@ impl Tx {
             .bind(s.ended_at)
             .bind(s.last_activity_at)
             .bind(&s.summary)
-            .bind(&s.next_focus)
+            .bind(stored.text)
             .bind(&s.nothing_to_capture_reason)
             .bind(s.focus_outcome.map(FocusOutcome::as_str))
             .bind(&s.abandon_reason)
             .bind(digest)
-            .bind(result);
+            .bind(result)
+            .bind(stored.revision);
         let q = match focus {
             None => q,
             Some(w) => q
@@ -69,8 +71,9 @@ impl Tx {
 }
 
 /// The close's statement: the session's own update is the portable
-/// statement; a body to write and a receipt left for the commit (`$13` or
-/// `$18`, after the body's parameters) join it as CTE and select-list parts.
+/// statement ($1 to $13); a body to write ($14 to $18) and a receipt left
+/// for the commit (`$14` or `$19`, after the body's parameters) join it as
+/// CTE and select-list parts.
 /// Built once each.
 fn close_statement(focus: bool, receipt: bool) -> &'static str {
     use std::sync::LazyLock;
@@ -79,18 +82,18 @@ fn close_statement(focus: bool, receipt: bool) -> &'static str {
         let mut cols = Vec::new();
         if focus {
             ctes.push_str(
-                ", u AS (UPDATE focus_bodies SET body = $15, revision = $16, \
-                 updated_at = $17, updated_by_session = $2 \
-                 WHERE tenant_id = $1 AND project = $13 AND slot = $14 RETURNING 1)",
+                ", u AS (UPDATE focus_bodies SET body = $16, revision = $17, \
+                 updated_at = $18, updated_by_session = $2 \
+                 WHERE tenant_id = $1 AND project = $14 AND slot = $15 RETURNING 1)",
             );
             // A data-modifying CTE runs whether or not it is read.
             cols.push("(SELECT count(*) FROM u) AS bodies");
         }
         if receipt {
             cols.push(if focus {
-                "set_config('brain.receipt', $18, true)"
+                "set_config('brain.receipt', $19, true)"
             } else {
-                "set_config('brain.receipt', $13, true)"
+                "set_config('brain.receipt', $14, true)"
             });
         }
         format!("{ctes} SELECT {}", cols.join(", "))

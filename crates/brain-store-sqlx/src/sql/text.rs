@@ -246,7 +246,8 @@ pub struct Sql {
     pub tenant_ensure: &'static [&'static str],
     /// tenant, session_id, status, ended_at, last_activity_at, summary,
     /// next_focus, nothing_to_capture_reason, focus_outcome, abandon_reason,
-    /// close_digest, close_result.
+    /// close_digest, close_result, next_focus_revision (next_focus and its
+    /// revision as brain_core::flow::StoredNextFocus stores them).
     pub session_close: &'static str,
     /// The texts of the writes only the portable forms of [`super::SqlTx`]
     /// run (SQLite's); `None` for a store that runs its own form of each
@@ -288,13 +289,21 @@ macro_rules! token_columns {
         "token_id, name, created_at, revoked_at"
     };
 }
-/// The columns of a session, for a store's statements.
+/// The columns of a session, for a store's statements, over the sessions
+/// row `s`. A session whose `next_focus` its close wrote as the target body
+/// stores it once, in that body's history row, and names the row's revision
+/// (`next_focus_revision`, brain_core::flow::StoredNextFocus): its text is
+/// read from there.
 #[macro_export]
 macro_rules! session_columns {
     () => {
         "session_id, project, client_key, kind, bound_slot, started_focus_revision, \
          read_revision, relayed_from, status, \
-         opened_at, last_activity_at, ended_at, summary, next_focus, nothing_to_capture_reason, \
+         opened_at, last_activity_at, ended_at, summary, \
+         CASE WHEN s.next_focus_revision IS NULL THEN s.next_focus ELSE \
+         (SELECT h.body FROM focus_history h WHERE h.tenant_id = s.tenant_id \
+          AND h.project = s.project AND h.slot = COALESCE(s.bound_slot, '') \
+          AND h.revision = s.next_focus_revision) END AS next_focus, nothing_to_capture_reason, \
          focus_outcome, abandon_reason, opened_by_kind, opened_by_subject, opened_by_role, \
          opened_by_credential, close_digest, close_result"
     };

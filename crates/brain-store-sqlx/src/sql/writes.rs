@@ -12,7 +12,7 @@ use super::sessions::{
 };
 use super::{Conn, Param, PortableWrites, Row, corrupt, sessions};
 use brain_core::error::StoreError;
-use brain_core::flow::FocusWrite;
+use brain_core::flow::{FocusWrite, StoredNextFocus};
 use brain_core::ids::{ArtifactId, ProjectKey, SessionId, TenantId};
 use brain_core::memory::{Brief, DocumentKind};
 use brain_core::model::{
@@ -220,6 +220,7 @@ pub async fn apply_close<C: Conn + ?Sized>(
     digest: &str,
     result: &Value,
 ) -> Result<(), StoreError> {
+    let stored = StoredNextFocus::of(s, focus.as_ref());
     if let Some(w) = focus {
         let params = [
             tenant.into(),
@@ -232,19 +233,20 @@ pub async fn apply_close<C: Conn + ?Sized>(
         ];
         c.execute(portable(c)?.focus_write, &params).await?;
     }
-    let params: [Param; 12] = [
+    let params: [Param; 13] = [
         tenant.into(),
         s.session_id.into(),
         s.status.as_str().into(),
         s.ended_at.into(),
         s.last_activity_at.into(),
         (&s.summary).into(),
-        (&s.next_focus).into(),
+        stored.text.into(),
         (&s.nothing_to_capture_reason).into(),
         s.focus_outcome.map(FocusOutcome::as_str).into(),
         (&s.abandon_reason).into(),
         digest.into(),
         result.into(),
+        stored.revision.into(),
     ];
     c.execute(c.sql().session_close, &params).await?;
     Ok(())

@@ -95,6 +95,7 @@ pub(super) const TABLES: &[Table] = &[
             ("opened_by_credential", Text),
             ("read_revision", Int),
             ("relayed_from", Uuid),
+            ("next_focus_revision", Int),
         ],
     },
     Table {
