@@ -374,7 +374,7 @@ $$;
 -- not read since migration 0030 (brain announces an applied end to resource
 -- subscribers after its commit, not with a NOTIFY in it); the parameter
 -- stays so replicas of the build before can call the function while they roll.
--- p_next_focus_revision (migration 0033): the revision of the body this end
+-- p_next_focus_revision (migration 0035): the revision of the body this end
 -- writes when that body is exactly the session's next_focus, which brain
 -- then passes as NULL: the text is stored once, in the history row
 -- (brain_core::flow::StoredNextFocus).
@@ -401,7 +401,7 @@ BEGIN
         RAISE EXCEPTION 'next_focus_revision names no body this end writes';
     END IF;
     SELECT s.opened_at INTO since FROM sessions s
-        WHERE s.tenant_id = p_tenant AND s.session_id = p_session
+        WHERE s.tenant_id = p_tenant AND s.session_id = p_session AND s.project = p_project
         AND s.status = 'open' AND s.bound_slot IS NOT DISTINCT FROM p_bound_slot
         AND s.read_revision IS NOT DISTINCT FROM p_read_revision
         FOR UPDATE SKIP LOCKED;
@@ -459,7 +459,7 @@ BEGIN
 END
 $$;
 
--- brain_end as the builds before migration 0033 call it: the session keeps
+-- brain_end as the builds before migration 0035 call it: the session keeps
 -- its next_focus itself.
 CREATE OR REPLACE FUNCTION brain_end(
     p_tenant text, p_session uuid, p_bound_slot text, p_read_revision bigint, p_found bigint,
@@ -523,7 +523,7 @@ BEGIN
 END
 $$;
 
--- brain_relay as the builds before migration 0033 call it.
+-- brain_relay as the builds before migration 0035 call it.
 CREATE OR REPLACE FUNCTION brain_relay(p_next jsonb,
     p_tenant text, p_session uuid, p_bound_slot text, p_read_revision bigint, p_found bigint,
     p_until timestamptz, p_open_agents bigint, p_unattributed_n bigint, p_unattributed_ids uuid[],
@@ -663,7 +663,7 @@ RETURNS boolean LANGUAGE sql AS $$
     SELECT COALESCE(brain_focus_watch(p_tenant, p_project, 3600) > 0, false)
 $$;
 
--- A session's next_focus as brain reads it: stored once (migration 0033).
+-- A session's next_focus as brain reads it: stored once (migrations 0033-0035).
 -- A close that wrote exactly its next_focus as the target body leaves the
 -- text in that body's history row and the revision in next_focus_revision
 -- (brain_core::flow::StoredNextFocus); brain_store_sqlx's session_columns!

@@ -144,9 +144,10 @@ async fn a_merged_end_stores_the_merged_text_once() {
 }
 
 /// The migration's move of the sessions closed before it (PostgreSQL's
-/// 0033, SQLite's 0029), run on sessions stored the way the build before
-/// stored them: the copy of an applied end's body goes, the copy a conflict
-/// keeps stays, and the reads answer as before.
+/// 0034, SQLite's 0029), run on sessions stored the way the build before
+/// stored them: the copy of an applied end's body goes, and the tenant's
+/// usage with it; the copy a conflict keeps stays, and the reads answer as
+/// before.
 #[tokio::test]
 async fn the_migration_moves_the_copies_closed_before_it() {
     let app = spawn_app().await;
@@ -166,32 +167,36 @@ async fn the_migration_moves_the_copies_closed_before_it() {
     assert_eq!(stored(&app, "won", "kept", 0).await, 1);
 
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../migrations");
-    let (file, column) = match &app.db {
-        TestBackend::Postgres(_) => (
-            "postgres/0033_next_focus_once.sql",
-            "ADD COLUMN next_focus_revision bigint;",
-        ),
-        TestBackend::Sqlite(_) => (
-            "sqlite/0029_next_focus_once.sql",
-            "ADD COLUMN next_focus_revision INTEGER;",
-        ),
-    };
-    let text = std::fs::read_to_string(format!("{root}/{file}")).unwrap();
-    let (_, moving) = text.split_once(column).unwrap();
-    match &app.db {
+    let usage = "SELECT bytes FROM tenant_usage WHERE tenant_id = 'acme'";
+    let (before, after) = match &app.db {
         TestBackend::Postgres(db) => {
+            let moving =
+                std::fs::read_to_string(format!("{root}/postgres/0034_next_focus_once.sql"))
+                    .unwrap();
             let pool = sqlx::PgPool::connect(&db.inspect_url).await.unwrap();
+            let before: i64 = sqlx::query_scalar(usage).fetch_one(&pool).await.unwrap();
             let mut tx = pool.begin().await.unwrap();
-            sqlx::raw_sql(moving).execute(&mut *tx).await.unwrap();
+            sqlx::raw_sql(&moving).execute(&mut *tx).await.unwrap();
             tx.commit().await.unwrap();
+            let after: i64 = sqlx::query_scalar(usage).fetch_one(&pool).await.unwrap();
             pool.close().await;
+            (before, after)
         }
         TestBackend::Sqlite(f) => {
+            let text =
+                std::fs::read_to_string(format!("{root}/sqlite/0029_next_focus_once.sql")).unwrap();
+            let (_, moving) = text
+                .split_once("ADD COLUMN next_focus_revision INTEGER;")
+                .unwrap();
             let pool = sqlx::SqlitePool::connect(&f.url).await.unwrap();
+            let before: i64 = sqlx::query_scalar(usage).fetch_one(&pool).await.unwrap();
             sqlx::raw_sql(moving).execute(&pool).await.unwrap();
+            let after: i64 = sqlx::query_scalar(usage).fetch_one(&pool).await.unwrap();
             pool.close().await;
+            (before, after)
         }
-    }
+    };
+    assert_eq!(after, before - 6, "the usage counts the copy it frees");
     assert_eq!(stored(&app, "won", "once", 1).await, 1);
     assert_eq!(stored(&app, "lost", "kept", 0).await, 1);
     assert_eq!(next_focus(&a, &sa).await, "from a");

@@ -74,24 +74,42 @@ fn names_tenant(s: &Statement) -> bool {
 /// The pair's statements among all those sent: each that names the tenant,
 /// and each after one on the same connection until its COMMIT (the receipt
 /// placed with it names nobody). The front door's connection bookkeeping
-/// (looked up again once a second) is left out: it is not the pair's.
+/// (looked up again once a second, and written in a tenant's transaction
+/// of its own now and then) is left out, its whole transaction with it: it
+/// is not the pair's.
 fn the_pairs(sent: &[Statement]) -> Vec<&Statement> {
-    let mut open = std::collections::HashSet::new();
-    let mut out = Vec::new();
-    for s in sent {
-        if names_tenant(s) || open.contains(&s.conn) {
-            if s.text.contains("mcp_connections") {
-                continue;
+    let bookkeeping = |s: &Statement| s.text.contains("mcp_connections");
+    // Each kept statement, in the order sent, with the transaction it is in.
+    let mut kept: Vec<(&Statement, Option<usize>)> = Vec::new();
+    let mut open = std::collections::HashMap::new();
+    let mut dropped = std::collections::HashSet::new();
+    for (i, s) in sent.iter().enumerate() {
+        let tx = match open.get(&s.conn) {
+            Some(&tx) => Some(tx),
+            None if !names_tenant(s) => continue,
+            None if s.text.starts_with("BEGIN") && !s.text.contains("COMMIT") => {
+                open.insert(s.conn, i);
+                Some(i)
             }
-            out.push(s);
-            if s.text.contains("COMMIT") {
-                open.remove(&s.conn);
-            } else if s.text.starts_with("BEGIN") {
-                open.insert(s.conn);
+            None => None,
+        };
+        if bookkeeping(s) {
+            match tx {
+                Some(tx) => {
+                    dropped.insert(tx);
+                }
+                None => continue,
             }
         }
+        kept.push((s, tx));
+        if tx.is_some() && (s.text.contains("COMMIT") || s.text.contains("ROLLBACK")) {
+            open.remove(&s.conn);
+        }
     }
-    out
+    kept.into_iter()
+        .filter(|(_, tx)| tx.is_none_or(|tx| !dropped.contains(&tx)))
+        .map(|(s, _)| s)
+        .collect()
 }
 
 /// An applied end's announcement to resource subscribers, sent after its
