@@ -100,20 +100,36 @@ pub struct Ticket {
     changes: u64,
     resets: u64,
     /// When the answer must be let go of; none: when its project changes.
-    until: Option<Deadline>,
+    until: Option<Moment>,
 }
 
 /// An instant on both of this host's clocks: passed when either says so.
 /// The monotonic clock does not jump with the wall clock; the wall clock
 /// goes on while the host is suspended, when the monotonic clock stops and
-/// the database's marks run out all the same.
+/// the database's marks run out all the same. A store reads one
+/// ([`Moment::now`]) before it asks the database how long an answer may be
+/// kept, and the answer's deadline is that moment plus the time given.
 #[derive(Debug, Clone, Copy)]
-struct Deadline {
+pub struct Moment {
     mono: Instant,
     wall: SystemTime,
 }
 
-impl Deadline {
+impl Moment {
+    pub fn now() -> Self {
+        Self {
+            mono: Instant::now(),
+            wall: SystemTime::now(),
+        }
+    }
+
+    fn after(self, d: std::time::Duration) -> Self {
+        Self {
+            mono: self.mono + d,
+            wall: self.wall + d,
+        }
+    }
+
     fn passed(&self) -> bool {
         self.mono <= Instant::now() || self.wall <= SystemTime::now()
     }
@@ -134,30 +150,10 @@ impl Ticket {
     /// The answer kept with this ticket is answered for `lasting` from
     /// `asked` at most: its project's changes are announced until then, and
     /// may not be after.
-    pub fn trusted_for(self, asked: Asked, lasting: std::time::Duration) -> Self {
+    pub fn trusted_for(self, asked: Moment, lasting: std::time::Duration) -> Self {
         Self {
-            until: Some(Deadline {
-                mono: asked.mono + lasting,
-                wall: asked.wall + lasting,
-            }),
+            until: Some(asked.after(lasting)),
             ..self
-        }
-    }
-}
-
-/// When a store asked the database how long an answer may be kept, on both
-/// of this host's clocks, read together before the question was sent.
-#[derive(Debug, Clone, Copy)]
-pub struct Asked {
-    mono: Instant,
-    wall: SystemTime,
-}
-
-impl Asked {
-    pub fn now() -> Self {
-        Self {
-            mono: Instant::now(),
-            wall: SystemTime::now(),
         }
     }
 }
@@ -186,7 +182,7 @@ struct Project {
     bodies: HashMap<Option<SlotName>, (Arc<Focus>, usize)>,
     bytes: usize,
     /// Answered until then (none: until the project changes).
-    until: Option<Deadline>,
+    until: Option<Moment>,
 }
 
 impl Project {
@@ -323,18 +319,8 @@ impl FocusCache {
         }
         let bucket = self.bucket(tenant.as_str(), project.as_str());
         let mut held = self.lock();
-        let expired = held
-            .tenants
-            .get(tenant.as_str())
-            .and_then(|projects| projects.get(project.as_str()))
-            .is_some_and(Project::expired);
-        if expired {
-            held.remove(tenant.as_str(), project.as_str());
-        }
         let found = held
-            .tenants
-            .get(tenant.as_str())
-            .and_then(|projects| projects.get(project.as_str()))
+            .live(tenant.as_str(), project.as_str())
             .and_then(|p| match shape {
                 Shape::WithSlots => p
                     .with_slots
@@ -384,20 +370,9 @@ impl FocusCache {
         if ticket.until.is_some_and(|until| until.passed()) {
             return;
         }
-        // Answers kept under a mark that has run out may have missed
-        // changes since: they do not live on under this one.
-        let expired = held
-            .tenants
-            .get(tenant.as_str())
-            .and_then(|p| p.get(project.as_str()))
-            .is_some_and(Project::expired);
-        if expired {
-            held.remove(tenant.as_str(), project.as_str());
-        }
-        let existing = held
-            .tenants
-            .get(tenant.as_str())
-            .and_then(|p| p.get(project.as_str()));
+        // Answers kept under a mark that has run out do not live on under
+        // this one.
+        let existing = held.live(tenant.as_str(), project.as_str());
         if let (Some(p), Answer::One(slot, _)) = (existing, &answer)
             && p.bodies.len() >= MAX_ANSWERS_PER_PROJECT
             && !p.bodies.contains_key(slot)
@@ -421,7 +396,7 @@ impl FocusCache {
             // A row's mark only ever moves later, and a mark leaves every
             // row of the project watched at least until the instant it gave:
             // the latest covers every answer of the project.
-            p.until = Deadline::later(p.until, ticket.until);
+            p.until = Moment::later(p.until, ticket.until);
         }
         // A second answer of the same shape replaces the first: uncount it.
         let replaced = match answer {
@@ -453,6 +428,20 @@ enum Found {
 }
 
 impl Held {
+    /// What is remembered of one project, unless its mark has run out:
+    /// then it is dropped (its answers may have missed changes since).
+    fn live(&mut self, tenant: &str, project: &str) -> Option<&Project> {
+        let expired = self
+            .tenants
+            .get(tenant)
+            .and_then(|projects| projects.get(project))
+            .is_some_and(Project::expired);
+        if expired {
+            self.remove(tenant, project);
+        }
+        self.tenants.get(tenant)?.get(project)
+    }
+
     /// Drop what is remembered of one project.
     fn remove(&mut self, tenant: &str, project: &str) {
         let gone = self
@@ -532,7 +521,7 @@ mod tests {
         let c = cache(true);
         let (t, p) = keys();
         let soon = std::time::Duration::from_millis(400);
-        let tk = ticket(block_on(c.one(&t, &p, None))).trusted_for(Asked::now(), soon);
+        let tk = ticket(block_on(c.one(&t, &p, None))).trusted_for(Moment::now(), soon);
         c.keep_one(tk, &t, &p, None, &focus("v1", 1));
         assert!(matches!(block_on(c.one(&t, &p, None)), Look::Hit(_)));
         std::thread::sleep(std::time::Duration::from_millis(500));
@@ -540,7 +529,7 @@ mod tests {
         assert_eq!(c.size().0, 0, "the project is let go of");
         // A ticket whose mark ran out before its answer came keeps nothing.
         let gone = std::time::Duration::ZERO;
-        let tk = ticket(block_on(c.one(&t, &p, None))).trusted_for(Asked::now(), gone);
+        let tk = ticket(block_on(c.one(&t, &p, None))).trusted_for(Moment::now(), gone);
         c.keep_one(tk, &t, &p, None, &focus("v1", 1));
         assert_eq!(c.size().0, 0);
     }
@@ -550,14 +539,14 @@ mod tests {
         let c = cache(true);
         let (t, p) = keys();
         let soon = std::time::Duration::from_millis(400);
-        let tk = ticket(block_on(c.one(&t, &p, None))).trusted_for(Asked::now(), soon);
+        let tk = ticket(block_on(c.one(&t, &p, None))).trusted_for(Moment::now(), soon);
         c.keep_one(tk, &t, &p, None, &focus("v1", 1));
         let later = std::time::Duration::from_secs(60);
         let slot = SlotName::parse("ui").unwrap();
         let tk = ticket(block_on(c.one(&t, &p, Some(&slot))));
         std::thread::sleep(std::time::Duration::from_millis(500));
         c.keep_one(
-            tk.trusted_for(Asked::now(), later),
+            tk.trusted_for(Moment::now(), later),
             &t,
             &p,
             Some(&slot),
@@ -575,11 +564,11 @@ mod tests {
         let c = cache(true);
         let (t, p) = keys();
         let soon = std::time::Duration::from_millis(400);
-        let tk = ticket(block_on(c.one(&t, &p, None))).trusted_for(Asked::now(), soon);
+        let tk = ticket(block_on(c.one(&t, &p, None))).trusted_for(Moment::now(), soon);
         c.keep_one(tk, &t, &p, None, &focus("v1", 1));
         let later = std::time::Duration::from_secs(60);
         let x = SlotName::parse("x").unwrap();
-        let tk = ticket(block_on(c.one(&t, &p, Some(&x)))).trusted_for(Asked::now(), later);
+        let tk = ticket(block_on(c.one(&t, &p, Some(&x)))).trusted_for(Moment::now(), later);
         c.keep_one(tk, &t, &p, Some(&x), &focus("x", 1));
         std::thread::sleep(std::time::Duration::from_millis(500));
         assert!(

@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use super::sessions::{ledger_size, load_document, load_focus, load_session, slot_key};
 use super::{Conn, Finish, Param, Scope, rows};
 use brain_core::error::{DomainError, StoreError};
-use brain_core::focus_cache::{Asked, FocusWithSlots, Look, Ticket};
+use brain_core::focus_cache::{FocusWithSlots, Look, Moment, Ticket};
 use brain_core::ids::{ArtifactId, ClientKey, ProjectKey, SessionId, SlotName, TenantId};
 use brain_core::memory::RecallHit;
 use brain_core::memory::{Document, DocumentKind, HistoryEntry};
@@ -356,7 +356,7 @@ async fn watched<C: Conn + ?Sized>(
     };
     // Counted from before the call: the database's own clock starts the
     // mark's time later than this, so the memory lets go first.
-    let asked = Asked::now();
+    let asked = Moment::now();
     let params = [tenant.into(), project.into(), i64::from(secs).into()];
     let row = c.fetch_one(watch, &params).await?;
     let Some(ms) = row.opt_int("trusted_ms")? else {
