@@ -57,6 +57,19 @@ BEGIN
 END
 $$;
 
+-- A focus row's body as brain reads it: stored once (migrations 0036-0037).
+-- A close writes its body as the history row of the revision it makes, and
+-- the focus row names that revision with no text of its own (body NULL).
+-- The history row is read first: a copy the row still holds (written by an
+-- older build, or imported) is the same text. Only a row no history row
+-- answers for, at revision 0, is read from itself. brain_store_sqlx's
+-- focus_body! reads it the same way.
+CREATE OR REPLACE FUNCTION brain_focus_body(f focus_bodies)
+RETURNS text LANGUAGE sql STABLE AS $$
+    SELECT COALESCE((SELECT h.body FROM focus_history h WHERE h.tenant_id = f.tenant_id
+        AND h.project = f.project AND h.slot = f.slot AND h.revision = f.revision), f.body)
+$$;
+
 -- Place the receipt the transaction left in `brain.receipt` (ledger::pending):
 -- lock the tip, hash, write the receipt, its focus history row if any, and
 -- the new tip. Sent with the COMMIT, so the tip is held for no round trip.
@@ -96,7 +109,8 @@ BEGIN
     IF p ? 'history' THEN
         INSERT INTO focus_history (tenant_id, project, slot, revision, body, session_id,
             receipt_seq, created_at)
-        SELECT f.tenant_id, f.project, f.slot, f.revision, f.body,
+        SELECT f.tenant_id, f.project, f.slot, f.revision,
+            COALESCE(p#>>'{history,body}', f.body),
             (p#>>'{history,session_id}')::uuid, seq, (p#>>'{history,at}')::timestamptz
         FROM focus_bodies f
         WHERE f.tenant_id = tenant AND f.project = p#>>'{history,project}'
@@ -217,7 +231,7 @@ RETURNS TABLE (part text, ord bigint, k text, name text, txt text, n bigint,
 LANGUAGE plpgsql SET enable_bitmapscan = off AS $$
 BEGIN
     RETURN QUERY
-        SELECT 'base'::text, 0::bigint, NULL::text, NULL::text, b.body, b.revision,
+        SELECT 'base'::text, 0::bigint, NULL::text, NULL::text, brain_focus_body(b), b.revision,
                NULL::timestamptz, NULL::timestamptz, NULL::uuid
           FROM focus_bodies b WHERE b.tenant_id = p_tenant AND b.project = p_project AND b.slot = ''
         UNION ALL (SELECT 'prev', 0, NULL, NULL, NULL,
@@ -297,14 +311,14 @@ BEGIN
     VALUES (p_tenant, p_session, p_project, p_client_key, p_kind, p_slot,
         COALESCE(started, 0), p_status, p_opened_at, p_last_activity_at, p_opened_by_kind,
         p_opened_by_subject, p_opened_by_role, p_opened_by_credential);
-    RETURN QUERY SELECT 'opened'::text, f.revision, NULL::text, NULL::text, f.body,
+    RETURN QUERY SELECT 'opened'::text, f.revision, NULL::text, NULL::text, brain_focus_body(f),
             COALESCE(started, 0), f.updated_at, NULL::timestamptz, f.updated_by_session
         FROM (SELECT 1) one
         LEFT JOIN focus_bodies f ON f.tenant_id = p_tenant AND f.project = p_project
             AND f.slot = p_slot;
     -- brain_briefing_sources
     RETURN QUERY
-        SELECT 'base'::text, 0::bigint, NULL::text, NULL::text, b.body, b.revision,
+        SELECT 'base'::text, 0::bigint, NULL::text, NULL::text, brain_focus_body(b), b.revision,
                NULL::timestamptz, NULL::timestamptz, NULL::uuid
           FROM focus_bodies b WHERE b.tenant_id = p_tenant AND b.project = p_project AND b.slot = ''
         UNION ALL (SELECT 'prev', 0, NULL, NULL, NULL,
@@ -430,7 +444,8 @@ BEGIN
         close_result = p_close_result, next_focus_revision = p_next_focus_revision
         WHERE s.tenant_id = p_tenant AND s.session_id = p_session;
     IF p_body IS NOT NULL THEN
-        UPDATE focus_bodies f SET body = p_body, revision = p_found + 1, updated_at = p_body_at,
+        -- The body is the history row written below: the focus row names it.
+        UPDATE focus_bodies f SET body = NULL, revision = p_found + 1, updated_at = p_body_at,
             updated_by_session = p_session
             WHERE f.tenant_id = p_tenant AND f.project = p_project AND f.slot = slot_key;
     END IF;
@@ -575,8 +590,8 @@ LANGUAGE plpgsql AS $$
 BEGIN
     PERFORM set_config('brain.tenant', p_tenant, true);
     RETURN QUERY
-        SELECT f.slot, CASE WHEN f.slot = '' THEN f.body ELSE '' END, f.revision, f.updated_at,
-               f.updated_by_session
+        SELECT f.slot, CASE WHEN f.slot = '' THEN brain_focus_body(f) ELSE '' END, f.revision,
+               f.updated_at, f.updated_by_session
         FROM focus_bodies f WHERE f.tenant_id = p_tenant AND f.project = p_project
         ORDER BY f.slot LIMIT 201;
 END
@@ -688,6 +703,16 @@ RETURNS TABLE (session_id uuid, project text, client_key text, kind text, bound_
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 BEGIN
+    PERFORM 1 FROM sessions s JOIN focus_bodies f ON f.tenant_id = s.tenant_id
+               AND f.project = s.project AND f.slot = COALESCE(s.bound_slot, '')
+         WHERE s.tenant_id = p_tenant AND s.session_id = p_session
+           FOR UPDATE OF s, f;
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    -- Read in a statement of its own: a locking read that waited sees the
+    -- locked rows as the holder committed them, but other tables as of its
+    -- start, without the history row (the body) that holder wrote.
     RETURN QUERY
         SELECT s.session_id, s.project, s.client_key, s.kind, s.bound_slot,
                s.started_focus_revision, s.read_revision, s.relayed_from, s.status,
@@ -695,11 +720,10 @@ BEGIN
                s.ended_at, s.summary, brain_session_next_focus(s), s.nothing_to_capture_reason,
                s.focus_outcome, s.abandon_reason, s.opened_by_kind, s.opened_by_subject,
                s.opened_by_role, s.opened_by_credential, s.close_digest, s.close_result,
-               f.body, f.revision, f.updated_at, f.updated_by_session
+               brain_focus_body(f), f.revision, f.updated_at, f.updated_by_session
           FROM sessions s JOIN focus_bodies f ON f.tenant_id = s.tenant_id
                AND f.project = s.project AND f.slot = COALESCE(s.bound_slot, '')
-         WHERE s.tenant_id = p_tenant AND s.session_id = p_session
-           FOR UPDATE OF s, f;
+         WHERE s.tenant_id = p_tenant AND s.session_id = p_session;
 END
 $$;
 
@@ -756,7 +780,7 @@ BEGIN
                s.ended_at, s.summary, brain_session_next_focus(s), s.nothing_to_capture_reason,
                s.focus_outcome, s.abandon_reason, s.opened_by_kind, s.opened_by_subject,
                s.opened_by_role, s.opened_by_credential, s.close_digest, s.close_result,
-               f.body, f.revision, f.updated_at, f.updated_by_session,
+               brain_focus_body(f), f.revision, f.updated_at, f.updated_by_session,
                c.open_agents, c.unattributed_n, c.unattributed_ids,
                CASE WHEN s.bound_slot IS NULL THEN f.revision
                     ELSE COALESCE((SELECT b.revision FROM focus_bodies b
@@ -780,6 +804,13 @@ RETURNS TABLE (session_id uuid, project text, client_key text, kind text, bound_
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 BEGIN
+    PERFORM 1 FROM sessions s WHERE s.tenant_id = p_tenant AND s.session_id = p_session
+        FOR UPDATE;
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    -- Its own statement, as in brain_lock_close: the next_focus a close that
+    -- held the lock moved to its history row is read with that row.
     RETURN QUERY
         SELECT s.session_id, s.project, s.client_key, s.kind, s.bound_slot,
                s.started_focus_revision, s.read_revision, s.relayed_from, s.status,
@@ -788,8 +819,28 @@ BEGIN
                s.focus_outcome, s.abandon_reason, s.opened_by_kind, s.opened_by_subject,
                s.opened_by_role, s.opened_by_credential, s.close_digest, s.close_result
           FROM sessions s
-         WHERE s.tenant_id = p_tenant AND s.session_id = p_session
-           FOR UPDATE;
+         WHERE s.tenant_id = p_tenant AND s.session_id = p_session;
+END
+$$;
+
+-- A focus row locked for the transaction, read as brain reads it
+-- (brain_focus_body), in a statement after the lock's, as in
+-- brain_lock_close. The caller has set brain.tenant.
+CREATE OR REPLACE FUNCTION brain_lock_focus(p_tenant text, p_project text, p_slot text)
+RETURNS TABLE (body text, revision bigint, updated_at timestamptz, updated_by_session uuid)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+BEGIN
+    PERFORM 1 FROM focus_bodies f
+        WHERE f.tenant_id = p_tenant AND f.project = p_project AND f.slot = p_slot
+        FOR UPDATE;
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    RETURN QUERY
+        SELECT brain_focus_body(f), f.revision, f.updated_at, f.updated_by_session
+          FROM focus_bodies f
+         WHERE f.tenant_id = p_tenant AND f.project = p_project AND f.slot = p_slot;
 END
 $$;
 

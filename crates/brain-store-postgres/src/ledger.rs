@@ -36,9 +36,9 @@ pub(crate) async fn ensure_project(
 pub(crate) const PLACE_PENDING: &str = "SELECT seq, prev_hash, hash FROM brain_place_pending()";
 
 /// What `brain_place_pending` reads: the receipt's fields, the three pieces of
-/// its canonical text (`Receipt::frame`) and the focus history row it names
-/// (its body is the one the transaction wrote, copied by the function, so a
-/// body crosses the wire once).
+/// its canonical text (`Receipt::frame`) and the focus history row it names,
+/// with its body: the focus row the transaction wrote names the revision and
+/// holds no text (`focus_body!`), so the body crosses the wire once, here.
 pub(crate) fn pending(
     r: &Receipt,
     history: Option<FocusWrite<'_>>,
@@ -70,6 +70,7 @@ pub(crate) fn pending(
             "project": w.session.project.as_str(),
             "slot": brain_store_sqlx::sql::sessions::slot_key(w.session.bound_slot.as_ref()),
             "revision": w.revision,
+            "body": w.body,
             "session_id": w.session.session_id.as_uuid(),
             "at": brain_core::model::rfc3339(&w.at),
         });

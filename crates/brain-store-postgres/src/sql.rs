@@ -3,8 +3,8 @@
 
 use brain_store_sqlx::sql::Sql;
 use brain_store_sqlx::{
-    artifact_columns, elevation_columns, planned_per_call, receipt_columns, session_columns,
-    token_columns,
+    artifact_columns, elevation_columns, focus_body, planned_per_call, receipt_columns,
+    session_columns, token_columns,
 };
 
 /// A project's agent sessions newest first past the cursor ($4, $5), of
@@ -147,15 +147,16 @@ pub(crate) static SQL: Sql = Sql {
         session_columns!(),
         " FROM sessions s WHERE tenant_id = $1 AND session_id = $2"
     ),
-    session_lock: concat!(
+    // Locked, then read in a statement of its own (brain_lock_session): the
+    // columns read from other tables must see what the lock's holder wrote.
+    session_lock: "SELECT * FROM brain_lock_session($1, $2)",
+    focus_get: concat!(
         "SELECT ",
-        session_columns!(),
-        " FROM sessions s WHERE tenant_id = $1 AND session_id = $2 FOR UPDATE"
+        focus_body!("f"),
+        " AS body, revision, updated_at, updated_by_session FROM focus_bodies f \
+         WHERE tenant_id = $1 AND project = $2 AND slot = $3"
     ),
-    focus_get: "SELECT body, revision, updated_at, updated_by_session FROM focus_bodies \
-        WHERE tenant_id = $1 AND project = $2 AND slot = $3",
-    focus_lock: "SELECT body, revision, updated_at, updated_by_session FROM focus_bodies \
-        WHERE tenant_id = $1 AND project = $2 AND slot = $3 FOR UPDATE",
+    focus_lock: "SELECT * FROM brain_lock_focus($1, $2, $3)",
     session_insert: "INSERT INTO sessions (tenant_id, session_id, project, client_key, kind, \
         bound_slot, started_focus_revision, status, opened_at, last_activity_at, opened_by_kind, \
         opened_by_subject, opened_by_role, opened_by_credential, read_revision, relayed_from) \

@@ -6,7 +6,8 @@
 
 use brain_store_sqlx::sql::{PortableWrites, Sql};
 use brain_store_sqlx::{
-    artifact_columns, elevation_columns, receipt_columns, session_columns, token_columns,
+    artifact_columns, elevation_columns, focus_body, receipt_columns, session_columns,
+    token_columns,
 };
 
 /// A project's sessions newest first past the cursor (?4, ?5), of status ?3
@@ -144,10 +145,18 @@ pub(crate) static SQL: Sql = Sql {
         session_columns!(),
         " FROM sessions s WHERE tenant_id = ?1 AND session_id = ?2"
     ),
-    focus_get: "SELECT body, revision, updated_at, updated_by_session FROM focus_bodies \
-        WHERE tenant_id = ?1 AND project = ?2 AND slot = ?3",
-    focus_lock: "SELECT body, revision, updated_at, updated_by_session FROM focus_bodies \
-        WHERE tenant_id = ?1 AND project = ?2 AND slot = ?3",
+    focus_get: concat!(
+        "SELECT ",
+        focus_body!("f"),
+        " AS body, revision, updated_at, updated_by_session FROM focus_bodies f \
+         WHERE tenant_id = ?1 AND project = ?2 AND slot = ?3"
+    ),
+    focus_lock: concat!(
+        "SELECT ",
+        focus_body!("f"),
+        " AS body, revision, updated_at, updated_by_session FROM focus_bodies f \
+         WHERE tenant_id = ?1 AND project = ?2 AND slot = ?3"
+    ),
     session_insert: "INSERT INTO sessions (tenant_id, session_id, project, client_key, kind, \
         bound_slot, started_focus_revision, status, opened_at, last_activity_at, opened_by_kind, \
         opened_by_subject, opened_by_role, opened_by_credential, read_revision, relayed_from) \
@@ -436,9 +445,12 @@ pub(crate) static SQL: Sql = Sql {
          AND (?9 IS NULL OR a.session_id = ?9) \
          ORDER BY a.created_at DESC, a.artifact_id DESC LIMIT ?5 OFFSET ?6"
     ),
-    focus_with_slots: "SELECT slot, CASE WHEN slot = '' THEN body ELSE '' END AS body, revision, \
-        updated_at, updated_by_session FROM focus_bodies WHERE tenant_id = ?1 AND project = ?2 \
-        ORDER BY slot LIMIT 201",
+    focus_with_slots: concat!(
+        "SELECT slot, CASE WHEN slot = '' THEN ",
+        focus_body!("f"),
+        " ELSE '' END AS body, revision, updated_at, updated_by_session FROM focus_bodies f \
+         WHERE tenant_id = ?1 AND project = ?2 ORDER BY slot LIMIT 201"
+    ),
     // SQLite reads in process: no replica remembers its focus reads.
     focus_watch: None,
     focus_exists: "SELECT 1 AS one FROM focus_bodies \
@@ -459,8 +471,10 @@ static PORTABLE: PortableWrites = PortableWrites {
     ledger_tip_set: "UPDATE receipt_heads SET seq = ?2, hash = ?3 WHERE tenant_id = ?1",
     history_insert: "INSERT INTO focus_history (tenant_id, project, slot, revision, body, \
         session_id, receipt_seq, created_at) VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",
-    focus_write: "UPDATE focus_bodies SET body = ?4, revision = ?5, updated_at = ?6, \
-        updated_by_session = ?7 WHERE tenant_id = ?1 AND project = ?2 AND slot = ?3",
+    // The body is the history row of this revision (history_insert): the
+    // focus row only names it (focus_body!).
+    focus_write: "UPDATE focus_bodies SET body = '', revision = ?4, updated_at = ?5, \
+        updated_by_session = ?6 WHERE tenant_id = ?1 AND project = ?2 AND slot = ?3",
     artifact_insert: "INSERT INTO artifacts (tenant_id, artifact_id, project, session_id, kind, \
         text, tags, created_at) VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",
     // The count apart from the ids: a window count read every row of the

@@ -54,7 +54,6 @@ impl Tx {
             Some(w) => q
                 .bind(w.session.project.as_str())
                 .bind(sessions::slot_key(w.session.bound_slot.as_ref()))
-                .bind(w.body)
                 .bind(w.revision)
                 .bind(w.at),
         };
@@ -71,9 +70,11 @@ impl Tx {
 }
 
 /// The close's statement: the session's own update is the portable
-/// statement ($1 to $13); a body to write ($14 to $18) and a receipt left
-/// for the commit (`$14` or `$19`, after the body's parameters) join it as
-/// CTE and select-list parts.
+/// statement ($1 to $13); a body to write ($14 to $17) and a receipt left
+/// for the commit (`$14` or `$18`, after the body's parameters) join it as
+/// CTE and select-list parts. The focus row only names the body's revision:
+/// the body is the history row the pending receipt carries
+/// (`ledger::pending`, `brain_place_pending`).
 /// Built once each.
 fn close_statement(focus: bool, receipt: bool) -> &'static str {
     use std::sync::LazyLock;
@@ -82,8 +83,8 @@ fn close_statement(focus: bool, receipt: bool) -> &'static str {
         let mut cols = Vec::new();
         if focus {
             ctes.push_str(
-                ", u AS (UPDATE focus_bodies SET body = $16, revision = $17, \
-                 updated_at = $18, updated_by_session = $2 \
+                ", u AS (UPDATE focus_bodies SET body = NULL, revision = $16, \
+                 updated_at = $17, updated_by_session = $2 \
                  WHERE tenant_id = $1 AND project = $14 AND slot = $15 RETURNING 1)",
             );
             // A data-modifying CTE runs whether or not it is read.
@@ -91,7 +92,7 @@ fn close_statement(focus: bool, receipt: bool) -> &'static str {
         }
         if receipt {
             cols.push(if focus {
-                "set_config('brain.receipt', $19, true)"
+                "set_config('brain.receipt', $18, true)"
             } else {
                 "set_config('brain.receipt', $14, true)"
             });

@@ -309,6 +309,33 @@ macro_rules! session_columns {
     };
 }
 
+/// The body of the focus row `f`, for a store's statements. A close writes
+/// a body once, as the history row of its revision; the focus row names the
+/// revision and holds no text (NULL on PostgreSQL, '' on SQLite, whose
+/// column cannot drop NOT NULL). The history row of the row's revision is
+/// read first: a copy the row still holds (written by an older build, or
+/// imported) is the same text. Only a row no history row answers for, at
+/// revision 0, is read from itself. PostgreSQL's functions read it the same
+/// way (`brain_focus_body`).
+#[macro_export]
+macro_rules! focus_body {
+    ($f:literal) => {
+        concat!(
+            "COALESCE((SELECT h.body FROM focus_history h WHERE h.tenant_id = ",
+            $f,
+            ".tenant_id AND h.project = ",
+            $f,
+            ".project AND h.slot = ",
+            $f,
+            ".slot AND h.revision = ",
+            $f,
+            ".revision), ",
+            $f,
+            ".body)"
+        )
+    };
+}
+
 /// The columns of a receipt, for a store's statements.
 #[macro_export]
 macro_rules! receipt_columns {
@@ -349,7 +376,9 @@ pub struct PortableWrites {
     /// tenant, project, slot, revision, body, session_id, receipt_seq,
     /// created_at.
     pub history_insert: &'static str,
-    /// tenant, project, slot, body, revision, updated_at, updated_by_session.
+    /// tenant, project, slot, revision, updated_at, updated_by_session: the
+    /// focus row names its new revision, whose body is the history row
+    /// `history_insert` writes in the same transaction (`focus_body!`).
     pub focus_write: &'static str,
     /// tenant, artifact_id, project, session_id, kind, text, tags, created_at.
     pub artifact_insert: &'static str,

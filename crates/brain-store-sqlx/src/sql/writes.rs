@@ -226,7 +226,6 @@ pub async fn apply_close<C: Conn + ?Sized>(
             tenant.into(),
             (&w.session.project).into(),
             slot_key(w.session.bound_slot.as_ref()).into(),
-            w.body.into(),
             w.revision.into(),
             w.at.into(),
             w.session.session_id.into(),

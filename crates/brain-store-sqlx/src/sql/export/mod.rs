@@ -31,7 +31,7 @@ const PAGE: i64 = 100;
 
 mod tables;
 use tables::Kind::{self, *};
-use tables::{TABLES, Table};
+use tables::{READ_AS, TABLES, Table};
 
 fn kind_of(t: &Table, col: &str) -> Kind {
     t.columns
@@ -46,9 +46,13 @@ fn page_sql(sql: &super::Sql, t: &Table, after: bool) -> String {
     let select: Vec<String> = t
         .columns
         .iter()
-        .map(|(c, k)| match k {
-            Date => format!("CAST({c} AS TEXT) AS {c}"),
-            _ => (*c).to_owned(),
+        .map(|(c, k)| {
+            let read_as = READ_AS.iter().find(|(n, col, _)| *n == t.name && col == c);
+            match (read_as, k) {
+                (Some((_, _, e)), _) => format!("{e} AS {c}"),
+                (None, Date) => format!("CAST({c} AS TEXT) AS {c}"),
+                (None, _) => (*c).to_owned(),
+            }
         })
         .collect();
     let sorted = |c: &str| match kind_of(t, c) {

@@ -23,6 +23,13 @@ pub(super) struct Table {
 
 use Kind::*;
 
+/// Columns exported as an expression over their table's row rather than as
+/// stored: (table, column, expression). A focus row names its history row
+/// for its body (`focus_body!`); the export carries the text itself, so the
+/// file reads the same whichever build or store imports it.
+pub(super) const READ_AS: &[(&str, &str, &str)] =
+    &[("focus_bodies", "body", crate::focus_body!("focus_bodies"))];
+
 /// Every table that holds a tenant's rows, parents before children.
 pub(super) const TABLES: &[Table] = &[
     Table {
