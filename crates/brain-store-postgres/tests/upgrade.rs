@@ -220,6 +220,17 @@ async fn a_database_of_the_previous_schema_migrates_and_answers_as_it_did() {
     let got = store.session_get(&acme, s.session_id).await.unwrap();
     assert_eq!(got.session.next_focus.as_deref(), Some(body));
 
+    // The focus row no longer holds the body either: its history row does.
+    let held: Option<String> = sqlx::query_scalar(
+        "SELECT body FROM focus_bodies WHERE tenant_id = 'acme' AND slot = '' AND revision = 1",
+    )
+    .fetch_one(&inspect)
+    .await
+    .unwrap();
+    assert_eq!(held, None, "the focus row names its history row");
+    let focus = store.focus_get(&acme, &project, None).await.unwrap();
+    assert_eq!((focus.body.as_str(), focus.revision), (body, 1));
+
     // Its end, asked again, answers as it did, from the answer stored whole.
     let tx = store.write(&acme).await.unwrap();
     let replay = flow::close(tx, &who, &end_request(&s, body, 0, "old-end"), None)
