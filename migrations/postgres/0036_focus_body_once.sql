@@ -1,6 +1,6 @@
 -- A focus body is stored once: a close writes it as the history row of the
 -- revision it makes, and the focus row names that revision with no text of
--- its own (body NULL; brain_focus_body, brain_store_sqlx's focus_body!).
+-- its own (body NULL; brain_store_sqlx's focus_body!).
 -- The rows written before hold a copy of their history row's body: it goes.
 -- A row whose text no history row holds (revision 0, or a copy that differs)
 -- keeps it, and is read from itself.

@@ -12,6 +12,16 @@
 -- the caller has), so row-level security applies to every statement in it,
 -- and every statement names its tenant as well. SECURITY INVOKER (the
 -- default): the caller's policies.
+--
+-- Bodies stored once (migrations 0033-0038), read by the same expressions as
+-- brain_store_sqlx's session_columns! and focus_body!, written out where they
+-- are read (a SQL function holding a scalar subquery is not inlined, and
+-- each call plans its query again):
+-- * a focus row's body is the history row of its revision, or, where there
+--   is none (revision 0), the row's own text: COALESCE((SELECT h.body FROM
+--   focus_history h WHERE <the row's key> AND h.revision = f.revision), f.body);
+-- * a session's next_focus is its own text, or, when next_focus_revision
+--   names the body its close wrote, that history row's.
 
 -- ========================================================================
 -- Receipts: the hash and the place in the tenant's chain
@@ -55,19 +65,6 @@ BEGIN
     UPDATE receipt_heads h SET seq = brain_place_receipt.seq, hash = brain_place_receipt.hash
         WHERE h.tenant_id = p_tenant;
 END
-$$;
-
--- A focus row's body as brain reads it: stored once (migrations 0036-0037).
--- A close writes its body as the history row of the revision it makes, and
--- the focus row names that revision with no text of its own (body NULL).
--- The history row is read first: a copy the row still holds (written by an
--- older build, or imported) is the same text. Only a row no history row
--- answers for, at revision 0, is read from itself. brain_store_sqlx's
--- focus_body! reads it the same way.
-CREATE OR REPLACE FUNCTION brain_focus_body(f focus_bodies)
-RETURNS text LANGUAGE sql STABLE AS $$
-    SELECT COALESCE((SELECT h.body FROM focus_history h WHERE h.tenant_id = f.tenant_id
-        AND h.project = f.project AND h.slot = f.slot AND h.revision = f.revision), f.body)
 $$;
 
 -- Place the receipt the transaction left in `brain.receipt` (ledger::pending):
@@ -231,7 +228,9 @@ RETURNS TABLE (part text, ord bigint, k text, name text, txt text, n bigint,
 LANGUAGE plpgsql SET enable_bitmapscan = off AS $$
 BEGIN
     RETURN QUERY
-        SELECT 'base'::text, 0::bigint, NULL::text, NULL::text, brain_focus_body(b), b.revision,
+        SELECT 'base'::text, 0::bigint, NULL::text, NULL::text, COALESCE((SELECT h.body FROM focus_history h WHERE h.tenant_id = b.tenant_id
+                   AND h.project = b.project AND h.slot = b.slot AND h.revision = b.revision),
+                   b.body), b.revision,
                NULL::timestamptz, NULL::timestamptz, NULL::uuid
           FROM focus_bodies b WHERE b.tenant_id = p_tenant AND b.project = p_project AND b.slot = ''
         UNION ALL (SELECT 'prev', 0, NULL, NULL, NULL,
@@ -311,14 +310,18 @@ BEGIN
     VALUES (p_tenant, p_session, p_project, p_client_key, p_kind, p_slot,
         COALESCE(started, 0), p_status, p_opened_at, p_last_activity_at, p_opened_by_kind,
         p_opened_by_subject, p_opened_by_role, p_opened_by_credential);
-    RETURN QUERY SELECT 'opened'::text, f.revision, NULL::text, NULL::text, brain_focus_body(f),
+    RETURN QUERY SELECT 'opened'::text, f.revision, NULL::text, NULL::text, COALESCE((SELECT h.body FROM focus_history h WHERE h.tenant_id = f.tenant_id
+                   AND h.project = f.project AND h.slot = f.slot AND h.revision = f.revision),
+                   f.body),
             COALESCE(started, 0), f.updated_at, NULL::timestamptz, f.updated_by_session
         FROM (SELECT 1) one
         LEFT JOIN focus_bodies f ON f.tenant_id = p_tenant AND f.project = p_project
             AND f.slot = p_slot;
     -- brain_briefing_sources
     RETURN QUERY
-        SELECT 'base'::text, 0::bigint, NULL::text, NULL::text, brain_focus_body(b), b.revision,
+        SELECT 'base'::text, 0::bigint, NULL::text, NULL::text, COALESCE((SELECT h.body FROM focus_history h WHERE h.tenant_id = b.tenant_id
+                   AND h.project = b.project AND h.slot = b.slot AND h.revision = b.revision),
+                   b.body), b.revision,
                NULL::timestamptz, NULL::timestamptz, NULL::uuid
           FROM focus_bodies b WHERE b.tenant_id = p_tenant AND b.project = p_project AND b.slot = ''
         UNION ALL (SELECT 'prev', 0, NULL, NULL, NULL,
@@ -590,7 +593,9 @@ LANGUAGE plpgsql AS $$
 BEGIN
     PERFORM set_config('brain.tenant', p_tenant, true);
     RETURN QUERY
-        SELECT f.slot, CASE WHEN f.slot = '' THEN brain_focus_body(f) ELSE '' END, f.revision,
+        SELECT f.slot, CASE WHEN f.slot = '' THEN COALESCE((SELECT h.body FROM focus_history h WHERE h.tenant_id = f.tenant_id
+                   AND h.project = f.project AND h.slot = f.slot AND h.revision = f.revision),
+                   f.body) ELSE '' END, f.revision,
                f.updated_at, f.updated_by_session
         FROM focus_bodies f WHERE f.tenant_id = p_tenant AND f.project = p_project
         ORDER BY f.slot LIMIT 201;
@@ -678,19 +683,6 @@ RETURNS boolean LANGUAGE sql AS $$
     SELECT COALESCE(brain_focus_watch(p_tenant, p_project, 3600) > 0, false)
 $$;
 
--- A session's next_focus as brain reads it: stored once (migrations 0033-0035).
--- A close that wrote exactly its next_focus as the target body leaves the
--- text in that body's history row and the revision in next_focus_revision
--- (brain_core::flow::StoredNextFocus); brain_store_sqlx's session_columns!
--- reads it the same way.
-CREATE OR REPLACE FUNCTION brain_session_next_focus(s sessions)
-RETURNS text LANGUAGE sql STABLE AS $$
-    SELECT CASE WHEN s.next_focus_revision IS NULL THEN s.next_focus
-        ELSE (SELECT h.body FROM focus_history h WHERE h.tenant_id = s.tenant_id
-              AND h.project = s.project AND h.slot = COALESCE(s.bound_slot, '')
-              AND h.revision = s.next_focus_revision) END
-$$;
-
 CREATE OR REPLACE FUNCTION brain_lock_close(p_tenant text, p_session uuid)
 RETURNS TABLE (session_id uuid, project text, client_key text, kind text, bound_slot text,
     started_focus_revision bigint, read_revision bigint, relayed_from uuid, status text,
@@ -717,10 +709,15 @@ BEGIN
         SELECT s.session_id, s.project, s.client_key, s.kind, s.bound_slot,
                s.started_focus_revision, s.read_revision, s.relayed_from, s.status,
                s.opened_at, s.last_activity_at,
-               s.ended_at, s.summary, brain_session_next_focus(s), s.nothing_to_capture_reason,
+               s.ended_at, s.summary, CASE WHEN s.next_focus_revision IS NULL THEN s.next_focus
+                    ELSE (SELECT h.body FROM focus_history h WHERE h.tenant_id = s.tenant_id
+                    AND h.project = s.project AND h.slot = COALESCE(s.bound_slot, '')
+                    AND h.revision = s.next_focus_revision) END, s.nothing_to_capture_reason,
                s.focus_outcome, s.abandon_reason, s.opened_by_kind, s.opened_by_subject,
                s.opened_by_role, s.opened_by_credential, s.close_digest, s.close_result,
-               brain_focus_body(f), f.revision, f.updated_at, f.updated_by_session
+               COALESCE((SELECT h.body FROM focus_history h WHERE h.tenant_id = f.tenant_id
+                   AND h.project = f.project AND h.slot = f.slot AND h.revision = f.revision),
+                   f.body), f.revision, f.updated_at, f.updated_by_session
           FROM sessions s JOIN focus_bodies f ON f.tenant_id = s.tenant_id
                AND f.project = s.project AND f.slot = COALESCE(s.bound_slot, '')
          WHERE s.tenant_id = p_tenant AND s.session_id = p_session;
@@ -777,10 +774,15 @@ BEGIN
         SELECT s.session_id, s.project, s.client_key, s.kind, s.bound_slot,
                s.started_focus_revision, s.read_revision, s.relayed_from, s.status,
                s.opened_at, s.last_activity_at,
-               s.ended_at, s.summary, brain_session_next_focus(s), s.nothing_to_capture_reason,
+               s.ended_at, s.summary, CASE WHEN s.next_focus_revision IS NULL THEN s.next_focus
+                    ELSE (SELECT h.body FROM focus_history h WHERE h.tenant_id = s.tenant_id
+                    AND h.project = s.project AND h.slot = COALESCE(s.bound_slot, '')
+                    AND h.revision = s.next_focus_revision) END, s.nothing_to_capture_reason,
                s.focus_outcome, s.abandon_reason, s.opened_by_kind, s.opened_by_subject,
                s.opened_by_role, s.opened_by_credential, s.close_digest, s.close_result,
-               brain_focus_body(f), f.revision, f.updated_at, f.updated_by_session,
+               COALESCE((SELECT h.body FROM focus_history h WHERE h.tenant_id = f.tenant_id
+                   AND h.project = f.project AND h.slot = f.slot AND h.revision = f.revision),
+                   f.body), f.revision, f.updated_at, f.updated_by_session,
                c.open_agents, c.unattributed_n, c.unattributed_ids,
                CASE WHEN s.bound_slot IS NULL THEN f.revision
                     ELSE COALESCE((SELECT b.revision FROM focus_bodies b
@@ -815,7 +817,10 @@ BEGIN
         SELECT s.session_id, s.project, s.client_key, s.kind, s.bound_slot,
                s.started_focus_revision, s.read_revision, s.relayed_from, s.status,
                s.opened_at, s.last_activity_at,
-               s.ended_at, s.summary, brain_session_next_focus(s), s.nothing_to_capture_reason,
+               s.ended_at, s.summary, CASE WHEN s.next_focus_revision IS NULL THEN s.next_focus
+                    ELSE (SELECT h.body FROM focus_history h WHERE h.tenant_id = s.tenant_id
+                    AND h.project = s.project AND h.slot = COALESCE(s.bound_slot, '')
+                    AND h.revision = s.next_focus_revision) END, s.nothing_to_capture_reason,
                s.focus_outcome, s.abandon_reason, s.opened_by_kind, s.opened_by_subject,
                s.opened_by_role, s.opened_by_credential, s.close_digest, s.close_result
           FROM sessions s
@@ -823,9 +828,8 @@ BEGIN
 END
 $$;
 
--- A focus row locked for the transaction, read as brain reads it
--- (brain_focus_body), in a statement after the lock's, as in
--- brain_lock_close. The caller has set brain.tenant.
+-- A focus row locked for the transaction, its body read as brain reads it,
+-- in a statement after the lock's, as in brain_lock_close. The caller has set brain.tenant.
 CREATE OR REPLACE FUNCTION brain_lock_focus(p_tenant text, p_project text, p_slot text)
 RETURNS TABLE (body text, revision bigint, updated_at timestamptz, updated_by_session uuid)
 LANGUAGE plpgsql AS $$
@@ -838,7 +842,9 @@ BEGIN
         RETURN;
     END IF;
     RETURN QUERY
-        SELECT brain_focus_body(f), f.revision, f.updated_at, f.updated_by_session
+        SELECT COALESCE((SELECT h.body FROM focus_history h WHERE h.tenant_id = f.tenant_id
+                   AND h.project = f.project AND h.slot = f.slot AND h.revision = f.revision),
+                   f.body), f.revision, f.updated_at, f.updated_by_session
           FROM focus_bodies f
          WHERE f.tenant_id = p_tenant AND f.project = p_project AND f.slot = p_slot;
 END

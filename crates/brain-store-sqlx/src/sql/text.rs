@@ -315,8 +315,8 @@ macro_rules! session_columns {
 /// column cannot drop NOT NULL). The history row of the row's revision is
 /// read first: a copy the row still holds (written by an older build, or
 /// imported) is the same text. Only a row no history row answers for, at
-/// revision 0, is read from itself. PostgreSQL's functions read it the same
-/// way (`brain_focus_body`).
+/// revision 0, is read from itself. PostgreSQL's functions read it with the
+/// same expression (migrations/postgres/functions.sql).
 #[macro_export]
 macro_rules! focus_body {
     ($f:literal) => {
