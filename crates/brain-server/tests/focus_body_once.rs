@@ -147,9 +147,10 @@ async fn a_merged_end_stores_its_body_once() {
     );
 }
 
-/// The migration (PostgreSQL's 0036, SQLite's 0030), run on focus rows
+/// The migration (PostgreSQL's 0038, SQLite's 0030), run on focus rows
 /// stored the way the builds before stored them: a copy of the history row's
-/// body goes; a text no history row holds stays; the reads answer as before.
+/// body goes; a text that differs from its history row's stays, unread; the
+/// reads answer as before.
 #[tokio::test]
 async fn the_migration_moves_the_copies_written_before_it() {
     let app = spawn_app().await;
@@ -176,7 +177,7 @@ async fn the_migration_moves_the_copies_written_before_it() {
     match &app.db {
         TestBackend::Postgres(db) => {
             let moving =
-                std::fs::read_to_string(format!("{root}/postgres/0036_focus_body_once.sql"))
+                std::fs::read_to_string(format!("{root}/postgres/0038_focus_body_once.sql"))
                     .unwrap();
             let pool = sqlx::PgPool::connect(&db.inspect_url).await.unwrap();
             let mut tx = pool.begin().await.unwrap();

@@ -184,11 +184,15 @@ pub(crate) async fn start(
                 started = Some(row.try_get::<i64, _>("n").map_err(db)?);
                 let revision: Option<i64> = row.try_get("ord").map_err(db)?;
                 slot = Some(match revision {
+                    // A row at a revision has a body: refuse a NULL rather
+                    // than answer an empty focus.
                     Some(revision) => Focus {
                         body: row
                             .try_get::<Option<String>, _>("txt")
                             .map_err(db)?
-                            .unwrap_or_default(),
+                            .ok_or_else(|| {
+                                StoreError::Backend("the opened focus has no body".into())
+                            })?,
                         revision,
                         updated_at: row.try_get::<Option<DateTime<Utc>>, _>("t1").map_err(db)?,
                         updated_by_session: row

@@ -59,8 +59,10 @@ pub(crate) fn sources_from(found: &[sqlx::postgres::PgRow]) -> Result<BriefingSo
         let missing = || StoreError::Backend(format!("briefing part {part} lacks a column"));
         match part.as_str() {
             "base" => {
+                // The row is there, so its body is (a NULL is a database whose
+                // functions read the focus row's text where the history holds it).
                 out.base = FocusRef {
-                    body: txt()?.unwrap_or_default(),
+                    body: txt()?.ok_or_else(missing)?,
                     revision: n()?.unwrap_or(0),
                 }
             }
