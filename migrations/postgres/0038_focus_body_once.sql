@@ -4,8 +4,8 @@
 --
 -- One row per project and slot, each compared with its history row found by
 -- primary key (a correlated lookup: a join may hash every history body
--- instead). Row locks only: a close of a project waits for this to commit,
--- reads do not. A row whose text differs from its history row's (only a hand
+-- instead). Row locks only: a close or a bind of a project waits for this to
+-- commit, plain reads do not. A row whose text differs from its history row's (only a hand
 -- edit makes one) keeps it, but brain reads the history row all the same.
 -- Usage counts history rows, not focus rows (0015), so nothing is recounted.
 -- The system scope is what the row-security policies require of work across

@@ -6,7 +6,9 @@
 //! both stores; the rows are read from the database itself.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use brain_testkit::app::{Client, TestApp, TestBackend, count_rows, exec, ok, spawn_app, token};
+use brain_testkit::app::{
+    Client, TestApp, TestBackend, count_rows, exec, ok, refused, spawn_app, token,
+};
 use serde_json::{Value, json};
 
 async fn start(c: &Client, key: &str, slot: Option<&str>) -> Value {
@@ -71,12 +73,17 @@ async fn an_applied_end_stores_its_body_once() {
     assert_eq!(named_only(&app, "", 1).await, 1);
     assert_eq!(history(&app, "", 1, &body).await, 1);
     assert_eq!(focus(&a, None).await, (json!(body), json!(1)));
-    // The next start's briefing reads it, and its end is decided on it.
+    // The next start's briefing reads it, and its end is decided on it: a
+    // body far shorter than the stored one is refused by the shrink floor,
+    // which an empty read would let through.
     let next = start(&a, "a", None).await;
     assert_eq!(
         next["briefing"]["base_focus"],
         json!({"body": body, "revision": 1})
     );
+    let e = refused(&a, "brain_session_end", end(id(&next), "a", "tiny", 1)).await;
+    assert_eq!(e["code"], "base_focus_shrink", "{e}");
+    assert_eq!(e["details"]["current"], body.chars().count(), "{e}");
     let second = format!("{body}next: review\n");
     let out = ok(&a, "brain_session_end", end(id(&next), "a", &second, 1)).await;
     assert_eq!(out["focus_outcome"], "applied", "{out}");
@@ -194,7 +201,10 @@ async fn the_migration_moves_the_copies_written_before_it() {
         }
     }
     assert_eq!(named_only(&app, "", 1).await, 1);
-    assert_eq!(named_only(&app, "ui", 1).await, 0);
+    assert_eq!(
+        count_rows(&app, "focus_bodies WHERE slot = 'ui' AND body = 'by hand'").await,
+        1
+    );
     assert_eq!(focus(&a, None).await, (json!("from a"), json!(1)));
     // The history row is the revision's body: the text by hand is not read.
     assert_eq!(focus(&a, Some("ui")).await, (json!("the ui"), json!(1)));

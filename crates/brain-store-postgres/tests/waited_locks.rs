@@ -2,8 +2,10 @@
 //! A close names the body's revision in the focus row and writes the body as
 //! a history row; under READ COMMITTED a `FOR UPDATE` read that waits sees
 //! the locked row as its holder committed it, but other tables as of its own
-//! start. So brain's locking reads (`brain_lock_focus`, `brain_lock_close`,
-//! `brain_lock_session`) lock in one statement and read in the next.
+//! start. So brain's locking reads lock in one statement and read in the
+//! next; this holds `brain_lock_focus` to it (`brain_lock_close` and
+//! `brain_lock_session` are written the same way; merging_ends' twenty racing
+//! merges meet `brain_lock_close`'s case).
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
 mod common;
