@@ -59,8 +59,8 @@ pub(crate) fn sources_from(found: &[sqlx::postgres::PgRow]) -> Result<BriefingSo
         let missing = || StoreError::Backend(format!("briefing part {part} lacks a column"));
         match part.as_str() {
             "base" => {
-                // The row is there, so its body is (a NULL is a database whose
-                // functions read the focus row's text where the history holds it).
+                // The row is there, so it has a body: a NULL means functions
+                // older than 0037 read a row that names its history row.
                 out.base = FocusRef {
                     body: txt()?.ok_or_else(missing)?,
                     revision: n()?.unwrap_or(0),
