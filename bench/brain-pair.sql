@@ -15,8 +15,9 @@
 -- batched with other ends' when they wait (here always alone: a ceiling's
 -- worst case). The one statement before them computes what brain
 -- computes itself: ids, times, a 2 KB body (brain-bench's size) and the
--- stored answer (the session and counts; the body it wrote is its history
--- row, not stored again). The receipt's hash pieces are short stand-ins;
+-- stored answer (the outcome, revisions and counts: the session is its row
+-- and the body it wrote its history row, neither stored again). The
+-- receipt's hash pieces are short stand-ins;
 -- their length does not change the work.
 \set p :client_id + 1
 \set t random(1, :TENANTS)
@@ -34,7 +35,7 @@ SELECT * FROM brain_peek_close(:tenant, :sid, :at) \gset peek_
 SELECT seq, prev_hash, hash FROM brain_end(:tenant, :sid, NULL, :peek_read_revision,
     :peek_revision, :at, :peek_open_agents, :peek_unattributed_n, :peek_unattributed_ids,
     'ended', :at, :at, 'bench', NULL, NULL, 'applied', NULL, :digest,
-    '{"session": {"session_id": "00000000-0000-0000-0000-000000000000", "status": "ended", "summary": "bench", "kind": "agent", "project": "p1", "client_key": "bench", "bound_slot": null, "opened_at": "2026-12-06T00:00:00Z", "ended_at": "2026-12-06T00:00:01Z", "last_activity_at": "2026-12-06T00:00:01Z", "next_focus": null, "focus_outcome": "applied", "started_focus_revision": 1, "read_revision": 1, "relayed_from": null, "relayed_to": null}, "replayed": false, "dry_run": false, "would": null, "focus_outcome": "applied", "focus_at_end": {"revision": 2}, "focus_revision_at_end": 2, "current_focus": null, "current_focus_revision": 2, "focus_diff": "", "unattributed_in_window": {"count": 0, "ids": []}, "remaining_open_session_count": 0}',
+    '{"replayed": false, "dry_run": false, "would": null, "focus_outcome": "applied", "focus_at_end": {"revision": 2}, "focus_revision_at_end": 2, "current_focus": null, "current_focus_revision": 2, "focus_diff": "", "unattributed_in_window": {"count": 0, "ids": []}, "remaining_open_session_count": 0}',
     :project, :body, :at, NULL, :end_receipt, :at,
     'brain_session_end', 'jwt', 's', NULL, NULL, 'false', 'ok', :digest, 'a', 'b', 'c',
     :written);

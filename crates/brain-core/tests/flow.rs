@@ -318,6 +318,59 @@ async fn ends_apply_conflict_keep_and_replay() {
     assert_eq!(base(&tables(&s).await).1, 1);
 }
 
+/// A close stores its answer without the session (the row it wrote holds
+/// it) and a replay puts it back from the row: the replay answers exactly
+/// what the call answered, for an applied end, a conflict (whose session
+/// carries its proposal) and a relay (whose session names its receiver).
+#[tokio::test]
+async fn a_replay_answers_the_closed_session_from_its_row() {
+    let s = store();
+    let c = agent();
+    let replayed = |mut v: serde_json::Value| {
+        v["replayed"] = json!(true);
+        v
+    };
+    let stored = |t: &Tables, id: SessionId| t.sessions[&id].1.clone().unwrap().result;
+
+    let a = start(&s, &c, "a", None).await;
+    let b = start(&s, &c, "b", None).await;
+    let first = end_req(a.session_id, "a", "the plan", 0);
+    let out = s.end_session(&c, first.clone()).await.unwrap();
+    assert_eq!(out["session"]["status"], json!("ended"), "{out}");
+    let t = tables(&s).await;
+    assert!(stored(&t, a.session_id).get("session").is_none());
+    assert_eq!(s.end_session(&c, first).await.unwrap(), replayed(out));
+
+    let lost = end_req(b.session_id, "b", "another plan", 0);
+    let out = s.end_session(&c, lost.clone()).await.unwrap();
+    assert_eq!(out["focus_outcome"], json!("conflict"));
+    assert_eq!(out["session"]["next_focus"], json!("another plan"));
+    assert!(
+        stored(&tables(&s).await, b.session_id)
+            .get("session")
+            .is_none()
+    );
+    // The focus has not moved since: the replay's current focus is the same.
+    assert_eq!(s.end_session(&c, lost).await.unwrap(), replayed(out));
+
+    let bound = start(&s, &c, "r", Some("ui")).await;
+    let relay = RelayRequest {
+        end: end_req(bound.session_id, "r", "handed over", 0),
+        to_client_key: "b2".to_owned(),
+    };
+    let out = s.relay_session(&c, relay.clone()).await.unwrap();
+    assert_eq!(
+        out["session"]["relayed_to"],
+        out["new_session"]["session_id"]
+    );
+    assert!(
+        stored(&tables(&s).await, bound.session_id)
+            .get("session")
+            .is_none()
+    );
+    assert_eq!(s.relay_session(&c, relay).await.unwrap(), replayed(out));
+}
+
 #[tokio::test]
 async fn a_merging_end_merges_disjoint_edits() {
     let s = store();

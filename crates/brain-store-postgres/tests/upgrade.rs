@@ -231,7 +231,17 @@ async fn a_database_of_the_previous_schema_migrates_and_answers_as_it_did() {
     let focus = store.focus_get(&acme, &project, None).await.unwrap();
     assert_eq!((focus.body.as_str(), focus.revision), (body, 1));
 
-    // Its end, asked again, answers as it did, from the answer stored whole.
+    // The answer stored whole keeps its body but not its copy of the
+    // session (0040): its end, asked again, answers as it did, the session
+    // read from its row.
+    let kept: serde_json::Value =
+        sqlx::query_scalar("SELECT close_result FROM sessions WHERE session_id = $1")
+            .bind(s.session_id.as_uuid())
+            .fetch_one(&inspect)
+            .await
+            .unwrap();
+    assert!(kept.get("session").is_none(), "{kept}");
+    assert_eq!(kept["focus_at_end"]["body"], body, "{kept}");
     let tx = store.write(&acme).await.unwrap();
     let replay = flow::close(tx, &who, &end_request(&s, body, 0, "old-end"), None)
         .await
@@ -239,6 +249,10 @@ async fn a_database_of_the_previous_schema_migrates_and_answers_as_it_did() {
     assert_eq!(replay["replayed"], true, "{replay}");
     assert_eq!(replay["focus_at_end"]["body"], body, "{replay}");
     assert_eq!(replay["focus_revision_at_end"], 1, "{replay}");
+    let mut answered = serde_json::to_value(&closed).unwrap();
+    answered["next_focus"] = serde_json::Value::Null;
+    answered["last_activity_at"] = answered["ended_at"].clone();
+    assert_eq!(replay["session"], answered, "the session from its row");
 
     // A new pair on the new schema: its end stores the body once (its
     // history row), and a replay puts it back where the answer carried it.

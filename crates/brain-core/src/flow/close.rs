@@ -2,7 +2,7 @@
 
 use super::close_answer::{
     finish, mark_merge, preview, replay_diff_job, replay_needs_body_at_end,
-    replay_needs_body_before, restore_written_body, stored_form, with_diff,
+    replay_needs_body_before, restore_session, restore_written_body, stored_form, with_diff,
 };
 use super::close_in_one_call::Tried;
 use super::documents::write_documents;
@@ -210,6 +210,7 @@ async fn answer_replay<T: WriteTx>(
     l: &LockedClose,
     mut stored: Value,
 ) -> Result<Value, StoreError> {
+    restore_session(&mut stored, &l.session)?;
     if let Some(rev) = replay_needs_body_at_end(&stored) {
         let slot = l.session.bound_slot.as_ref();
         let body = body_at(&mut tx, &l.session.project, slot, rev).await?;

@@ -76,12 +76,19 @@ fn at_end_body_key(answer: &Value) -> Option<&'static str> {
     }
 }
 
-/// The answer as stored for a replay: a close that wrote its body stores it
-/// once, as the focus history row of the revision it wrote, not again inside
-/// the stored answer ([`restore_written_body`] puts it back). Every other
-/// answer is stored whole.
+/// The answer as stored for a replay, holding no fact the database already
+/// holds once elsewhere:
+/// - no `session`: the closed session is the row this close wrote, which no
+///   write changes after it ([`restore_session`] puts it back from the row);
+/// - a close that wrote its body stores it once, as the focus history row of
+///   the revision it wrote ([`restore_written_body`] puts it back).
+///
+/// Answers stored before either rule are read as they are.
 pub(super) fn stored_form(answer: &Value) -> Value {
     let mut stored = answer.clone();
+    if let Value::Object(m) = &mut stored {
+        m.remove("session");
+    }
     let wrote = stored
         .get("focus_outcome")
         .and_then(Value::as_str)
@@ -101,6 +108,30 @@ pub(super) fn replay_needs_body_at_end(stored: &Value) -> Option<Revision> {
     let applied = wrote_body(stored.get("focus_outcome")?.as_str()?);
     let held = stored.get(at_end_body_key(stored)?)?.get("body").is_some();
     (applied && !held).then_some(stored.get("focus_revision_at_end")?.as_i64()?)
+}
+
+/// Put back the closed session [`stored_form`] left out, from its row as the
+/// replay read it, as [`EndResult::build`] answered it: its `next_focus`
+/// only on a conflict (otherwise `focus_at_end` carries that body). An
+/// answer stored with its session keeps that one.
+///
+/// [`EndResult::build`]: crate::outcome::EndResult::build
+pub(super) fn restore_session(stored: &mut Value, session: &Session) -> Result<(), StoreError> {
+    let Value::Object(m) = stored else {
+        return Ok(());
+    };
+    if m.contains_key("session") {
+        return Ok(());
+    }
+    let conflict =
+        m.get("focus_outcome").and_then(Value::as_str) == Some(FocusOutcome::Conflict.as_str());
+    let mut session = session.clone();
+    if !conflict {
+        session.next_focus = None;
+    }
+    let session = serde_json::to_value(session).map_err(StoreError::backend)?;
+    m.insert("session".into(), session);
+    Ok(())
 }
 
 /// Put the body [`stored_form`] left out back where the answer carried it.

@@ -1,0 +1,173 @@
+//! Black-box: a close's stored answer holds no copy of the session it closed
+//! (issue 40). `sessions.close_result` keeps what a replay needs and the row
+//! does not hold (the outcome, the revisions, the counts as of the close, a
+//! relay's receiver); the closed session, summary included, is its row, and a
+//! replay puts it back from there, answering exactly what the call answered.
+//! On both stores; the rows are read from the database itself.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use brain_testkit::app::{Client, TestApp, TestBackend, count_rows, exec, ok, spawn_app, token};
+use serde_json::{Value, json};
+
+async fn start(c: &Client, key: &str, slot: Option<&str>) -> String {
+    let mut args = json!({"project": "p", "client_key": key});
+    if let Some(slot) = slot {
+        args["slot"] = json!(slot);
+    }
+    let s = ok(c, "brain_session_start", args).await;
+    s["session"]["session_id"].as_str().unwrap().to_owned()
+}
+
+fn end(id: &str, key: &str, summary: &str, body: &str, rev: i64) -> Value {
+    json!({"session_id": id, "expected_client_key": key, "summary": summary,
+           "next_focus": body, "expected_focus_revision": rev})
+}
+
+/// A SQL condition: the stored answer of the row holds a `session`.
+fn holds_session(app: &TestApp) -> &'static str {
+    match &app.db {
+        TestBackend::Postgres(_) => "jsonb_exists(close_result, 'session')",
+        TestBackend::Sqlite(_) => "json_type(close_result, '$.session') IS NOT NULL",
+    }
+}
+
+/// The closed sessions whose stored answer holds a copy of the session.
+async fn with_copy(app: &TestApp) -> i64 {
+    let cond = holds_session(app);
+    count_rows(
+        app,
+        &format!("sessions WHERE close_result IS NOT NULL AND {cond}"),
+    )
+    .await
+}
+
+/// The sessions with summary `summary` whose stored answer holds its text.
+async fn summary_in_answer(app: &TestApp, summary: &str) -> i64 {
+    let found = match &app.db {
+        TestBackend::Postgres(_) => "strpos(close_result::text, summary) > 0",
+        TestBackend::Sqlite(_) => "instr(close_result, summary) > 0",
+    };
+    count_rows(
+        app,
+        &format!("sessions WHERE summary = '{summary}' AND {found}"),
+    )
+    .await
+}
+
+fn as_replayed(mut answer: Value) -> Value {
+    answer["replayed"] = json!(true);
+    answer
+}
+
+#[tokio::test]
+async fn a_close_stores_its_answer_without_the_session() {
+    let app = spawn_app().await;
+    let a = app.client(&token("acme", "a")).await;
+    let b = app.client(&token("acme", "b")).await;
+    let sa = start(&a, "a", None).await;
+    let sb = start(&b, "b", None).await;
+
+    // An applied end.
+    let args = end(&sa, "a", "won the race", "from a", 0);
+    let out = ok(&a, "brain_session_end", args.clone()).await;
+    assert_eq!(out["focus_outcome"], "applied", "{out}");
+    assert_eq!(out["session"]["summary"], "won the race", "{out}");
+    assert_eq!(
+        count_rows(&app, "sessions WHERE close_result IS NOT NULL").await,
+        1
+    );
+    assert_eq!(with_copy(&app).await, 0);
+    assert_eq!(summary_in_answer(&app, "won the race").await, 0);
+    // The replay answers exactly what the end answered.
+    assert_eq!(ok(&a, "brain_session_end", args).await, as_replayed(out));
+
+    // A conflict: its session carries the proposal, from the row.
+    let args = end(&sb, "b", "lost the race", "from b", 0);
+    let out = ok(&b, "brain_session_end", args.clone()).await;
+    assert_eq!(out["focus_outcome"], "conflict", "{out}");
+    assert_eq!(out["session"]["next_focus"], "from b", "{out}");
+    assert_eq!(with_copy(&app).await, 0);
+    assert_eq!(ok(&b, "brain_session_end", args).await, as_replayed(out));
+
+    // A relay: its session names the receiver.
+    let bound = start(&a, "a", Some("ui")).await;
+    let mut args = end(&bound, "a", "handed on", "the ui", 0);
+    args["to_client_key"] = json!("b");
+    let out = ok(&a, "brain_session_relay", args.clone()).await;
+    assert_eq!(out["session"]["status"], "relayed", "{out}");
+    assert_eq!(
+        out["session"]["relayed_to"], out["new_session"]["session_id"],
+        "{out}"
+    );
+    assert_eq!(with_copy(&app).await, 0);
+    assert_eq!(ok(&a, "brain_session_relay", args).await, as_replayed(out));
+}
+
+/// The migration (PostgreSQL's 0040, SQLite's 0031), run on answers stored
+/// the way the builds before stored them: the copy of the session goes from
+/// an end's answer, an abandon's answer is kept whole, and a replay answers
+/// as before.
+#[tokio::test]
+async fn the_migration_removes_the_copies_stored_before_it() {
+    let app = spawn_app().await;
+    let a = app.client(&token("acme", "a")).await;
+    let s = start(&a, "a", None).await;
+    let args = end(&s, "a", "ended before", "the plan", 0);
+    let out = ok(&a, "brain_session_end", args.clone()).await;
+    let gone = start(&a, "a", None).await;
+    let abandon = json!({"session_id": gone, "expected_client_key": "a",
+                         "reason": "started by mistake", "confirm": true});
+    let abandoned = ok(&a, "brain_session_abandon", abandon.clone()).await;
+    assert_eq!(abandoned["session"]["status"], "abandoned", "{abandoned}");
+
+    // As the builds before stored it: the answer with its session.
+    let session = out["session"].to_string().replace('\'', "''");
+    let put_back = match &app.db {
+        TestBackend::Postgres(_) => format!(
+            "UPDATE sessions SET close_result = jsonb_set(close_result, '{{session}}', '{session}'::jsonb) WHERE summary = 'ended before'"
+        ),
+        TestBackend::Sqlite(_) => format!(
+            "UPDATE sessions SET close_result = json_set(close_result, '$.session', json('{session}')) WHERE summary = 'ended before'"
+        ),
+    };
+    exec(&app, &put_back).await;
+    assert_eq!(with_copy(&app).await, 2, "the end's, and the abandon's");
+
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../migrations");
+    match &app.db {
+        TestBackend::Postgres(db) => {
+            let sql =
+                std::fs::read_to_string(format!("{root}/postgres/0040_close_answer_once.sql"))
+                    .unwrap();
+            let pool = sqlx::PgPool::connect(&db.inspect_url).await.unwrap();
+            let mut tx = pool.begin().await.unwrap();
+            sqlx::raw_sql(&sql).execute(&mut *tx).await.unwrap();
+            tx.commit().await.unwrap();
+            pool.close().await;
+        }
+        TestBackend::Sqlite(f) => {
+            let sql = std::fs::read_to_string(format!("{root}/sqlite/0031_close_answer_once.sql"))
+                .unwrap();
+            let pool = sqlx::SqlitePool::connect(&f.url).await.unwrap();
+            sqlx::raw_sql(&sql).execute(&pool).await.unwrap();
+            pool.close().await;
+        }
+    }
+    let cond = holds_session(&app);
+    assert_eq!(
+        count_rows(
+            &app,
+            &format!("sessions WHERE status = 'abandoned' AND {cond}")
+        )
+        .await,
+        1,
+        "an abandon's answer is kept whole"
+    );
+    assert_eq!(with_copy(&app).await, 1);
+    assert_eq!(summary_in_answer(&app, "ended before").await, 0);
+    assert_eq!(ok(&a, "brain_session_end", args).await, as_replayed(out));
+    assert_eq!(
+        ok(&a, "brain_session_abandon", abandon).await,
+        as_replayed(abandoned)
+    );
+}
