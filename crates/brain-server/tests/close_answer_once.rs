@@ -171,3 +171,39 @@ async fn the_migration_removes_the_copies_stored_before_it() {
         as_replayed(abandoned)
     );
 }
+
+/// A close answers its own time as the session's last activity. The row may
+/// hold a later one (PostgreSQL's one-call end keeps the time of a touch
+/// that committed between its read and its write); the replay answers what
+/// the close answered, not the row's later time.
+#[tokio::test]
+async fn a_replay_answers_the_close_time_as_the_last_activity() {
+    let app = spawn_app().await;
+    let a = app.client(&token("acme", "a")).await;
+    let s = start(&a, "a", None).await;
+    let args = end(&s, "a", "touched late", "the plan", 0);
+    let out = ok(&a, "brain_session_end", args.clone()).await;
+    assert_eq!(
+        out["session"]["last_activity_at"], out["session"]["ended_at"],
+        "{out}"
+    );
+    // The row as that race leaves it: a touch five seconds after the close's time.
+    let later = match &app.db {
+        TestBackend::Postgres(_) => "last_activity_at + interval '5 seconds'",
+        TestBackend::Sqlite(_) => "last_activity_at + 5000000",
+    };
+    exec(
+        &app,
+        &format!("UPDATE sessions SET last_activity_at = {later} WHERE summary = 'touched late'"),
+    )
+    .await;
+    assert_eq!(
+        count_rows(
+            &app,
+            "sessions WHERE summary = 'touched late' AND last_activity_at > ended_at"
+        )
+        .await,
+        1
+    );
+    assert_eq!(ok(&a, "brain_session_end", args).await, as_replayed(out));
+}

@@ -111,11 +111,18 @@ pub(super) fn replay_needs_body_at_end(stored: &Value) -> Option<Revision> {
 }
 
 /// Put back the closed session [`stored_form`] left out, from its row as the
-/// replay read it, as [`EndResult::build`] answered it: its `next_focus`
-/// only on a conflict (otherwise `focus_at_end` carries that body). An
-/// answer stored with its session keeps that one.
+/// replay read it, as the close answered it:
+/// - its `next_focus` only on a conflict (otherwise `focus_at_end` carries
+///   that body), as [`EndResult::build`] does;
+/// - its last activity at its end, as [`rules::close_session`] sets it. The
+///   row may hold a later time: PostgreSQL's one-call end keeps the time of a
+///   touch (a remember in the session) that committed between its read and
+///   its write, which the answer did not show.
+///
+/// An answer stored with its session keeps that one.
 ///
 /// [`EndResult::build`]: crate::outcome::EndResult::build
+/// [`rules::close_session`]: crate::rules::close_session
 pub(super) fn restore_session(stored: &mut Value, session: &Session) -> Result<(), StoreError> {
     let Value::Object(m) = stored else {
         return Ok(());
@@ -128,6 +135,9 @@ pub(super) fn restore_session(stored: &mut Value, session: &Session) -> Result<(
     let mut session = session.clone();
     if !conflict {
         session.next_focus = None;
+    }
+    if let Some(ended) = session.ended_at {
+        session.last_activity_at = ended;
     }
     let session = serde_json::to_value(session).map_err(StoreError::backend)?;
     m.insert("session".into(), session);
