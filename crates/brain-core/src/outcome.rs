@@ -72,14 +72,8 @@ impl EndResult {
                 revision: found.revision,
             },
         };
-        // The session's next_focus is the body focus_at_end already carries
-        // (applied or unchanged): carried once.
-        let mut session = session;
-        if outcome != FocusOutcome::Conflict {
-            session.next_focus = None;
-        }
         Self {
-            session,
+            session: session_as_answered(session, outcome),
             replayed: false,
             dry_run,
             would: dry_run.then_some(outcome),
@@ -93,6 +87,23 @@ impl EndResult {
             remaining_open_session_count,
         }
     }
+}
+
+/// The closed session as an end's (or relay's) answer shows it, built
+/// fresh or rebuilt from its row for a replay:
+/// - its `next_focus` only on a conflict: otherwise it is the body
+///   `focus_at_end` already carries (applied or unchanged), carried once;
+/// - its last activity at its end, the close's own time. The row may hold a
+///   later one: PostgreSQL's one-call end keeps the time of a touch (a
+///   remember in the session) that committed between its read and its write.
+pub fn session_as_answered(mut session: Session, outcome: FocusOutcome) -> Session {
+    if outcome != FocusOutcome::Conflict {
+        session.next_focus = None;
+    }
+    if let Some(ended) = session.ended_at {
+        session.last_activity_at = ended;
+    }
+    session
 }
 
 /// `brain_session_relay`'s output: end's fields plus the receiving session.

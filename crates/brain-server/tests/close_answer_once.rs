@@ -6,7 +6,9 @@
 //! On both stores; the rows are read from the database itself.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use brain_testkit::app::{Client, TestApp, TestBackend, count_rows, exec, ok, spawn_app, token};
+use brain_testkit::app::{
+    Client, TestApp, TestBackend, count_rows, exec, ok, run_migration, spawn_app, token,
+};
 use serde_json::{Value, json};
 
 async fn start(c: &Client, key: &str, slot: Option<&str>) -> String {
@@ -133,26 +135,11 @@ async fn the_migration_removes_the_copies_stored_before_it() {
     exec(&app, &put_back).await;
     assert_eq!(with_copy(&app).await, 2, "the end's, and the abandon's");
 
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../migrations");
-    match &app.db {
-        TestBackend::Postgres(db) => {
-            let sql =
-                std::fs::read_to_string(format!("{root}/postgres/0040_close_answer_once.sql"))
-                    .unwrap();
-            let pool = sqlx::PgPool::connect(&db.inspect_url).await.unwrap();
-            let mut tx = pool.begin().await.unwrap();
-            sqlx::raw_sql(&sql).execute(&mut *tx).await.unwrap();
-            tx.commit().await.unwrap();
-            pool.close().await;
-        }
-        TestBackend::Sqlite(f) => {
-            let sql = std::fs::read_to_string(format!("{root}/sqlite/0031_close_answer_once.sql"))
-                .unwrap();
-            let pool = sqlx::SqlitePool::connect(&f.url).await.unwrap();
-            sqlx::raw_sql(&sql).execute(&pool).await.unwrap();
-            pool.close().await;
-        }
-    }
+    let migration = match &app.db {
+        TestBackend::Postgres(_) => "postgres/0040_close_answer_once.sql",
+        TestBackend::Sqlite(_) => "sqlite/0031_close_answer_once.sql",
+    };
+    run_migration(&app, migration).await;
     let cond = holds_session(&app);
     assert_eq!(
         count_rows(

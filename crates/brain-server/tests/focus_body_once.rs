@@ -7,7 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use brain_testkit::app::{
-    Client, TestApp, TestBackend, count_rows, exec, ok, refused, spawn_app, token,
+    Client, TestApp, TestBackend, count_rows, exec, ok, refused, run_migration, spawn_app, token,
 };
 use serde_json::{Value, json};
 
@@ -180,26 +180,11 @@ async fn the_migration_moves_the_copies_written_before_it() {
     .await;
     assert_eq!(named_only(&app, "", 1).await, 0);
 
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../migrations");
-    match &app.db {
-        TestBackend::Postgres(db) => {
-            let moving =
-                std::fs::read_to_string(format!("{root}/postgres/0038_focus_body_once.sql"))
-                    .unwrap();
-            let pool = sqlx::PgPool::connect(&db.inspect_url).await.unwrap();
-            let mut tx = pool.begin().await.unwrap();
-            sqlx::raw_sql(&moving).execute(&mut *tx).await.unwrap();
-            tx.commit().await.unwrap();
-            pool.close().await;
-        }
-        TestBackend::Sqlite(f) => {
-            let moving =
-                std::fs::read_to_string(format!("{root}/sqlite/0030_focus_body_once.sql")).unwrap();
-            let pool = sqlx::SqlitePool::connect(&f.url).await.unwrap();
-            sqlx::raw_sql(&moving).execute(&pool).await.unwrap();
-            pool.close().await;
-        }
-    }
+    let migration = match &app.db {
+        TestBackend::Postgres(_) => "postgres/0038_focus_body_once.sql",
+        TestBackend::Sqlite(_) => "sqlite/0030_focus_body_once.sql",
+    };
+    run_migration(&app, migration).await;
     assert_eq!(named_only(&app, "", 1).await, 1);
     assert_eq!(
         count_rows(&app, "focus_bodies WHERE slot = 'ui' AND body = 'by hand'").await,

@@ -48,6 +48,15 @@ fn end_request(s: &Session, body: &str, revision: i64, digest: &str) -> EndReque
     }
 }
 
+/// The answer the database stores for `s`'s close (`sessions.close_result`).
+async fn stored_answer(inspect: &sqlx::PgPool, s: &Session) -> serde_json::Value {
+    sqlx::query_scalar("SELECT close_result FROM sessions WHERE session_id = $1")
+        .bind(s.session_id.as_uuid())
+        .fetch_one(inspect)
+        .await
+        .unwrap()
+}
+
 async fn open(store: &PgStore, who: &brain_core::model::Caller, project: &ProjectKey) -> Session {
     let mut s = Session::open_agent(
         who,
@@ -234,12 +243,7 @@ async fn a_database_of_the_previous_schema_migrates_and_answers_as_it_did() {
     // The answer stored whole keeps its body but not its copy of the
     // session (0040): its end, asked again, answers as it did, the session
     // read from its row.
-    let kept: serde_json::Value =
-        sqlx::query_scalar("SELECT close_result FROM sessions WHERE session_id = $1")
-            .bind(s.session_id.as_uuid())
-            .fetch_one(&inspect)
-            .await
-            .unwrap();
+    let kept = stored_answer(&inspect, &s).await;
     assert!(kept.get("session").is_none(), "{kept}");
     assert_eq!(kept["focus_at_end"]["body"], body, "{kept}");
     let tx = store.write(&acme).await.unwrap();
@@ -264,12 +268,7 @@ async fn a_database_of_the_previous_schema_migrates_and_answers_as_it_did() {
         .unwrap();
     assert_eq!(end["focus_outcome"], "applied", "{end}");
     assert_eq!(end["focus_at_end"]["body"], next, "{end}");
-    let kept: serde_json::Value =
-        sqlx::query_scalar("SELECT close_result FROM sessions WHERE session_id = $1")
-            .bind(s2.session_id.as_uuid())
-            .fetch_one(&inspect)
-            .await
-            .unwrap();
+    let kept = stored_answer(&inspect, &s2).await;
     assert_eq!(
         kept["focus_at_end"],
         json!({"revision": 2}),

@@ -327,6 +327,39 @@ pub async fn count_rows(app: &TestApp, table: &str) -> i64 {
     }
 }
 
+/// Run a migration file of the repository (`postgres/0040_….sql` or
+/// `sqlite/0031_….sql`, under `migrations/`) on the app's database as
+/// shipped, in one transaction, as `brain migrate` runs it: to show what it
+/// does to rows written the way an older build wrote them.
+pub async fn run_migration(app: &TestApp, file: &str) {
+    let path = format!("{}/../../migrations/{file}", env!("CARGO_MANIFEST_DIR"));
+    let sql = std::fs::read_to_string(&path).expect("read the migration");
+    match &app.db {
+        TestBackend::Postgres(db) => {
+            let pool = sqlx::PgPool::connect(&db.inspect_url)
+                .await
+                .expect("connect");
+            let mut tx = pool.begin().await.expect("begin");
+            sqlx::raw_sql(&sql)
+                .execute(&mut *tx)
+                .await
+                .expect("migrate");
+            tx.commit().await.expect("commit");
+            pool.close().await;
+        }
+        TestBackend::Sqlite(f) => {
+            let pool = sqlx::SqlitePool::connect(&f.url).await.expect("connect");
+            let mut tx = pool.begin().await.expect("begin");
+            sqlx::raw_sql(&sql)
+                .execute(&mut *tx)
+                .await
+                .expect("migrate");
+            tx.commit().await.expect("commit");
+            pool.close().await;
+        }
+    }
+}
+
 /// Run one statement on the app's database (to age an elevation, say).
 pub async fn exec(app: &TestApp, sql: &str) {
     match &app.db {

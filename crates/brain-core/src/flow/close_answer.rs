@@ -9,7 +9,7 @@ use crate::error::StoreError;
 use crate::model::Caller;
 use crate::model::{FocusOutcome, Revision, Session};
 use crate::outcome::slot_after_relay;
-use crate::outcome::{EndResult, RelayResult};
+use crate::outcome::{EndResult, RelayResult, session_as_answered};
 use crate::requests::MergeStep;
 use crate::rules::CloseKind;
 use crate::store::SlotView;
@@ -111,18 +111,9 @@ pub(super) fn replay_needs_body_at_end(stored: &Value) -> Option<Revision> {
 }
 
 /// Put back the closed session [`stored_form`] left out, from its row as the
-/// replay read it, as the close answered it:
-/// - its `next_focus` only on a conflict (otherwise `focus_at_end` carries
-///   that body), as [`EndResult::build`] does;
-/// - its last activity at its end, as [`rules::close_session`] sets it. The
-///   row may hold a later time: PostgreSQL's one-call end keeps the time of a
-///   touch (a remember in the session) that committed between its read and
-///   its write, which the answer did not show.
-///
-/// An answer stored with its session keeps that one.
-///
-/// [`EndResult::build`]: crate::outcome::EndResult::build
-/// [`rules::close_session`]: crate::rules::close_session
+/// replay read it, as the close answered it ([`session_as_answered`]; a
+/// stored `merged` is an applied body). An answer stored with its session
+/// keeps that one.
 pub(super) fn restore_session(stored: &mut Value, session: &Session) -> Result<(), StoreError> {
     let Value::Object(m) = stored else {
         return Ok(());
@@ -130,15 +121,12 @@ pub(super) fn restore_session(stored: &mut Value, session: &Session) -> Result<(
     if m.contains_key("session") {
         return Ok(());
     }
-    let conflict =
-        m.get("focus_outcome").and_then(Value::as_str) == Some(FocusOutcome::Conflict.as_str());
-    let mut session = session.clone();
-    if !conflict {
-        session.next_focus = None;
-    }
-    if let Some(ended) = session.ended_at {
-        session.last_activity_at = ended;
-    }
+    let outcome = m
+        .get("focus_outcome")
+        .and_then(Value::as_str)
+        .and_then(FocusOutcome::parse)
+        .unwrap_or(FocusOutcome::Applied);
+    let session = session_as_answered(session.clone(), outcome);
     let session = serde_json::to_value(session).map_err(StoreError::backend)?;
     m.insert("session".into(), session);
     Ok(())
