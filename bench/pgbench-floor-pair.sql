@@ -1,6 +1,8 @@
 -- pgbench script for bench/pgbench-floor-setup.sql: a start and an end on the
--- floor schema, one project per client, TENANTS (-D TENANTS=N, at most 64)
--- tenants. Prepared mode (-M prepared).
+-- floor schema, one project per client, spread over TENANTS (-D TENANTS=N)
+-- tenants. At most 64 clients and TENANTS <= 64 (the setup seeds t1-t64 x
+-- p1-p64; past either a client finds no focus row and pgbench aborts it).
+-- Prepared mode (-M prepared).
 \set p :client_id + 1
 \set t random(1, :TENANTS)
 SELECT 't' || :t AS tenant, 'p' || :p AS project, gen_random_uuid() AS sid,

@@ -1,13 +1,17 @@
 -- The least a start+end pair can store under brain's contract, for pgbench
 -- (bench/pgbench-floor-pair.sql): a session row opened and then closed, the
 -- focus row's new revision, that revision's history row with its 2 KB body,
--- and two receipts chained on the tenant's tip. Each write is one call of a
--- function, as brain sends them; primary keys only; no usage counting,
--- foreign keys, row security, briefing reads, peek, announcement or
--- idempotent answer. Not brain's schema: a yardstick for how far brain's own
+-- two receipts chained on the tenant's tip, and a short stand-in for the
+-- close's stored answer. Each write is one call of a function, as brain sends
+-- them; primary keys only, and fillfactor 70 on the session and focus tables
+-- (brain sets none) so their updates find room on their page; no usage
+-- counting, foreign keys, row security, briefing reads, peek or
+-- announcement. Not brain's schema: a yardstick for how far brain's own
 -- statements (bench/brain-pair.sql) are from what the facts alone cost
--- (docs/performance.md, "The least a pair can store"). Run on a scratch
--- database:
+-- (docs/performance.md, "The least a pair can store"). It seeds tenants t1-t64
+-- with projects p1-p64 each, so at most 64 clients and TENANTS <= 64: past
+-- either, a client finds no focus row and pgbench aborts it. Needs
+-- PostgreSQL 13 or later (gen_random_uuid). Run on a scratch database:
 --   psql -f bench/pgbench-floor-setup.sql URL
 --   pgbench -n -M prepared -c 8 -j 2 -T 8 -D TENANTS=64 -f bench/pgbench-floor-pair.sql URL
 DROP TABLE IF EXISTS f_tip, f_receipts, f_sessions, f_focus, f_history;
@@ -23,6 +27,11 @@ CREATE TABLE f_focus (tenant text, project text, slot text, revision bigint NOT 
 CREATE TABLE f_history (tenant text, project text, slot text, revision bigint, body text NOT NULL,
   session_id uuid NOT NULL, receipt_seq bigint NOT NULL, created_at timestamptz NOT NULL,
   PRIMARY KEY (tenant, project, slot, revision));
+-- brain's three session indexes, for measuring what they cost the floor
+-- (docs/performance.md): uncomment to add them.
+-- CREATE INDEX ON f_sessions (tenant, project, status, opened_at DESC, session_id DESC);
+-- CREATE INDEX ON f_sessions (tenant, project, client_key, opened_at DESC) WHERE status = 'open';
+-- CREATE INDEX ON f_sessions (tenant, project, ended_at DESC NULLS LAST, session_id) WHERE status <> 'open';
 INSERT INTO f_tip SELECT 't' || i, 0, repeat('0', 64) FROM generate_series(1, 64) i;
 INSERT INTO f_focus SELECT 't' || t, 'p' || p, '', 0, now() FROM generate_series(1, 64) t, generate_series(1, 64) p;
 
