@@ -630,6 +630,96 @@ async fn open_streams_hold_a_credentials_places() {
     assert_eq!(status, 200, "the places came back with the streams");
 }
 
+/// A request that sends its headers and then holds back its body: the
+/// socket, kept open while the server waits for the body.
+async fn held_body(app: &TestApp, method: &str, path: &str, token: &str) -> tokio::net::TcpStream {
+    let request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\n\
+         Content-Type: application/json\r\nmcp-session-id: none\r\nContent-Length: 1000\r\n\r\n"
+    );
+    let mut s = tokio::net::TcpStream::connect(app.addr).await.unwrap();
+    s.write_all(request.as_bytes()).await.unwrap();
+    s
+}
+
+/// The status line of what the server answers on `s` within 5 s ("" when
+/// it answers nothing).
+async fn answered_within_5s(s: &mut tokio::net::TcpStream) -> String {
+    let mut buf = vec![0u8; 512];
+    match tokio::time::timeout(Duration::from_secs(5), s.read(&mut buf)).await {
+        Ok(Ok(n)) => String::from_utf8_lossy(&buf[..n])
+            .lines()
+            .next()
+            .unwrap_or("")
+            .to_owned(),
+        _ => String::new(),
+    }
+}
+
+/// A DELETE takes no in-flight place, so it may hold nothing either: one
+/// that says it carries a body is refused at once (413), before any of it
+/// is read, instead of holding a socket and up to 1 MiB for 30 s.
+#[tokio::test]
+async fn a_delete_that_declares_a_body_is_refused_before_reading_it() {
+    let app = app_with(LimitSettings::default()).await;
+    let t = token("acme", "deleter");
+    let mut s = held_body(&app, "DELETE", "/mcp", &t).await;
+    let status = answered_within_5s(&mut s).await;
+    assert!(status.starts_with("HTTP/1.1 413"), "{status:?}");
+}
+
+/// The admin routes read bodies too: a credential's requests there hold its
+/// in-flight places while their bodies arrive (any role: the routes check it
+/// after), so one credential cannot hold sockets and bodies without bound.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn admin_bodies_hold_a_credentials_places() {
+    let app = app_with(LimitSettings {
+        rate_per_sec: 1_000,
+        max_in_flight_per_credential: 4,
+        ..Default::default()
+    })
+    .await;
+    let t = token("acme", "holder");
+    let mut held = Vec::new();
+    for _ in 0..4 {
+        held.push(held_body(&app, "POST", "/brain-admin/elevations", &t).await);
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut fifth = held_body(&app, "POST", "/brain-admin/elevations", &t).await;
+    let status = answered_within_5s(&mut fifth).await;
+    assert!(status.starts_with("HTTP/1.1 429"), "{status:?}");
+    // Another credential is not affected.
+    let other = token("acme", "someone-else");
+    let resp = reqwest::Client::new()
+        .get(app.url("/brain-admin/elevations"))
+        .bearer_auth(&other)
+        .send()
+        .await
+        .unwrap();
+    assert_ne!(resp.status(), StatusCode::TOO_MANY_REQUESTS);
+    // Closing the held requests gives the places back.
+    drop(held);
+    let mut status = StatusCode::TOO_MANY_REQUESTS;
+    for _ in 0..50 {
+        status = reqwest::Client::new()
+            .get(app.url("/brain-admin/elevations"))
+            .bearer_auth(&t)
+            .send()
+            .await
+            .unwrap()
+            .status();
+        if status != StatusCode::TOO_MANY_REQUESTS {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_ne!(
+        status,
+        StatusCode::TOO_MANY_REQUESTS,
+        "the places came back"
+    );
+}
+
 /// Finding 4: a burst from one credential is answered 429 with Retry-After and
 /// writes no receipts, while another tenant's calls go through.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

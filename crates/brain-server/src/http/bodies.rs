@@ -67,6 +67,12 @@ pub async fn close_after_refusal(req: Request, next: Next) -> Response {
 /// up to `MAX_BODY_BYTES` (413, chunked or not) and within `BODY_TIMEOUT`
 /// (408), and a JSON-RPC method name longer than 128 bytes is refused (400).
 pub async fn read_body(req: Request, next: Next) -> Response {
+    // A DELETE (which ends an MCP connection) takes no in-flight place, so it
+    // must hold nothing: one that says it carries a body is refused before
+    // any of it is read.
+    if req.method() == http::Method::DELETE && declares_body(req.headers()) {
+        return payload_too_large("a DELETE carries no body; send it without one");
+    }
     let (parts, body) = req.into_parts();
     let bytes = match tokio::time::timeout(BODY_TIMEOUT, axum::body::to_bytes(body, MAX_BODY_BYTES))
         .await
@@ -92,6 +98,16 @@ pub async fn read_body(req: Request, next: Next) -> Response {
     }
     next.run(Request::from_parts(parts, Body::from(bytes)))
         .await
+}
+
+/// Whether a request says it carries a body: a `Content-Length` other than
+/// 0, or any `Transfer-Encoding`.
+fn declares_body(headers: &http::HeaderMap) -> bool {
+    headers.contains_key(http::header::TRANSFER_ENCODING)
+        || headers
+            .get_all(http::header::CONTENT_LENGTH)
+            .iter()
+            .any(|v| v.to_str().map_or(true, |v| v.trim() != "0"))
 }
 
 /// Whether a JSON-RPC message names a method over the limit. A byte scan,

@@ -163,6 +163,12 @@ pub fn router(state: AppState, opts: HttpOptions) -> Router {
             limits::rate_limit,
         )))
         .layer(axum::middleware::from_fn(bodies::read_body))
+        // As on /mcp: a credential holds at most its in-flight places while
+        // bodies arrive, whatever its role (the routes check it after).
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            limits::in_flight,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             authn::require_credential,
