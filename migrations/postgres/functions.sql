@@ -21,7 +21,7 @@
 --   is none (revision 0), the row's own text: COALESCE((SELECT h.body FROM
 --   focus_history h WHERE <the row's key> AND h.revision = f.revision), f.body);
 -- * a session's next_focus is its own text, or, when next_focus_revision
---   names the body its close wrote, that history row's.
+--   names the body its close wrote or left as it found it, that history row's.
 
 -- ========================================================================
 -- Receipts: the hash and the place in the tenant's chain
@@ -394,7 +394,9 @@ $$;
 -- p_next_focus_revision (migration 0035): the revision of the body this end
 -- writes when that body is exactly the session's next_focus, which brain
 -- then passes as NULL: the text is stored once, in the history row
--- (brain_core::flow::StoredNextFocus).
+-- (brain_core::flow::StoredNextFocus). Since migration 0041 also the
+-- revision found (p_found, above 0) when the end leaves that body as it is
+-- and its next_focus is exactly it (unchanged).
 CREATE OR REPLACE FUNCTION brain_end(
     p_tenant text, p_session uuid, p_bound_slot text, p_read_revision bigint, p_found bigint,
     p_until timestamptz, p_open_agents bigint, p_unattributed_n bigint, p_unattributed_ids uuid[],
@@ -413,9 +415,10 @@ DECLARE
     since timestamptz;
 BEGIN
     PERFORM set_config('brain.tenant', p_tenant, true);
-    IF p_next_focus_revision IS NOT NULL AND (p_body IS NULL OR p_next_focus IS NOT NULL
-            OR p_next_focus_revision <> p_found + 1) THEN
-        RAISE EXCEPTION 'next_focus_revision names no body this end writes';
+    IF p_next_focus_revision IS NOT NULL AND (p_next_focus IS NOT NULL
+            OR (p_body IS NOT NULL AND p_next_focus_revision <> p_found + 1)
+            OR (p_body IS NULL AND (p_next_focus_revision <> p_found OR p_found < 1))) THEN
+        RAISE EXCEPTION 'next_focus_revision names no body this end writes or found';
     END IF;
     SELECT s.opened_at INTO since FROM sessions s
         WHERE s.tenant_id = p_tenant AND s.session_id = p_session AND s.project = p_project
@@ -981,22 +984,36 @@ BEGIN
     RETURN NULL;
 END $$;
 
+-- A session's texts (migration 0041). Past the tenant's quota a close still
+-- closes (an end that leaves the focus as it is, an abandon), but only if it
+-- stores no next_focus text of its own (an unchanged end names the body's
+-- revision instead: brain_core::flow::StoredNextFocus) and at most 1 KiB of
+-- summary and reasons: a close that stores more is refused like a new body,
+-- so a tenant past its quota cannot grow by a body per start and end. Below
+-- the quota every close is counted and stored as it comes.
 CREATE OR REPLACE FUNCTION brain_usage_sessions() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
     before bigint := 0;
     after bigint := 0;
+    own_focus_before bigint := 0;
+    own_focus bigint := 0;
+    notes bigint := 0;
 BEGIN
     IF TG_OP <> 'INSERT' THEN
-        before := coalesce(octet_length(OLD.summary), 0) + coalesce(octet_length(OLD.next_focus), 0)
+        own_focus_before := coalesce(octet_length(OLD.next_focus), 0);
+        before := coalesce(octet_length(OLD.summary), 0) + own_focus_before
             + coalesce(octet_length(OLD.nothing_to_capture_reason), 0)
             + coalesce(octet_length(OLD.abandon_reason), 0);
     END IF;
     IF TG_OP <> 'DELETE' THEN
-        after := coalesce(octet_length(NEW.summary), 0) + coalesce(octet_length(NEW.next_focus), 0)
+        own_focus := coalesce(octet_length(NEW.next_focus), 0);
+        notes := coalesce(octet_length(NEW.summary), 0)
             + coalesce(octet_length(NEW.nothing_to_capture_reason), 0)
             + coalesce(octet_length(NEW.abandon_reason), 0);
+        after := notes + own_focus;
     END IF;
-    PERFORM brain_use(coalesce(NEW.tenant_id, OLD.tenant_id), after - before, false);
+    PERFORM brain_use(coalesce(NEW.tenant_id, OLD.tenant_id), after - before,
+        own_focus > own_focus_before OR notes > 1024);
     RETURN NULL;
 END $$;
 

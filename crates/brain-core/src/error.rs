@@ -180,7 +180,7 @@ impl DomainError {
         Self::new(
             ErrorCode::QuotaExceeded,
             format!(
-                "this write would take the tenant past its storage quota{said}; nothing was written. Reads, ends without a focus change, abandons and acknowledgements still work; ask an operator to raise the quota or delete old projects"
+                "this write would take the tenant past its storage quota{said}; nothing was written. Reads, acknowledgements, abandons with a short reason and ends that keep the focus as it is (next_focus equal to the current focus) with a short summary (at most 1 KiB of summary and reasons) still work; ask an operator to raise the quota or delete old projects"
             ),
         )
         .with_details(json!({"quota": "bytes", "usage": usage, "limit": quota}))

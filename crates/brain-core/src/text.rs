@@ -37,31 +37,69 @@ pub fn check(field: &str, s: &str) -> Result<(), DomainError> {
 
 /// Check every string (keys too) anywhere in a JSON value; `path` names the
 /// value for the error, e.g. `executive_state.missions[2]`.
+///
+/// The walk keeps the way down as a list of steps and spells it out only for
+/// the string it refuses: a path built at every value would copy the whole
+/// path once per element, and a deep value of many small elements (a 1 MiB
+/// argument) would cost gigabytes of copying on the request's worker.
 pub fn check_json(path: &str, v: &Value) -> Result<(), DomainError> {
+    walk(path, v, &mut Vec::new())
+}
+
+/// One step down a JSON value: an array's index or an object's key.
+enum Step<'a> {
+    Index(usize),
+    Key(&'a str),
+}
+
+fn walk<'a>(path: &str, v: &'a Value, trail: &mut Vec<Step<'a>>) -> Result<(), DomainError> {
     match v {
-        Value::String(s) => check(path, s),
-        Value::Array(items) => items
-            .iter()
-            .enumerate()
-            .try_for_each(|(i, x)| check_json(&format!("{path}[{i}]"), x)),
+        Value::String(s) => refuse_if_control(path, trail, s),
+        Value::Array(items) => items.iter().enumerate().try_for_each(|(i, x)| {
+            trail.push(Step::Index(i));
+            let checked = walk(path, x, trail);
+            trail.pop();
+            checked
+        }),
         Value::Object(m) => m.iter().try_for_each(|(k, x)| {
-            // The name is echoed in the error: never echo the control itself,
-            // nor an unbounded key.
-            let name: String = k
-                .chars()
-                .take(64)
-                .map(|c| if is_refused_control(c) { '?' } else { c })
-                .collect();
-            let field = if path.is_empty() {
-                name
-            } else {
-                format!("{path}.{name}")
-            };
-            check(&field, k)?;
-            check_json(&field, x)
+            trail.push(Step::Key(k));
+            let checked = refuse_if_control(path, trail, k).and_then(|()| walk(path, x, trail));
+            trail.pop();
+            checked
         }),
         Value::Null | Value::Bool(_) | Value::Number(_) => Ok(()),
     }
+}
+
+fn refuse_if_control(path: &str, trail: &[Step<'_>], s: &str) -> Result<(), DomainError> {
+    if s.chars().any(is_refused_control) {
+        check(&spell(path, trail), s)
+    } else {
+        Ok(())
+    }
+}
+
+/// The path of `trail` below `path`, as the error names it.
+fn spell(path: &str, trail: &[Step<'_>]) -> String {
+    let mut out = path.to_owned();
+    for step in trail {
+        match step {
+            Step::Index(i) => out.push_str(&format!("[{i}]")),
+            Step::Key(k) => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                // The name is echoed in the error: never echo the control
+                // itself, nor an unbounded key.
+                out.extend(
+                    k.chars()
+                        .take(64)
+                        .map(|c| if is_refused_control(c) { '?' } else { c }),
+                );
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -89,5 +127,19 @@ mod tests {
             e.message
         );
         assert!(check_json("", &json!({"n": 1, "t": true, "z": null})).is_ok());
+        let e = check_json("args", &json!([{"x": [0, {"y\u{1b}z": 1}]}])).unwrap_err();
+        assert!(e.message.contains("args[0].x[1].y?z"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_deep_value_is_named_by_its_whole_path() {
+        let key = "k".repeat(100);
+        let mut v = json!(["ok", "bad\u{7}"]);
+        for _ in 0..100 {
+            v = json!({ key.clone(): v });
+        }
+        let e = check_json("", &v).unwrap_err();
+        assert!(e.message.contains(&format!("{}[1]", "k".repeat(64))));
+        assert_eq!(e.message.matches(&"k".repeat(64)).count(), 100);
     }
 }

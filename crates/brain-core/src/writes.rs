@@ -17,7 +17,7 @@ use crate::requests::RememberRequest;
 use crate::requests::{AbandonRequest, BindRequest, EndRequest, MergeStep, RelayRequest};
 use crate::requests::{ResumeRequest, StartRequest, TodoAckOutcome, TodoAckRequest};
 use crate::store::ConnectionCaps;
-use crate::store::{BindOutcome, SessionBriefing};
+use crate::store::{BindOutcome, MissionRecall, Reads, SessionBriefing};
 
 /// What a store supplies for the session calls.
 #[async_trait]
@@ -109,15 +109,34 @@ pub trait SessionWrites: Send + Sync {
     ) -> Result<(), StoreError>;
 }
 
+/// A briefing's recall for its missions ([`flow::mission_recalls`]), read
+/// once the start or resume has committed, outside its write.
+async fn with_mission_recall<B: Reads + ?Sized>(
+    store: &B,
+    caller: &Caller,
+    mut opened: SessionBriefing,
+) -> Result<SessionBriefing, StoreError> {
+    let recalls = flow::mission_recalls(&opened.session.project, &opened.briefing);
+    for (mission, q) in recalls {
+        let artifacts = store.recall(&caller.tenant, &q).await?;
+        opened
+            .briefing
+            .recall
+            .push(MissionRecall { mission, artifacts });
+    }
+    Ok(opened)
+}
+
 #[async_trait]
-impl<B: Backend> SessionWrites for B {
+impl<B: Backend + Reads> SessionWrites for B {
     async fn start_session(
         &self,
         caller: &Caller,
         req: StartRequest,
     ) -> Result<SessionBriefing, StoreError> {
         let tx = self.write(&caller.tenant).await?;
-        flow::start(tx, caller, req, self.idle_secs()).await
+        let opened = flow::start(tx, caller, req, self.idle_secs()).await?;
+        with_mission_recall(self, caller, opened).await
     }
 
     async fn bind_session(
@@ -134,7 +153,8 @@ impl<B: Backend> SessionWrites for B {
         req: ResumeRequest,
     ) -> Result<SessionBriefing, StoreError> {
         let tx = self.write(&caller.tenant).await?;
-        flow::resume(tx, caller, &req, self.idle_secs()).await
+        let resumed = flow::resume(tx, caller, &req, self.idle_secs()).await?;
+        with_mission_recall(self, caller, resumed).await
     }
 
     async fn end_session(&self, caller: &Caller, req: EndRequest) -> Result<Value, StoreError> {

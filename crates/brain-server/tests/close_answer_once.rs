@@ -194,3 +194,60 @@ async fn a_replay_answers_the_close_time_as_the_last_activity() {
     );
     assert_eq!(ok(&a, "brain_session_end", args).await, as_replayed(out));
 }
+
+/// The closes whose stored answer holds `text`.
+async fn answers_holding(app: &TestApp, text: &str) -> i64 {
+    let found = match &app.db {
+        TestBackend::Postgres(_) => format!("strpos(close_result::text, '{text}') > 0"),
+        TestBackend::Sqlite(_) => format!("instr(close_result, '{text}') > 0"),
+    };
+    count_rows(
+        app,
+        &format!("sessions WHERE close_result IS NOT NULL AND {found}"),
+    )
+    .await
+}
+
+/// An end that leaves the focus as it found it stores no copy of that body:
+/// its session names the revision it kept (`next_focus_revision`, no text of
+/// its own), and neither its stored answer nor a conflict's holds the body
+/// it ended on; reads and replays put both back from the history row.
+#[tokio::test]
+async fn an_unchanged_or_conflicted_close_stores_no_copy_of_a_body() {
+    let app = spawn_app().await;
+    let a = app.client(&token("acme", "a")).await;
+    let b = app.client(&token("acme", "b")).await;
+    let body = format!("MARKED-BODY {}", "the plan carried forward; ".repeat(40));
+    let s = start(&a, "a", None).await;
+    let stale = start(&b, "b", None).await;
+    ok(&a, "brain_session_end", end(&s, "a", "wrote it", &body, 0)).await;
+
+    // Unchanged: the body named by revision, not stored again.
+    let s = start(&a, "a", None).await;
+    let args = end(&s, "a", "kept it", &body, 1);
+    let out = ok(&a, "brain_session_end", args.clone()).await;
+    assert_eq!(out["focus_outcome"], "unchanged", "{out}");
+    assert_eq!(out["focus_at_end"]["body"], body.as_str(), "{out}");
+    assert_eq!(
+        count_rows(
+            &app,
+            "sessions WHERE summary = 'kept it' AND next_focus IS NULL AND next_focus_revision = 1"
+        )
+        .await,
+        1
+    );
+    let read = ok(&a, "brain_session_get", json!({"session_id": s})).await;
+    assert_eq!(read["session"]["next_focus"], body.as_str(), "{read}");
+    assert_eq!(ok(&a, "brain_session_end", args).await, as_replayed(out));
+
+    // A conflict: the proposal is the session's own text, the body it found
+    // is not copied into its answer.
+    let proposal = format!("from b {}", "b's own plan; ".repeat(100));
+    let args = end(&stale, "b", "lost", &proposal, 0);
+    let out = ok(&b, "brain_session_end", args.clone()).await;
+    assert_eq!(out["focus_outcome"], "conflict", "{out}");
+    assert_eq!(out["focus_at_end"]["body"], body.as_str(), "{out}");
+    assert_eq!(ok(&b, "brain_session_end", args).await, as_replayed(out));
+
+    assert_eq!(answers_holding(&app, "MARKED-BODY").await, 0);
+}

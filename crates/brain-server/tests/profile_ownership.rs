@@ -63,6 +63,7 @@ async fn brains_own_tools_do_not_reach_raw_runtime_sessions() {
             "brain_session_resume",
             json!({"session_id": id, "expected_client_key": key}),
         ),
+        ("brain_session_get", json!({"session_id": id})),
     ] {
         let e = refused(&alice, tool, args).await;
         assert_eq!(e["code"], "session_not_found", "{tool}: {e}");

@@ -185,3 +185,97 @@ async fn racing_writers_never_overshoot_the_quota() {
     assert_eq!(accepted, 9, "4 bytes of seed leave room for nine: {held}");
     assert_eq!(bytes, 4 + 9 * 1_000, "{held}");
 }
+
+async fn bytes_held(db: &TestBackend, tenant: &str) -> i64 {
+    let held = usage(db, tenant).await;
+    held.split_whitespace()
+        .find_map(|w| w.strip_prefix("bytes="))
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+async fn start(c: &brain_testkit::app::Client, key: &str) -> Value {
+    let s = ok(
+        c,
+        "brain_session_start",
+        json!({"project": "p", "client_key": key}),
+    )
+    .await;
+    s["session"]["session_id"].clone()
+}
+
+fn end(id: &Value, key: &str, summary: &str, body: &str, rev: i64) -> Value {
+    json!({"session_id": id, "expected_client_key": key, "summary": summary,
+           "next_focus": body, "expected_focus_revision": rev})
+}
+
+/// Past its quota a tenant can still close its sessions, but a close stores
+/// no body of its own and at most 1 KiB of summary and reasons: an unchanged
+/// end names the revision it kept instead of storing the body again, and a
+/// stale end's proposal (kept as the session's next_focus) or a long summary
+/// is refused, so start + end cannot grow the tenant by a body a pair.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn past_the_quota_a_close_stores_no_body_and_only_short_notes() {
+    let db = TestBackend::create().await;
+    let srv = server(&db).await;
+    let c = srv.client(&token("acme", "a")).await;
+    let plan = format!("plan\n{}", "p".repeat(2_995));
+    let s = start(&c, "k").await;
+    ok(&c, "brain_session_end", end(&s, "k", "s", &plan, 0)).await;
+    ok(&c, "brain_remember", note(&"a".repeat(6_500))).await;
+    let held = bytes_held(&db, "acme").await;
+    assert_eq!(held, 1 + 3_000 + 6_500);
+
+    // An unchanged end counts its summary only: its next_focus is revision 1.
+    let s = start(&c, "k").await;
+    let kept = ok(
+        &c,
+        "brain_session_end",
+        end(&s, "k", &"x".repeat(1_000), &plan, 1),
+    )
+    .await;
+    assert_eq!(kept["focus_outcome"], "unchanged", "{kept}");
+    let past = bytes_held(&db, "acme").await;
+    assert_eq!(past, held + 1_000, "the kept body is not stored again");
+    assert!(past > QUOTA);
+    let read = ok(&c, "brain_session_get", json!({"session_id": s})).await;
+    assert_eq!(read["session"]["next_focus"], plan.as_str(), "{read}");
+
+    // Past the quota: a stale end's proposal, or a long summary, is refused,
+    // nothing is counted and the session stays open.
+    let s = start(&c, "k").await;
+    for (summary, body, rev) in [
+        ("stale", "q".repeat(9_000), 0),
+        (&*"y".repeat(1_100), plan.clone(), 1),
+    ] {
+        let e = refused(&c, "brain_session_end", end(&s, "k", summary, &body, rev)).await;
+        assert_eq!(e["code"], "quota_exceeded", "{e}");
+        assert_eq!(e["details"]["limit"], QUOTA, "{e}");
+        assert_eq!(
+            bytes_held(&db, "acme").await,
+            past,
+            "a refused close counted"
+        );
+        let read = ok(&c, "brain_session_get", json!({"session_id": s})).await;
+        assert_eq!(read["session"]["status"], "open", "{read}");
+    }
+    // What winds down still works: an unchanged end with a short summary…
+    let args = end(&s, "k", "short", &plan, 1);
+    let kept = ok(&c, "brain_session_end", args.clone()).await;
+    assert_eq!(kept["focus_outcome"], "unchanged", "{kept}");
+    assert_eq!(kept["focus_at_end"]["body"], plan.as_str(), "{kept}");
+    assert_eq!(bytes_held(&db, "acme").await, past + 5);
+    // …whose replay answers the body it kept, read back from the history.
+    let mut replayed = kept.clone();
+    replayed["replayed"] = json!(true);
+    assert_eq!(ok(&c, "brain_session_end", args).await, replayed);
+    // …and an abandon with a short reason, not a long one.
+    let s = start(&c, "k").await;
+    let abandon = |reason: String| json!({"session_id": s, "expected_client_key": "k", "reason": reason, "confirm": true});
+    let e = refused(&c, "brain_session_abandon", abandon("r".repeat(1_100))).await;
+    assert_eq!(e["code"], "quota_exceeded", "{e}");
+    let gone = ok(&c, "brain_session_abandon", abandon("done".into())).await;
+    assert_eq!(gone["session"]["status"], "abandoned", "{gone}");
+    assert_eq!(bytes_held(&db, "acme").await, past + 5 + 4);
+}

@@ -10,12 +10,12 @@ use tokio::sync::OwnedMutexGuard;
 use brain_core::error::StoreError;
 use brain_core::flow::{CloseWrite, DocumentLock, NewConnection, Receipting, WriteTx};
 use brain_core::ids::{ArtifactId, ElevationId, ProjectKey, SessionId, SlotName, TenantId};
-use brain_core::memory::{Document, DocumentKind, RecallHit};
+use brain_core::memory::{Document, DocumentKind};
 use brain_core::model::{Artifact, ArtifactKind, Caller, Focus, Revision, Session, now_micros};
 use brain_core::operators::{ConnectionOwner, Elevation};
 use brain_core::receipt::{Receipt, ReceiptDraft};
 use brain_core::rules::CloseRecord;
-use brain_core::store::{BriefingSources, LockedClose, RecallQuery};
+use brain_core::store::{BriefingSources, LockedClose};
 use brain_core::store::{COUNTED_UP_TO, Unattributed};
 
 use crate::tables::{Connection, HistoryRow, Tables, focus_key};
@@ -148,10 +148,6 @@ impl WriteTx for MemoryTx {
 
     async fn briefing_sources(&mut self, session: &Session) -> Result<BriefingSources, StoreError> {
         Ok(self.rows.briefing_sources(session))
-    }
-
-    async fn recall(&mut self, q: &RecallQuery) -> Result<Vec<RecallHit>, StoreError> {
-        Ok(self.rows.recall(q))
     }
 
     async fn lock_todos(

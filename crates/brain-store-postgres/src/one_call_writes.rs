@@ -246,7 +246,7 @@ pub(crate) async fn end(
     let (digest, result, receipt) = (w.digest.to_owned(), w.result.clone(), r.clone());
     let tenant = caller.tenant.clone();
     let body = w.focus.map(|f| (f.body.to_owned(), f.at));
-    let stored = brain_core::flow::StoredNextFocus::of(w.session, w.focus.as_ref());
+    let stored = w.next_focus;
     let (next_focus, next_focus_revision) = (stored.text.map(str::to_owned), stored.revision);
     let t = tenant.as_str().to_owned();
     // A relay's receiver, as session_insert's columns name it: brain_relay

@@ -9,7 +9,7 @@ use common::{caller, store};
 
 use std::time::Duration;
 
-use brain_core::flow::{self, CloseWrite, DecidedOn, FocusWrite, WriteTx, draft};
+use brain_core::flow::{self, CloseWrite, DecidedOn, FocusWrite, StoredNextFocus, WriteTx, draft};
 use brain_core::ids::{ClientKey, ProjectKey, TenantId};
 use brain_core::model::{Caller, FocusOutcome, Session, SessionStatus, now_micros};
 use brain_core::receipt::verify_with_tip;
@@ -96,6 +96,7 @@ async fn write_after(
             at: now_micros(),
         }),
         next_session: None,
+        next_focus: StoredNextFocus::of(&closed, None, None),
         digest: "early",
         result: &stored,
         receipt: draft(
@@ -307,6 +308,7 @@ async fn a_relay_in_one_call_opens_its_receiver_only_with_the_close() {
                 session: &closed,
                 focus: None,
                 next_session: Some(&next),
+                next_focus: StoredNextFocus::of(&closed, None, None),
                 digest: "r",
                 result: &stored,
                 receipt: draft(

@@ -168,6 +168,7 @@ async fn receipts_placed_with_the_commit_chain_and_carry_the_history_row() {
         session: &closed,
         focus: Some(w),
         next_session: None,
+        next_focus: flow::StoredNextFocus::of(&closed, Some(&w), Some(&locked.target)),
         digest: "e",
         result: &result,
         receipt: d,

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use super::{CloseWrite, WriteTx, draft, refuse};
+use super::{CloseWrite, StoredNextFocus, WriteTx, draft, refuse};
 use crate::error::{DomainError, StoreError};
 use crate::model::{Caller, SessionStatus, now_micros};
 use crate::outcome::{AbandonResult, as_replay};
@@ -62,6 +62,7 @@ pub async fn abandon<T: WriteTx>(
         session: &session,
         focus: None,
         next_session: None,
+        next_focus: StoredNextFocus::of(&session, None, None),
         digest: &req.digest,
         result: &value,
         receipt: draft(Ok(())),

@@ -6,7 +6,7 @@ use super::close_answer::{
 };
 use super::close_in_one_call::Tried;
 use super::documents::write_documents;
-use super::{CloseWrite, FocusWrite, WriteTx, draft, refuse};
+use super::{CloseWrite, FocusWrite, StoredNextFocus, WriteTx, draft, refuse};
 use serde_json::Value;
 
 use crate::error::{DomainError, MergeNeeded, StoreError};
@@ -215,7 +215,7 @@ async fn answer_replay<T: WriteTx>(
         let slot = l.session.bound_slot.as_ref();
         let body = body_at(&mut tx, &l.session.project, slot, rev).await?;
         let body = body.ok_or_else(|| {
-            StoreError::Backend("the revision a stored close wrote has no history row".into())
+            StoreError::Backend("the revision a stored close ended on has no history row".into())
         })?;
         restore_written_body(&mut stored, body);
     }
@@ -366,6 +366,7 @@ async fn apply<T: WriteTx>(
         session: &d.session,
         focus: written,
         next_session: next_session.as_ref(),
+        next_focus: StoredNextFocus::of(&d.session, written.as_ref(), Some(&d.found)),
         digest: &req.digest,
         result: &stored,
         receipt,

@@ -80,8 +80,10 @@ fn at_end_body_key(answer: &Value) -> Option<&'static str> {
 /// holds once elsewhere:
 /// - no `session`: the closed session is the row this close wrote, which no
 ///   write changes after it ([`restore_session`] puts it back from the row);
-/// - a close that wrote its body stores it once, as the focus history row of
-///   the revision it wrote ([`restore_written_body`] puts it back).
+/// - no body at its end: the body it ended on, at a revision above 0, is the
+///   focus history row of that revision, whether the close wrote it
+///   (applied, merged) or found it there (unchanged, conflict)
+///   ([`restore_written_body`] puts it back).
 ///
 /// Answers stored before either rule are read as they are.
 pub(super) fn stored_form(answer: &Value) -> Value {
@@ -89,11 +91,11 @@ pub(super) fn stored_form(answer: &Value) -> Value {
     if let Value::Object(m) = &mut stored {
         m.remove("session");
     }
-    let wrote = stored
-        .get("focus_outcome")
-        .and_then(Value::as_str)
-        .is_some_and(wrote_body);
-    if let (true, Some(key)) = (wrote, at_end_body_key(&stored))
+    let in_history = stored
+        .get("focus_revision_at_end")
+        .and_then(Value::as_i64)
+        .is_some_and(|r| r > 0);
+    if let (true, Some(key)) = (in_history, at_end_body_key(&stored))
         && let Some(Value::Object(m)) = stored.get_mut(key)
     {
         m.remove("body");
@@ -103,11 +105,11 @@ pub(super) fn stored_form(answer: &Value) -> Value {
 
 /// The revision whose history row holds the body a stored answer left out
 /// ([`stored_form`]); `None` for an answer stored whole (every answer stored
-/// before the body was left out, and every close that wrote no body).
+/// before the body was left out, and every close that ended on revision 0).
 pub(super) fn replay_needs_body_at_end(stored: &Value) -> Option<Revision> {
-    let applied = wrote_body(stored.get("focus_outcome")?.as_str()?);
     let held = stored.get(at_end_body_key(stored)?)?.get("body").is_some();
-    (applied && !held).then_some(stored.get("focus_revision_at_end")?.as_i64()?)
+    let revision = stored.get("focus_revision_at_end")?.as_i64()?;
+    (!held && revision > 0).then_some(revision)
 }
 
 /// Put back the closed session [`stored_form`] left out, from its row as the

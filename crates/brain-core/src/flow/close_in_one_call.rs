@@ -23,7 +23,7 @@ use super::close::{
 };
 use super::close_answer::{stored_form, with_diff};
 use super::contention;
-use super::{CloseWrite, DecidedOn, PeekedClose, WriteTx, draft};
+use super::{CloseWrite, DecidedOn, PeekedClose, StoredNextFocus, WriteTx, draft};
 use crate::error::StoreError;
 use crate::model::{Caller, now_micros};
 use crate::requests::{EndRequest, MergeStep, OverrideGrant};
@@ -125,10 +125,12 @@ pub(super) async fn try_close<T: WriteTx>(
         Ok(()),
     );
     receipt.outcome = rules::close_receipt_outcome(outcome).to_owned();
+    let focus = written(&d);
     let write = CloseWrite {
         session: &d.session,
-        focus: written(&d),
+        focus,
         next_session: next.as_ref(),
+        next_focus: StoredNextFocus::of(&d.session, focus.as_ref(), Some(&d.found)),
         digest: &req.digest,
         result: &stored,
         receipt,

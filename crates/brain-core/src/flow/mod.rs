@@ -27,7 +27,7 @@ pub use documents::document_put;
 pub use elevations::{elevation_grant, elevation_revoke};
 pub use end_with_documents::{EndedWithDocuments, end_with_documents};
 pub use memory::{remember, todo_ack};
-pub use open::{bind, briefing, resume, start};
+pub use open::{bind, briefing, mission_recalls, resume, start};
 pub use port::{
     CloseWrite, DecidedOn, DocumentLock, FocusWrite, NewConnection, PeekedClose, Receipting,
     StoredNextFocus, WriteTx,

@@ -4,7 +4,7 @@
 use super::{WriteTx, draft, refuse};
 
 use crate::error::StoreError;
-use crate::ids::SlotName;
+use crate::ids::{ProjectKey, SlotName};
 use crate::memory::{any_word_query, parse_executive_state, top_missions};
 use crate::model::idle_since;
 use crate::model::{Caller, Focus, Session, now_micros};
@@ -12,8 +12,8 @@ use crate::requests::BindRequest;
 use crate::requests::{ResumeRequest, StartRequest};
 use crate::rules::{self};
 use crate::store::{
-    BindOutcome, BriefedModel, Briefing, BriefingSources, MODELS_BUDGET_BYTES, MissionRecall,
-    RecallQuery, Recovery, SessionBriefing, SlotRef, SlotView,
+    BindOutcome, BriefedModel, Briefing, BriefingSources, MODELS_BUDGET_BYTES, RecallQuery,
+    Recovery, SessionBriefing, SlotRef, SlotView,
 };
 
 /// Bind (SPEC §2.2): the session checks, then bind once; the same slot again is a no-op.
@@ -73,8 +73,8 @@ fn slot_view(name: &SlotName, focus: Focus) -> SlotView {
 }
 
 /// The briefing (SPEC §5), recalculated from its sources inside this
-/// transaction: one read of them all, then the recall for each of the first
-/// three missions of the executive state.
+/// transaction, in one read of them all. Its recall for the executive
+/// state's missions is left to [`mission_recalls`], after the commit.
 pub async fn briefing<T: WriteTx>(
     tx: &mut T,
     idle_secs: i64,
@@ -82,19 +82,11 @@ pub async fn briefing<T: WriteTx>(
     slot: Option<&SlotView>,
 ) -> Result<Briefing, StoreError> {
     let src = tx.briefing_sources(session).await?;
-    briefing_from(tx, idle_secs, session, slot, src).await
+    Ok(briefing_from(idle_secs, slot, src))
 }
 
-/// The briefing from its sources, with the recall for each of the first three
-/// missions of the executive state.
-async fn briefing_from<T: WriteTx>(
-    tx: &mut T,
-    idle_secs: i64,
-    session: &Session,
-    slot: Option<&SlotView>,
-    src: BriefingSources,
-) -> Result<Briefing, StoreError> {
-    let project = &session.project;
+/// The briefing from its sources, its mission recall still empty.
+fn briefing_from(idle_secs: i64, slot: Option<&SlotView>, src: BriefingSources) -> Briefing {
     let recovery = src
         .previous_open
         .map(|(id, opened_at, last, ledger_size)| Recovery {
@@ -108,9 +100,33 @@ async fn briefing_from<T: WriteTx>(
         .executive_state
         .as_deref()
         .and_then(|body| parse_executive_state(body).ok());
-    let mut recall = Vec::new();
-    if let Some(state) = &executive_state {
-        for mission in top_missions(state, 3) {
+    Briefing {
+        base_focus: src.base,
+        slot: slot.map(SlotRef::from),
+        executive_state,
+        brief: src.brief,
+        mental_models: BriefedModel::within(src.mental_models, MODELS_BUDGET_BYTES),
+        recall: Vec::new(),
+        inbox_count: src.inbox_count,
+        sync_note: src.sync_note,
+        open_sessions: src.open_sessions,
+        recent_sessions: src.recent_sessions,
+        recovery,
+    }
+}
+
+/// The recalls a briefing carries, one for each of the first three missions
+/// of its executive state, to be read once the start or resume has
+/// committed: each reads a window of the project's artifacts, and run inside
+/// the write they held SQLite's one writer (every tenant's writes) through
+/// three searches.
+pub fn mission_recalls(project: &ProjectKey, briefing: &Briefing) -> Vec<(String, RecallQuery)> {
+    let Some(state) = &briefing.executive_state else {
+        return Vec::new();
+    };
+    top_missions(state, 3)
+        .into_iter()
+        .map(|mission| {
             let q = RecallQuery {
                 project: project.clone(),
                 tags: Vec::new(),
@@ -122,23 +138,9 @@ async fn briefing_from<T: WriteTx>(
                 limit: 3,
                 offset: 0,
             };
-            let artifacts = tx.recall(&q).await?;
-            recall.push(MissionRecall { mission, artifacts });
-        }
-    }
-    Ok(Briefing {
-        base_focus: src.base,
-        slot: slot.map(SlotRef::from),
-        executive_state,
-        brief: src.brief,
-        mental_models: BriefedModel::within(src.mental_models, MODELS_BUDGET_BYTES),
-        recall,
-        inbox_count: src.inbox_count,
-        sync_note: src.sync_note,
-        open_sessions: src.open_sessions,
-        recent_sessions: src.recent_sessions,
-        recovery,
-    })
+            (mission, q)
+        })
+        .collect()
 }
 
 /// Start (SPEC §2.1): open a session (binding it when asked) and brief it.
@@ -175,7 +177,7 @@ pub async fn start<T: WriteTx>(
         (Some(name), None) => Some(slot_view(name, Focus::empty())),
         (None, _) => None,
     };
-    let briefing = briefing_from(&mut tx, idle_secs, &session, slot.as_ref(), src).await?;
+    let briefing = briefing_from(idle_secs, slot.as_ref(), src);
     tx.commit(None).await?;
     super::contention::opened(&caller.tenant, session.session_id, &session.project);
     Ok(SessionBriefing {

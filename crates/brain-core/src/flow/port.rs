@@ -10,12 +10,12 @@ use serde_json::Value;
 
 use crate::error::StoreError;
 use crate::ids::{ArtifactId, ElevationId, ProjectKey, SessionId, SlotName, TenantId};
-use crate::memory::{Document, DocumentKind, RecallHit};
+use crate::memory::{Document, DocumentKind};
 use crate::model::{Artifact, ArtifactKind, Caller, Focus, Revision, Session};
 use crate::operators::{ConnectionOwner, Elevation};
 use crate::receipt::ReceiptDraft;
 use crate::rules::CloseRecord;
-use crate::store::{BriefingSources, LockedClose, RecallQuery, Unattributed};
+use crate::store::{BriefingSources, LockedClose, Unattributed};
 
 /// A write of a session's target body: the new body as `revision`.
 #[derive(Debug, Clone, Copy)]
@@ -36,18 +36,23 @@ pub struct CloseWrite<'a> {
     pub focus: Option<FocusWrite<'a>>,
     /// A relay's session for its receiver.
     pub next_session: Option<&'a Session>,
+    /// How the closed session's `next_focus` is stored ([`StoredNextFocus::of`]).
+    pub next_focus: StoredNextFocus<'a>,
     pub digest: &'a str,
     /// The closing call's answer, stored so that a replay answers it again.
     pub result: &'a Value,
     pub receipt: ReceiptDraft,
 }
 
-/// How a closed session's `next_focus` is stored: once. When the close
-/// writes exactly that text as its target body, the body's history row
-/// holds it and the session names that row's revision (`revision`, with
-/// `text` None); otherwise (a merge, a conflict, no body written) the
+/// How a closed session's `next_focus` is stored: once. When it is exactly
+/// a body the focus's history holds (the body the close wrote, or, when the
+/// close left the focus as it found it, the body found at a revision above
+/// 0), the session names that history row's revision (`revision`, with
+/// `text` None); otherwise (a merge, a conflict's proposal, no body) the
 /// session keeps the text itself. A store's reads give the text back either
-/// way.
+/// way. An end that leaves the focus unchanged so stores no new text: past
+/// the tenant's storage quota it still closes (see the sessions' usage
+/// trigger in the stores' functions).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StoredNextFocus<'a> {
     pub text: Option<&'a str>,
@@ -55,13 +60,23 @@ pub struct StoredNextFocus<'a> {
 }
 
 impl<'a> StoredNextFocus<'a> {
-    pub fn of(session: &'a Session, focus: Option<&FocusWrite<'_>>) -> Self {
-        match (session.next_focus.as_deref(), focus) {
-            (Some(text), Some(w)) if w.body == text => Self {
-                text: None,
-                revision: Some(w.revision),
-            },
-            (text, _) => Self {
+    /// `written`: the body the close writes; `found`: the target body as the
+    /// close found it (None for an abandon).
+    pub fn of(
+        session: &'a Session,
+        written: Option<&FocusWrite<'_>>,
+        found: Option<&Focus>,
+    ) -> Self {
+        let by_revision = |revision| Self {
+            text: None,
+            revision: Some(revision),
+        };
+        match (session.next_focus.as_deref(), written, found) {
+            (Some(text), Some(w), _) if w.body == text => by_revision(w.revision),
+            (Some(text), None, Some(f)) if f.revision > 0 && f.body == text => {
+                by_revision(f.revision)
+            }
+            (text, _, _) => Self {
                 text,
                 revision: None,
             },
@@ -198,7 +213,6 @@ pub trait WriteTx: Send + Sized {
     ) -> Result<bool, StoreError>;
     /// Everything the briefing (SPEC §5) reads but its mission recall.
     async fn briefing_sources(&mut self, session: &Session) -> Result<BriefingSources, StoreError>;
-    async fn recall(&mut self, q: &RecallQuery) -> Result<Vec<RecallHit>, StoreError>;
     /// Of `ids`, those that are artifacts of the project, locked: `(id,
     /// kind, acknowledged)`.
     async fn lock_todos(

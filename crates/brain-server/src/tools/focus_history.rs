@@ -102,7 +102,7 @@ pub async fn page(
             )
         })
         .collect();
-    let diffs = unified_page(tenant.as_str(), jobs, PAGE_BUDGET).await;
+    let diffs = within_page_bytes(unified_page(tenant.as_str(), jobs, PAGE_BUDGET).await);
     drop(bodies);
     // A list carries sizes, not bodies (SPEC §2.8: session, receipt and
     // diff): the diff holds the replaced wording.
@@ -122,4 +122,60 @@ pub async fn page(
         .collect();
     let next_before = (rows.len() > shown).then(|| rows[shown - 1].revision);
     to_result(&json!({ "entries": entries, "next_before": next_before }))
+}
+
+/// The bytes of diff one page answers at most. Fifty revisions alternating
+/// between two 256 KiB bodies of a few long lines diff cheaply, well within
+/// the page's CPU budget, yet each diff is about 512 KiB: a page of them was
+/// some 25 MB of answer (sent twice, as structured content and as text).
+pub const PAGE_DIFF_BYTES: usize = 1024 * 1024;
+
+/// `diffs`, newest first, each kept while the page's diffs so far fit
+/// [`PAGE_DIFF_BYTES`] (an empty diff stays empty); past that a diff keeps its two header lines and says
+/// it was not shown (the "diff not shown" text of a diff too costly).
+fn within_page_bytes(diffs: Vec<String>) -> Vec<String> {
+    let mut spent = 0usize;
+    diffs
+        .into_iter()
+        .map(|d| {
+            spent = spent.saturating_add(d.len());
+            if d.is_empty() || spent <= PAGE_DIFF_BYTES {
+                return d;
+            }
+            let header: String = d.split_inclusive('\n').take(2).collect();
+            format!(
+                "{header}@@ diff not shown: the page's diffs passed {PAGE_DIFF_BYTES} bytes; ask for fewer revisions (limit) from this one (before_revision) @@\n"
+            )
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_page_of_large_diffs_stops_at_its_byte_budget() {
+        let big = |rev: usize| {
+            format!(
+                "--- revision {}\n+++ revision {rev}\n{}",
+                rev - 1,
+                "x".repeat(400 * 1024)
+            )
+        };
+        let out = within_page_bytes(vec![big(4), big(3), big(2), String::new()]);
+        assert_eq!(out[0], big(4));
+        assert_eq!(out[1], big(3));
+        assert!(
+            out[2].starts_with(
+                "--- revision 1\n+++ revision 2\n@@ diff not shown: the page's diffs passed"
+            ),
+            "{}",
+            out[2]
+        );
+        assert!(out[2].len() < 300);
+        assert_eq!(out[3], "", "an unchanged revision's diff stays empty");
+        let total: usize = out.iter().map(String::len).sum();
+        assert!(total <= PAGE_DIFF_BYTES + 300, "{total}");
+    }
 }

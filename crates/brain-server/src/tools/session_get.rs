@@ -1,4 +1,5 @@
-use brain_core::ids::SessionId;
+use brain_core::DomainError;
+use brain_core::ids::{ProjectKey, SessionId};
 use rmcp::model::{JsonObject, Tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -42,5 +43,12 @@ pub fn definition() -> Tool {
 pub async fn call(ctx: &ToolCtx<'_>, raw: JsonObject) -> ToolResult {
     let a: Args = args::parse_tool(raw)?;
     let id = SessionId::parse(&a.session_id)?;
-    to_result(&ctx.store.session_get(&ctx.caller.tenant, id).await?)
+    let detail = ctx.store.session_get(&ctx.caller.tenant, id).await?;
+    // A compatibility profile's raw runtime session does not exist for
+    // brain's own tools (as for the lifecycle tools: rules::check_session);
+    // its profile reads it through the store, not through this tool.
+    if detail.session.project == ProjectKey::runtime() {
+        return Err(DomainError::session_not_found().into());
+    }
+    to_result(&detail)
 }

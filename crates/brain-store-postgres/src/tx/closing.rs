@@ -26,6 +26,7 @@ impl Tx {
         &mut self,
         s: &Session,
         focus: Option<FocusWrite<'_>>,
+        stored: StoredNextFocus<'_>,
         digest: &str,
         result: &Value,
     ) -> Result<(), StoreError> {
@@ -34,7 +35,6 @@ impl Tx {
             .as_ref()
             .filter(|p| !p.sent && p.kind == super::Pended::Receipt)
             .map(|p| p.setting.clone());
-        let stored = StoredNextFocus::of(s, focus.as_ref());
         let q = sqlx::query(close_statement(focus.is_some(), carried.is_some()))
             .bind(self.tenant.as_str().to_owned())
             .bind(s.session_id.as_uuid())

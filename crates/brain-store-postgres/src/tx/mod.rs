@@ -385,7 +385,7 @@ impl SqlTx for Tx {
             sessions::insert_session(self, &tenant, next).await?;
         }
         self.pend(caller, w.receipt, w.focus)?;
-        self.close_session(w.session, w.focus, w.digest, w.result)
+        self.close_session(w.session, w.focus, w.next_focus, w.digest, w.result)
             .await
     }
 

@@ -7,16 +7,16 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-use super::{Conn, connections, ops, recall, sessions, writes};
+use super::{Conn, connections, ops, sessions, writes};
 use brain_core::error::StoreError;
 use brain_core::flow::{CloseWrite, DocumentLock, NewConnection, Receipting};
 use brain_core::ids::{ArtifactId, ElevationId, ProjectKey, SessionId, SlotName, TenantId};
-use brain_core::memory::{Document, DocumentKind, RecallHit};
+use brain_core::memory::{Document, DocumentKind};
 use brain_core::model::{Artifact, ArtifactKind, Caller, Focus, Revision, Session};
 use brain_core::operators::{ConnectionOwner, Elevation};
 use brain_core::receipt::ReceiptDraft;
 use brain_core::rules::CloseRecord;
-use brain_core::store::{BriefingSources, LockedClose, RecallQuery, Unattributed};
+use brain_core::store::{BriefingSources, LockedClose, Unattributed};
 
 /// [`WriteTx`] over a [`Conn`], bound to its tenant: every statement names
 /// it, and PostgreSQL's row-level security holds the transaction to it too.
@@ -88,10 +88,6 @@ pub trait SqlTx: Conn + Sized {
     async fn briefing_sources(&mut self, session: &Session) -> Result<BriefingSources, StoreError> {
         let tenant = self.tenant().clone();
         writes::briefing_sources(self, &tenant, session).await
-    }
-    async fn recall(&mut self, q: &RecallQuery) -> Result<Vec<RecallHit>, StoreError> {
-        let tenant = self.tenant().clone();
-        recall::recall(self, &tenant, q).await
     }
     async fn lock_todos(
         &mut self,
@@ -208,7 +204,16 @@ pub trait SqlTx: Conn + Sized {
             sessions::insert_session(self, &tenant, next).await?;
         }
         writes::append_receipt(self, caller, w.receipt, w.focus).await?;
-        writes::apply_close(self, &tenant, w.session, w.focus, w.digest, w.result).await
+        writes::apply_close(
+            self,
+            &tenant,
+            w.session,
+            w.focus,
+            w.next_focus,
+            w.digest,
+            w.result,
+        )
+        .await
     }
     async fn grant_elevation(&mut self, caller: &Caller, e: &Elevation) -> Result<(), StoreError> {
         ops::insert_elevation(self, caller, e).await

@@ -11,12 +11,12 @@ use brain_core::flow::{
     CloseWrite, DecidedOn, DocumentLock, NewConnection, PeekedClose, Receipting, WriteTx,
 };
 use brain_core::ids::{ArtifactId, ElevationId, ProjectKey, SessionId, SlotName, TenantId};
-use brain_core::memory::{Document, DocumentKind, RecallHit};
+use brain_core::memory::{Document, DocumentKind};
 use brain_core::model::{Artifact, ArtifactKind, Caller, Focus, Revision, Session};
 use brain_core::operators::{ConnectionOwner, Elevation};
 use brain_core::receipt::ReceiptDraft;
 use brain_core::rules::CloseRecord;
-use brain_core::store::{BriefingSources, LockedClose, RecallQuery, Unattributed};
+use brain_core::store::{BriefingSources, LockedClose, Unattributed};
 
 /// A SQL transaction as brain_core's write port: each operation is its
 /// [`SqlTx`] form.
@@ -97,9 +97,6 @@ impl<T: SqlTx> WriteTx for SqlWrite<T> {
     }
     async fn briefing_sources(&mut self, session: &Session) -> Result<BriefingSources, StoreError> {
         SqlTx::briefing_sources(&mut self.0, session).await
-    }
-    async fn recall(&mut self, q: &RecallQuery) -> Result<Vec<RecallHit>, StoreError> {
-        SqlTx::recall(&mut self.0, q).await
     }
     async fn lock_todos(
         &mut self,

@@ -217,10 +217,10 @@ pub async fn apply_close<C: Conn + ?Sized>(
     tenant: &TenantId,
     s: &Session,
     focus: Option<FocusWrite<'_>>,
+    stored: StoredNextFocus<'_>,
     digest: &str,
     result: &Value,
 ) -> Result<(), StoreError> {
-    let stored = StoredNextFocus::of(s, focus.as_ref());
     if let Some(w) = focus {
         let params = [
             tenant.into(),
