@@ -110,21 +110,27 @@ pub trait SessionWrites: Send + Sync {
 }
 
 /// A briefing's recall for its missions ([`flow::mission_recalls`]), read
-/// once the start or resume has committed, outside its write.
+/// once the start or resume has committed, outside its write. The session
+/// is open by then: a search that fails leaves its mission's artifacts
+/// empty rather than fail a call whose write stands (a client told
+/// "nothing was written" would start again, and leave this session open).
 async fn with_mission_recall<B: Reads + ?Sized>(
     store: &B,
     caller: &Caller,
     mut opened: SessionBriefing,
-) -> Result<SessionBriefing, StoreError> {
+) -> SessionBriefing {
     let recalls = flow::mission_recalls(&opened.session.project, &opened.briefing);
     for (mission, q) in recalls {
-        let artifacts = store.recall(&caller.tenant, &q).await?;
+        let artifacts = store.recall(&caller.tenant, &q).await.unwrap_or_else(|_| {
+            metrics::counter!("brain_briefing_recalls_failed_total").increment(1);
+            Vec::new()
+        });
         opened
             .briefing
             .recall
             .push(MissionRecall { mission, artifacts });
     }
-    Ok(opened)
+    opened
 }
 
 #[async_trait]
@@ -136,7 +142,7 @@ impl<B: Backend + Reads> SessionWrites for B {
     ) -> Result<SessionBriefing, StoreError> {
         let tx = self.write(&caller.tenant).await?;
         let opened = flow::start(tx, caller, req, self.idle_secs()).await?;
-        with_mission_recall(self, caller, opened).await
+        Ok(with_mission_recall(self, caller, opened).await)
     }
 
     async fn bind_session(
@@ -154,7 +160,7 @@ impl<B: Backend + Reads> SessionWrites for B {
     ) -> Result<SessionBriefing, StoreError> {
         let tx = self.write(&caller.tenant).await?;
         let resumed = flow::resume(tx, caller, &req, self.idle_secs()).await?;
-        with_mission_recall(self, caller, resumed).await
+        Ok(with_mission_recall(self, caller, resumed).await)
     }
 
     async fn end_session(&self, caller: &Caller, req: EndRequest) -> Result<Value, StoreError> {

@@ -84,3 +84,56 @@ async fn an_expired_jwts_stream_ends() {
         "the stream outlived its token"
     );
 }
+
+/// Open a `subscriptions/listen` stream (protocol 2026-07-28: the answer to
+/// a POST) on the focus of project `p`; the response, still streaming.
+async fn open_listen(app: &TestApp, token: &str) -> reqwest::Response {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen", "params": {
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"}},
+        "notifications": {"resourceSubscriptions": ["brain://projects/p/focus"]}}});
+    let resp = reqwest::Client::new()
+        .post(app.mcp_url())
+        .bearer_auth(token)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "subscriptions/listen")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 200);
+    resp
+}
+
+/// A listen stream is a POST's answer, which the front door lets finish: the
+/// listen handler itself ends it when its credential stops holding (before,
+/// a revoked shared token's or an expired JWT's listen stream heard its
+/// tenant's focus changes until the server restarted).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listen_stream_ends_with_its_credential() {
+    let app = app().await;
+    let tenant = TenantId::parse("acme").unwrap();
+    let (_, secret) = app.store.shared_token_create(&tenant, "ci").await.unwrap();
+    let kept = open_listen(&app, &secret).await;
+    assert!(
+        !ends_within(kept, Duration::from_secs(2)).await,
+        "ended while valid"
+    );
+    let stream = open_listen(&app, &secret).await;
+    app.store.shared_token_revoke(&tenant, "ci").await.unwrap();
+    assert!(
+        ends_within(stream, Duration::from_secs(5)).await,
+        "the listen stream outlived its revoked token"
+    );
+
+    let exp = chrono::Utc::now().timestamp() - 27;
+    let t = token_with(json!({"tenant": "acme", "sub": "short", "exp": exp}));
+    let stream = open_listen(&app, &t).await;
+    assert!(
+        ends_within(stream, Duration::from_secs(10)).await,
+        "the listen stream outlived its token"
+    );
+}

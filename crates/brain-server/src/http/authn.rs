@@ -76,6 +76,8 @@ pub async fn require_credential(
             // answer (SSE too) is that request's, and is let finish.
             let opens_stream = req.method() == http::Method::GET;
             req.headers_mut().remove(http::header::AUTHORIZATION);
+            let watch = super::streams::CredentialWatch::new(&state, &principal, shared.clone());
+            req.extensions_mut().insert(watch);
             req.extensions_mut().insert(principal.clone());
             let resp = next.run(req).await;
             if opens_stream {

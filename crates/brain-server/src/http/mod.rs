@@ -14,7 +14,7 @@ pub mod limits;
 pub mod meta;
 pub mod probes;
 mod restore;
-mod streams;
+pub(crate) mod streams;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -4,7 +4,9 @@
 //! revoked shared token or an expired JWT kept hearing `resources/updated`
 //! until then. Each stream now ends at its JWT's `exp`, and a shared token's
 //! stream asks every `LimitSettings::stream_recheck` whether the token was
-//! revoked.
+//! revoked. A `subscriptions/listen` stream (protocol 2026-07-28) is the
+//! answer to a POST, which this layer lets finish; the listen handler ends
+//! it itself with the request's [`CredentialWatch`].
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -19,6 +21,54 @@ use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
 use super::AppState;
 use crate::auth::Principal;
+
+/// How to tell when the request's credential stops holding, for a handler
+/// whose answer outlives it (`subscriptions/listen`): put in every
+/// authenticated request's extensions by the front door.
+#[derive(Clone)]
+pub struct CredentialWatch {
+    store: Arc<dyn Store>,
+    valid_until: Option<i64>,
+    shared_token_hash: Option<String>,
+    recheck: Duration,
+}
+
+/// A running [`CredentialWatch`]: `lapsed` is cancelled once the credential
+/// no longer holds; the watching task ends when this is dropped.
+pub struct Watching {
+    pub lapsed: CancellationToken,
+    _watch: AbortOnDrop,
+}
+
+impl CredentialWatch {
+    pub fn new(state: &AppState, principal: &Principal, shared_token_hash: Option<String>) -> Self {
+        Self {
+            store: state.store.clone(),
+            valid_until: principal.valid_until,
+            shared_token_hash,
+            recheck: state.limits.settings.stream_recheck,
+        }
+    }
+
+    /// Start watching; `None` for a credential that never lapses.
+    pub fn start(&self) -> Option<Watching> {
+        if self.valid_until.is_none() && self.shared_token_hash.is_none() {
+            return None;
+        }
+        let lapsed = CancellationToken::new();
+        let watch = tokio::spawn(watch(
+            self.store.clone(),
+            self.valid_until,
+            self.shared_token_hash.clone(),
+            self.recheck,
+            lapsed.clone(),
+        ));
+        Some(Watching {
+            lapsed,
+            _watch: AbortOnDrop(watch),
+        })
+    }
+}
 
 /// `resp`, ended when `principal` stops being valid, if it is an event stream.
 pub fn while_credential_holds(

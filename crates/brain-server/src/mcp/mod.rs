@@ -266,7 +266,14 @@ impl ServerHandler for BrainMcp {
         let caller = self
             .caller(context.request_context())
             .ok_or_else(unauthenticated)?;
-        resources::listen(&self.inner.subscriptions, &caller, context).await
+        // The stream lasts only while the credential that opened it holds.
+        let watching = context
+            .request_context()
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|p| p.extensions.get::<crate::http::streams::CredentialWatch>())
+            .and_then(|w| w.start());
+        resources::listen(&self.inner.subscriptions, &caller, context, watching).await
     }
 
     #[allow(deprecated)]

@@ -6,6 +6,7 @@
 use crate::refusal::Refusal;
 use brain_core::error::{DomainError, ErrorCode, StoreError};
 use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
 
 use brain_core::feed::{self, FOCUS_TEMPLATE, SLOT_TEMPLATE};
 use brain_core::ids::{ProjectKey, SlotName};
@@ -213,6 +214,7 @@ pub async fn listen(
     subs: &Arc<Subscriptions>,
     caller: &Caller,
     context: SubscriptionContext,
+    credential: Option<crate::http::streams::Watching>,
 ) -> Result<(), ErrorData> {
     let uris = context
         .accepted()
@@ -238,11 +240,22 @@ pub async fn listen(
             )
         })?;
     let peer = context.request_context().peer.clone();
+    // A JWT's expiry or a shared token's revocation ends the stream (no
+    // watch: a credential that never lapses, as `brain stdio`'s).
+    let lapsed = credential
+        .as_ref()
+        .map_or_else(CancellationToken::new, |w| w.lapsed.clone());
     // The request's token is cancelled when the client cancels it or the
     // server shuts down; a connection that vanished is noticed here too.
     loop {
         tokio::select! {
             _ = context.cancelled() => break,
+            _ = lapsed.cancelled() => {
+                return Err(ErrorData::invalid_request(
+                    "the credential this stream was opened with expired or was revoked; listen again with a valid one",
+                    None,
+                ));
+            }
             _ = listening.deaf().cancelled() => {
                 return Err(ErrorData::internal_error(
                     "a notification could not be delivered to this stream within 5 s; listen again",

@@ -102,7 +102,9 @@ pub async fn page(
             )
         })
         .collect();
-    let diffs = within_page_bytes(unified_page(tenant.as_str(), jobs, PAGE_BUDGET).await);
+    let revisions: Vec<Revision> = rows.iter().take(shown).map(|e| e.revision).collect();
+    let diffs = unified_page(tenant.as_str(), jobs, PAGE_BUDGET).await;
+    let diffs = within_page_bytes(diffs, &revisions);
     drop(bodies);
     // A list carries sizes, not bodies (SPEC §2.8: session, receipt and
     // diff): the diff holds the replaced wording.
@@ -133,18 +135,20 @@ pub const PAGE_DIFF_BYTES: usize = 1024 * 1024;
 /// `diffs`, newest first, each kept while the page's diffs so far fit
 /// [`PAGE_DIFF_BYTES`] (an empty diff stays empty); past that a diff keeps its two header lines and says
 /// it was not shown (the "diff not shown" text of a diff too costly).
-fn within_page_bytes(diffs: Vec<String>) -> Vec<String> {
+fn within_page_bytes(diffs: Vec<String>, revisions: &[Revision]) -> Vec<String> {
     let mut spent = 0usize;
     diffs
         .into_iter()
-        .map(|d| {
+        .zip(revisions)
+        .map(|(d, revision)| {
             spent = spent.saturating_add(d.len());
             if d.is_empty() || spent <= PAGE_DIFF_BYTES {
                 return d;
             }
             let header: String = d.split_inclusive('\n').take(2).collect();
             format!(
-                "{header}@@ diff not shown: the page's diffs passed {PAGE_DIFF_BYTES} bytes; ask for fewer revisions (limit) from this one (before_revision) @@\n"
+                "{header}@@ diff not shown: the page's diffs passed {PAGE_DIFF_BYTES} bytes; ask for fewer revisions (limit) with before_revision {} @@\n",
+                revision.saturating_add(1)
             )
         })
         .collect()
@@ -163,7 +167,7 @@ mod tests {
                 "x".repeat(400 * 1024)
             )
         };
-        let out = within_page_bytes(vec![big(4), big(3), big(2), String::new()]);
+        let out = within_page_bytes(vec![big(4), big(3), big(2), String::new()], &[4, 3, 2, 1]);
         assert_eq!(out[0], big(4));
         assert_eq!(out[1], big(3));
         assert!(
