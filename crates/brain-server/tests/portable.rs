@@ -246,9 +246,40 @@ async fn a_damaged_export_imports_nothing() {
     let lines: Vec<&str> = text.lines().collect();
     let cut = lines[..lines.len() / 2].join("\n") + "\n";
     let forged = text.replacen("\"tenant_id\":\"acme\"", "\"tenant_id\":\"globex\"", 1);
+    // Without the history row of web's base focus at revision 1, which the
+    // focus row and the first end's session name (bodies are stored once),
+    // the row count fixed so that only the reference is wrong.
+    let mut dropped = 0;
+    let unheld: Vec<String> = lines
+        .iter()
+        .filter(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            let r = &v["row"];
+            let gone = v["table"] == "focus_history"
+                && r["project"] == "web"
+                && r["slot"] == ""
+                && r["revision"] == 1;
+            dropped += usize::from(gone);
+            !gone
+        })
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            match v["rows"].as_u64() {
+                Some(n) if v["end"] == true => json!({"end": true, "rows": n - 1}).to_string(),
+                _ => (*l).to_owned(),
+            }
+        })
+        .collect();
+    assert_eq!(dropped, 1, "the export holds web's revision 1 once");
+    let unheld = unheld.join("\n") + "\n";
     for (name, body, says) in [
         ("cut.jsonl", cut.as_str(), "cut short"),
         ("forged.jsonl", forged.as_str(), "another tenant"),
+        (
+            "unheld.jsonl",
+            unheld.as_str(),
+            "names a focus revision the export does not hold",
+        ),
         (
             "junk.jsonl",
             "{\"brain_export\":1,\"tenant\":\"acme\"}\nnot json\n",

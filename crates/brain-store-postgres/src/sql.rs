@@ -376,6 +376,25 @@ pub(crate) static SQL: Sql = Sql {
     set_tenant_quota: "INSERT INTO brain_limits (name, value) VALUES ('tenant_quota_bytes', $1) \
         ON CONFLICT (name) DO UPDATE SET value = excluded.value",
     tenant_get: "SELECT 1 AS one FROM tenants WHERE tenant_id = $1",
+    import_dangling: "SELECT 'focus ' || f.project || ' ' || f.slot || ' revision ' || f.revision AS what \
+        FROM focus_bodies f WHERE f.tenant_id = $1 AND f.revision > 0 AND f.body IS NULL \
+          AND NOT EXISTS (SELECT 1 FROM focus_history h WHERE h.tenant_id = f.tenant_id \
+            AND h.project = f.project AND h.slot = f.slot AND h.revision = f.revision) \
+        UNION ALL SELECT 'session ' || s.session_id AS what FROM sessions s \
+        WHERE s.tenant_id = $1 AND ((s.next_focus_revision IS NOT NULL AND NOT EXISTS ( \
+            SELECT 1 FROM focus_history h WHERE h.tenant_id = s.tenant_id \
+              AND h.project = s.project AND h.slot = COALESCE(s.bound_slot, '') \
+              AND h.revision = s.next_focus_revision)) \
+          OR (jsonb_typeof(s.close_result -> 'focus_revision_at_end') = 'number' \
+            AND (s.close_result ->> 'focus_revision_at_end')::numeric > 0 \
+            AND CASE WHEN jsonb_typeof(s.close_result -> 'focus_at_end') = 'object' \
+                  THEN NOT (s.close_result -> 'focus_at_end') ? 'body' \
+                WHEN jsonb_typeof(s.close_result -> 'slot') = 'object' \
+                  THEN NOT (s.close_result -> 'slot') ? 'body' ELSE false END \
+            AND NOT EXISTS (SELECT 1 FROM focus_history h WHERE h.tenant_id = s.tenant_id \
+              AND h.project = s.project AND h.slot = COALESCE(s.bound_slot, '') \
+              AND h.revision = (s.close_result ->> 'focus_revision_at_end')::numeric))) \
+        LIMIT 1",
     ledger_tip: "SELECT seq, hash FROM receipt_heads WHERE tenant_id = $1",
     // A search ranks the matches within its window (brain_core::store::
     // LISTING_WINDOW artifacts and SEARCH_WINDOW_BYTES of text past its

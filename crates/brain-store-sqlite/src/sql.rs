@@ -367,6 +367,27 @@ pub(crate) static SQL: Sql = Sql {
     set_tenant_quota: "INSERT INTO brain_limits (name, value) VALUES ('tenant_quota_bytes', ?1) \
         ON CONFLICT (name) DO UPDATE SET value = excluded.value",
     tenant_get: "SELECT 1 AS one FROM tenants WHERE tenant_id = ?1",
+    import_dangling: "SELECT 'focus ' || f.project || ' ' || f.slot || ' revision ' || f.revision AS what \
+        FROM focus_bodies f WHERE f.tenant_id = ?1 AND f.revision > 0 AND f.body IS NULL \
+          AND NOT EXISTS (SELECT 1 FROM focus_history h WHERE h.tenant_id = f.tenant_id \
+            AND h.project = f.project AND h.slot = f.slot AND h.revision = f.revision) \
+        UNION ALL SELECT 'session ' || lower(substr(hex(s.session_id), 1, 8) || '-' \
+          || substr(hex(s.session_id), 9, 4) || '-' || substr(hex(s.session_id), 13, 4) || '-' \
+          || substr(hex(s.session_id), 17, 4) || '-' || substr(hex(s.session_id), 21)) AS what \
+        FROM sessions s WHERE s.tenant_id = ?1 AND ((s.next_focus_revision IS NOT NULL AND NOT EXISTS ( \
+            SELECT 1 FROM focus_history h WHERE h.tenant_id = s.tenant_id \
+              AND h.project = s.project AND h.slot = COALESCE(s.bound_slot, '') \
+              AND h.revision = s.next_focus_revision)) \
+          OR (json_type(s.close_result, '$.focus_revision_at_end') = 'integer' \
+            AND json_extract(s.close_result, '$.focus_revision_at_end') > 0 \
+            AND CASE WHEN json_type(s.close_result, '$.focus_at_end') = 'object' \
+                  THEN json_type(s.close_result, '$.focus_at_end.body') IS NULL \
+                WHEN json_type(s.close_result, '$.slot') = 'object' \
+                  THEN json_type(s.close_result, '$.slot.body') IS NULL ELSE 0 END \
+            AND NOT EXISTS (SELECT 1 FROM focus_history h WHERE h.tenant_id = s.tenant_id \
+              AND h.project = s.project AND h.slot = COALESCE(s.bound_slot, '') \
+              AND h.revision = json_extract(s.close_result, '$.focus_revision_at_end')))) \
+        LIMIT 1",
     ledger_tip: "SELECT seq, hash FROM receipt_heads WHERE tenant_id = ?1",
     // The window's artifacts the filters keep (brain_core::store::
     // LISTING_WINDOW artifacts and SEARCH_WINDOW_BYTES of text past the

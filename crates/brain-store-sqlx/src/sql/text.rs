@@ -236,6 +236,11 @@ pub struct Sql {
     pub set_tenant_quota: &'static str,
     /// tenant → a row when the tenant exists.
     pub tenant_get: &'static str,
+    /// tenant → `what` of at most one row that names a focus revision the
+    /// tenant's history does not hold: a focus row whose body is its history
+    /// row, a session's `next_focus_revision`, a stored close answer left
+    /// without the body it ended on (an import checks its rows with it).
+    pub import_dangling: &'static str,
     /// tenant → seq, hash of the tenant's ledger tip.
     pub ledger_tip: &'static str,
 

@@ -318,6 +318,22 @@ impl<S: Scope> Portable for crate::SqlStore<S> {
                 "the export ends early (no end line): the file is cut short",
             ));
         }
+        // A body is stored once (a focus row, a session's next_focus and a
+        // close's stored answer name their history row): one that names a
+        // revision the file does not hold would read as no text, and a replay
+        // of its close would fail, long after the import.
+        if let Some(row) = tx
+            .fetch_optional(sql.import_dangling, &[tenant.into()])
+            .await?
+        {
+            let what = row.text("what")?;
+            return Err(bad(
+                line,
+                format!(
+                    "{what} names a focus revision the export does not hold: the file was edited or cut; nothing was imported"
+                ),
+            ));
+        }
         tx.commit(None).await?;
         Ok(rows)
     }
