@@ -386,14 +386,15 @@ pub(crate) static SQL: Sql = Sql {
               AND h.project = s.project AND h.slot = COALESCE(s.bound_slot, '') \
               AND h.revision = s.next_focus_revision)) \
           OR (jsonb_typeof(s.close_result -> 'focus_revision_at_end') = 'number' \
-            AND (s.close_result ->> 'focus_revision_at_end')::numeric > 0 \
+            AND (s.close_result ->> 'focus_revision_at_end') ~ '^[1-9][0-9]{0,17}$' \
             AND CASE WHEN jsonb_typeof(s.close_result -> 'focus_at_end') = 'object' \
                   THEN NOT (s.close_result -> 'focus_at_end') ? 'body' \
                 WHEN jsonb_typeof(s.close_result -> 'slot') = 'object' \
                   THEN NOT (s.close_result -> 'slot') ? 'body' ELSE false END \
             AND NOT EXISTS (SELECT 1 FROM focus_history h WHERE h.tenant_id = s.tenant_id \
               AND h.project = s.project AND h.slot = COALESCE(s.bound_slot, '') \
-              AND h.revision = (s.close_result ->> 'focus_revision_at_end')::numeric))) \
+              AND h.revision = CASE WHEN (s.close_result ->> 'focus_revision_at_end') \
+                ~ '^[0-9]{1,18}$' THEN (s.close_result ->> 'focus_revision_at_end')::bigint END))) \
         LIMIT 1",
     ledger_tip: "SELECT seq, hash FROM receipt_heads WHERE tenant_id = $1",
     // A search ranks the matches within its window (brain_core::store::

@@ -239,7 +239,10 @@ pub struct Sql {
     /// tenant → `what` of at most one row that names a focus revision the
     /// tenant's history does not hold: a focus row whose body is its history
     /// row, a session's `next_focus_revision`, a stored close answer left
-    /// without the body it ended on (an import checks its rows with it).
+    /// without the body it ended on (an import checks its rows with it). Each
+    /// lookup is by the history's whole primary key (a revision compared as
+    /// another type than bigint would read every revision of the focus, for
+    /// each session).
     pub import_dangling: &'static str,
     /// tenant → seq, hash of the tenant's ledger tip.
     pub ledger_tip: &'static str,

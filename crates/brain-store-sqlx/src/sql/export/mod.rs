@@ -330,7 +330,7 @@ impl<S: Scope> Portable for crate::SqlStore<S> {
             return Err(bad(
                 line,
                 format!(
-                    "{what} names a focus revision the export does not hold: the file was edited or cut; nothing was imported"
+                    "{what} names a focus revision the export does not hold: the file was edited or cut, or exported while the tenant was being written to (export while nothing writes); nothing was imported"
                 ),
             ));
         }
