@@ -76,12 +76,12 @@ pub async fn require_credential(
             // answer (SSE too) is that request's, and is let finish.
             let opens_stream = req.method() == http::Method::GET;
             req.headers_mut().remove(http::header::AUTHORIZATION);
-            let watch = super::streams::CredentialWatch::new(&state, &principal, shared.clone());
-            req.extensions_mut().insert(watch);
-            req.extensions_mut().insert(principal.clone());
+            let watch = super::streams::CredentialWatch::new(&state, &principal, shared);
+            req.extensions_mut().insert(watch.clone());
+            req.extensions_mut().insert(principal);
             let resp = next.run(req).await;
             if opens_stream {
-                super::streams::while_credential_holds(&state, &principal, shared, resp)
+                super::streams::while_credential_holds(&watch, resp)
             } else {
                 resp
             }

@@ -48,12 +48,7 @@ pub async fn limit_declared_body(req: Request, next: Next) -> Response {
 /// then closes the socket rather than read what is left; without the header
 /// a keep-alive client sends its next request into a closed socket.
 pub async fn close_after_refusal(req: Request, next: Next) -> Response {
-    let has_body = req.headers().contains_key(http::header::TRANSFER_ENCODING)
-        || req
-            .headers()
-            .get(http::header::CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.trim() != "0");
+    let has_body = declares_body(req.headers());
     let mut resp = next.run(req).await;
     if has_body && resp.status().is_client_error() {
         resp.headers_mut()

@@ -70,33 +70,21 @@ impl CredentialWatch {
     }
 }
 
-/// `resp`, ended when `principal` stops being valid, if it is an event stream.
-pub fn while_credential_holds(
-    state: &AppState,
-    principal: &Principal,
-    shared_token_hash: Option<String>,
-    resp: Response,
-) -> Response {
+/// `resp`, ended when the credential `watch` follows stops holding, if it is
+/// an event stream.
+pub fn while_credential_holds(watch: &CredentialWatch, resp: Response) -> Response {
     let streaming = resp
         .headers()
         .get(http::header::CONTENT_TYPE)
         .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
-    if !streaming || (principal.valid_until.is_none() && shared_token_hash.is_none()) {
+    let Some(watching) = streaming.then(|| watch.start()).flatten() else {
         return resp;
-    }
-    let ended = CancellationToken::new();
-    let watch = tokio::spawn(watch(
-        state.store.clone(),
-        principal.valid_until,
-        shared_token_hash,
-        state.limits.settings.stream_recheck,
-        ended.clone(),
-    ));
+    };
     resp.map(|inner| {
         Body::new(UntilEnded {
             inner,
-            ended: Box::pin(ended.cancelled_owned()),
-            _watch: AbortOnDrop(watch),
+            ended: Box::pin(watching.lapsed.clone().cancelled_owned()),
+            _watching: watching,
         })
     })
 }
@@ -169,7 +157,7 @@ impl Drop for AbortOnDrop {
 struct UntilEnded {
     inner: Body,
     ended: Pin<Box<WaitForCancellationFutureOwned>>,
-    _watch: AbortOnDrop,
+    _watching: Watching,
 }
 
 impl HttpBody for UntilEnded {
